@@ -1,0 +1,155 @@
+/**
+ * The contract between built-in tools and the soul's toolset.
+ *
+ * A tool module under `tools/` exports a {@link ToolFactory}. The toolset calls it once per
+ * agent with a {@link ToolEnv} (the only services a tool may reach) and gets back a
+ * {@link Tool}, or `null` when the tool does not apply to this run (e.g. ReadMediaFile for a
+ * model without image input). Each call gets a {@link ToolCallContext}.
+ *
+ * @module
+ */
+import type { z } from "zod";
+import type { ModelCapability } from "../llm/provider.ts";
+import type { DisplayBlock, TodoItem } from "../wire/display.ts";
+import type {
+  PendingRequest,
+  Question,
+  RequestResult,
+  ToolReturnValue,
+  WireEvent,
+} from "../wire/messages.ts";
+import type { PermissionScope } from "./scope.ts";
+
+export type { ToolReturnValue };
+
+/** What a tool asks the user to approve. */
+export interface ApprovalAsk {
+  /** Approval action, e.g. `run command`, `edit file`; "approve for session" is keyed on it. */
+  action: string;
+  /** One line describing exactly what will happen. */
+  description: string;
+  /** Blocks shown above the question (diff, shell command). */
+  display: DisplayBlock[];
+}
+
+/** The user's answer to an approval request. */
+export type ApprovalOutcome =
+  | { approved: true }
+  | { approved: false; feedback: string };
+
+/** A built-in or loaded tool, ready to be offered to the model. */
+export interface Tool<P = any> {
+  /** Name the model calls. */
+  readonly name: string;
+  /** Description for the model (already rendered). */
+  readonly description: string;
+  /** Parameter schema; exported to the model as JSON Schema (`io: "input"`). */
+  readonly parameters: z.ZodType<P>;
+  /**
+   * JSON Schema to send instead of deriving one from `parameters` (MCP and external tools,
+   * whose schema comes from elsewhere). When set, arguments are still validated by `parameters`.
+   */
+  readonly jsonSchema?: Record<string, unknown>;
+  /** Run the tool. Throwing is allowed: the toolset turns it into a "Tool runtime error". */
+  call(params: P, ctx: ToolCallContext): Promise<ToolReturnValue>;
+}
+
+/** Per-call context. */
+export interface ToolCallContext {
+  /** Id of the tool call being answered. */
+  readonly toolCallId: string;
+  /** Aborted when the turn is cancelled; tools must stop and kill children. */
+  readonly signal: AbortSignal;
+  /** Ask the user to approve an action (auto-approved in yolo/afk or when whitelisted). */
+  requestApproval(ask: ApprovalAsk): Promise<ApprovalOutcome>;
+}
+
+/** Plan mode as seen by tools. */
+export interface PlanModeView {
+  /** Whether plan mode is on. */
+  readonly active: boolean;
+  /** Absolute path of the current plan file, when plan mode is on. */
+  readonly planFile: string | null;
+}
+
+/** Todo list storage (state.json for the root agent, the subagent's own state otherwise). */
+export interface TodoStore {
+  /** Current todos. */
+  get(): TodoItem[];
+  /** Replace the todos (persisted). */
+  set(items: TodoItem[]): Promise<void>;
+}
+
+/** Services the toolset hands a tool factory. Tools reach nothing else of the soul. */
+export interface ToolEnv {
+  /** Absolute, canonical working directory. */
+  readonly workDir: string;
+  /** Extra workspace directories (`--add-dir`), read on each call because they can change. */
+  additionalDirs(): readonly string[];
+  /** Share dir (`~/.kimi` or `KIMI_SHARE_DIR`). */
+  readonly shareDir: string;
+  /** This session's directory (tasks and snapshots live under it). */
+  readonly sessionDir: string;
+  /** Session id. */
+  readonly sessionId: string;
+  /** Capabilities of the current model. */
+  readonly modelCapabilities: ReadonlySet<ModelCapability>;
+  /** Whether this tool set belongs to the root agent (false for subagents). */
+  readonly isRoot: boolean;
+  /** What this run may touch (Deno permissions); check before any effect. */
+  readonly scope: PermissionScope;
+  /** Web services from config (`services.moonshot_search`, `services.moonshot_fetch`). */
+  readonly services: {
+    readonly moonshotSearch: WebServiceConfig | null;
+    readonly moonshotFetch: WebServiceConfig | null;
+  };
+  /** Background task settings (`[background]` in config). */
+  readonly background: BackgroundSettings;
+  /** Environment for child processes: the user's variables without the agent's secrets. */
+  childEnv(): Record<string, string>;
+  /** Plan mode state. */
+  planMode(): PlanModeView;
+  /** Todo storage. */
+  readonly todos: TodoStore;
+  /** Send an event on the current turn's wire (e.g. PlanDisplay). */
+  emit(event: WireEvent): void;
+  /**
+   * Ask the user questions. Resolves with the answers, `{}` when dismissed, or `null` when
+   * the client cannot show questions (the tool then tells the model to ask in text).
+   */
+  askQuestions(
+    toolCallId: string,
+    questions: Question[],
+  ): Promise<RequestResult<"QuestionRequest">["answers"] | null>;
+  /** Whether runtime afk is on (no user present: questions auto-dismissed). */
+  isAfk(): boolean;
+  /** Send a request on the current turn's wire and wait for the answer. */
+  request<T extends PendingRequest>(req: T): Promise<Awaited<T["result"]>>;
+}
+
+/** Connection details of a web service. */
+export interface WebServiceConfig {
+  /** Endpoint URL. */
+  readonly baseUrl: string;
+  /** Bearer key (never logged). */
+  readonly apiKey: string;
+  /** Extra headers. */
+  readonly customHeaders: Readonly<Record<string, string>>;
+}
+
+/** Background task settings. */
+export interface BackgroundSettings {
+  /** Max tasks running at once. */
+  readonly maxRunningTasks: number;
+  /** Max bytes TaskOutput returns. */
+  readonly readMaxBytes: number;
+  /** Lines of output tail in notifications. */
+  readonly notificationTailLines: number;
+  /** Chars of output tail in notifications. */
+  readonly notificationTailChars: number;
+  /** Grace period between SIGTERM and SIGKILL. */
+  readonly killGracePeriodMs: number;
+}
+
+/** Builds a tool for one agent, or returns `null` when it does not apply. */
+export type ToolFactory = (env: ToolEnv) => Tool | null | Promise<Tool | null>;

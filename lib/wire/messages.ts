@@ -1,0 +1,331 @@
+/**
+ * Every message type of wire protocol 1.10, as zod schemas with inferred types, plus the
+ * `{type, payload}` envelope (with the legacy names older clients and files use).
+ *
+ * Field order in the schemas is the order on the wire; nullable fields are always present.
+ *
+ * @module
+ */
+import { z } from "zod";
+import {
+  AudioURLPartSchema,
+  type ContentPart,
+  ContentPartSchema,
+  ImageURLPartSchema,
+  TextPartSchema,
+  ThinkPartSchema,
+  TokenUsageSchema,
+  type ToolCall,
+  type ToolCallPart,
+  ToolCallPartSchema,
+  ToolCallSchema,
+  VideoURLPartSchema,
+} from "../llm/message.ts";
+import { DisplayBlockSchema, TodoItemSchema } from "./display.ts";
+
+/** User input: a string or a list of content parts. */
+export const UserInputSchema = z.union([z.string(), z.array(ContentPartSchema)]);
+/** User input. */
+export type UserInput = z.infer<typeof UserInputSchema>;
+
+const empty = z.object({});
+
+/** What a tool returns: shown to the model (output, message) and to the user (display). */
+export const ToolReturnValueSchema = z.object({
+  is_error: z.boolean(),
+  output: z.union([z.string(), z.array(ContentPartSchema)]),
+  message: z.string(),
+  display: z.array(DisplayBlockSchema),
+  extras: z.record(z.string(), z.unknown()).nullable().default(null),
+});
+/** A tool's return value. */
+export type ToolReturnValue = z.infer<typeof ToolReturnValueSchema>;
+
+/** Status of one MCP server. */
+export const MCPServerStatusSchema = z.object({
+  name: z.string(),
+  status: z.enum(["pending", "connecting", "connected", "failed", "unauthorized"]),
+  tools: z.array(z.string()),
+});
+/** MCP loading status. */
+export const MCPStatusSchema = z.object({
+  loading: z.boolean(),
+  connected: z.number().int(),
+  total: z.number().int(),
+  tools: z.number().int(),
+  servers: z.array(MCPServerStatusSchema),
+});
+/** MCP loading status. */
+export type MCPStatus = z.infer<typeof MCPStatusSchema>;
+
+/** Payload schemas of every event, by type name. */
+export const EventPayloadSchemas = {
+  TurnBegin: z.object({ user_input: UserInputSchema }),
+  SteerInput: z.object({ user_input: UserInputSchema }),
+  TurnEnd: empty,
+  StepBegin: z.object({ n: z.number().int() }),
+  StepInterrupted: empty,
+  StepRetry: z.object({
+    n: z.number().int(),
+    next_attempt: z.number().int(),
+    max_attempts: z.number().int(),
+    wait_s: z.number(),
+    error_type: z.string(),
+    status_code: z.number().int().nullable().default(null),
+  }),
+  CompactionBegin: empty,
+  CompactionEnd: empty,
+  MCPLoadingBegin: empty,
+  MCPLoadingEnd: empty,
+  StatusUpdate: z.object({
+    context_usage: z.number().nullable().default(null),
+    context_tokens: z.number().int().nullable().default(null),
+    max_context_tokens: z.number().int().nullable().default(null),
+    token_usage: TokenUsageSchema.nullable().default(null),
+    message_id: z.string().nullable().default(null),
+    plan_mode: z.boolean().nullable().default(null),
+    mcp_status: MCPStatusSchema.nullable().default(null),
+  }),
+  Notification: z.object({
+    id: z.string(),
+    category: z.string(),
+    type: z.string(),
+    source_kind: z.string(),
+    source_id: z.string(),
+    title: z.string(),
+    body: z.string(),
+    severity: z.string(),
+    created_at: z.number(),
+    payload: z.record(z.string(), z.unknown()),
+  }),
+  ContentPart: ContentPartSchema,
+  ToolCall: ToolCallSchema,
+  ToolCallPart: ToolCallPartSchema,
+  ToolResult: z.object({ tool_call_id: z.string(), return_value: ToolReturnValueSchema }),
+  ApprovalResponse: z.object({
+    request_id: z.string(),
+    response: z.enum(["approve", "approve_for_session", "reject"]),
+    feedback: z.string().default(""),
+  }),
+  SubagentEvent: z.object({
+    parent_tool_call_id: z.string().nullable().default(null),
+    agent_id: z.string().nullable().default(null),
+    subagent_type: z.string().nullable().default(null),
+    event: z.object({ type: z.string(), payload: z.unknown() }),
+  }),
+  PlanDisplay: z.object({ content: z.string(), file_path: z.string() }),
+  BtwBegin: z.object({ id: z.string(), question: z.string() }),
+  BtwEnd: z.object({
+    id: z.string(),
+    response: z.string().nullable().default(null),
+    error: z.string().nullable().default(null),
+  }),
+  HookTriggered: z.object({
+    event: z.string(),
+    target: z.string().default(""),
+    hook_count: z.number().int().default(1),
+  }),
+  HookResolved: z.object({
+    event: z.string(),
+    target: z.string().default(""),
+    action: z.enum(["allow", "block"]).default("allow"),
+    reason: z.string().default(""),
+    duration_ms: z.number().default(0),
+  }),
+} as const;
+
+/** Question option. */
+export const QuestionOptionSchema = z.object({
+  label: z.string(),
+  description: z.string().default(""),
+});
+/** One question of a QuestionRequest. */
+export const QuestionSchema = z.object({
+  question: z.string(),
+  header: z.string().default(""),
+  options: z.array(QuestionOptionSchema),
+  multi_select: z.boolean().default(false),
+  body: z.string().default(""),
+  other_label: z.string().default(""),
+  other_description: z.string().default(""),
+});
+/** One question. */
+export type Question = z.infer<typeof QuestionSchema>;
+
+/** Payload schemas of every server → client request, by type name. */
+export const RequestPayloadSchemas = {
+  ApprovalRequest: z.object({
+    id: z.string(),
+    tool_call_id: z.string(),
+    sender: z.string(),
+    action: z.string(),
+    description: z.string(),
+    source_kind: z.string().nullable().default(null),
+    source_id: z.string().nullable().default(null),
+    agent_id: z.string().nullable().default(null),
+    subagent_type: z.string().nullable().default(null),
+    source_description: z.string().nullable().default(null),
+    display: z.array(DisplayBlockSchema).default([]),
+  }),
+  ToolCallRequest: z.object({
+    id: z.string(),
+    name: z.string(),
+    arguments: z.string().nullable().default(null),
+  }),
+  QuestionRequest: z.object({
+    id: z.string(),
+    tool_call_id: z.string(),
+    questions: z.array(QuestionSchema),
+  }),
+  HookRequest: z.object({
+    id: z.string(),
+    subscription_id: z.string(),
+    event: z.string(),
+    target: z.string(),
+    input_data: z.record(z.string(), z.unknown()),
+  }),
+} as const;
+
+/** Results the client sends back for each request type. */
+export const RequestResultSchemas = {
+  ApprovalRequest: z.object({
+    request_id: z.string(),
+    response: z.enum(["approve", "approve_for_session", "reject"]),
+    feedback: z.string().default(""),
+  }),
+  ToolCallRequest: z.object({ tool_call_id: z.string(), return_value: ToolReturnValueSchema }),
+  QuestionRequest: z.object({
+    request_id: z.string(),
+    answers: z.record(z.string(), z.string()),
+  }),
+  HookRequest: z.object({
+    request_id: z.string(),
+    action: z.enum(["allow", "block"]),
+    reason: z.string().default(""),
+  }),
+} as const;
+
+/** Names of event types. */
+export type EventType = keyof typeof EventPayloadSchemas;
+/** Names of request types. */
+export type RequestType = keyof typeof RequestPayloadSchemas;
+/** Payload type of an event. */
+export type EventPayload<T extends EventType> = z.infer<(typeof EventPayloadSchemas)[T]>;
+/** Payload type of a request. */
+export type RequestPayload<T extends RequestType> = z.infer<(typeof RequestPayloadSchemas)[T]>;
+/** Result type of a request. */
+export type RequestResult<T extends RequestType> = z.infer<(typeof RequestResultSchemas)[T]>;
+
+/** A typed event. */
+export type WireEvent = { [T in EventType]: { type: T; payload: EventPayload<T> } }[EventType];
+
+/** A request travelling to the UI, with the means to answer it. */
+export class PendingRequest<T extends RequestType = RequestType> {
+  /** Request type. */
+  readonly type: T;
+  /** Request payload. */
+  readonly payload: RequestPayload<T>;
+  #resolve!: (r: RequestResult<T>) => void;
+  #settled = false;
+  /** Resolves with the client's answer. */
+  readonly result: Promise<RequestResult<T>>;
+
+  /** Create a pending request. */
+  constructor(type: T, payload: RequestPayload<T>) {
+    this.type = type;
+    this.payload = payload;
+    this.result = new Promise((res) => (this.#resolve = res));
+  }
+
+  /** Whether an answer was given. */
+  get settled(): boolean {
+    return this.#settled;
+  }
+
+  /** Answer the request; later answers are ignored. Returns whether this answer was taken. */
+  resolve(result: RequestResult<T>): boolean {
+    if (this.#settled) return false;
+    this.#settled = true;
+    this.#resolve(result);
+    return true;
+  }
+}
+
+/** Anything that travels on the wire. */
+export type WireMessage = WireEvent | PendingRequest;
+
+/** Whether a wire message is a request. */
+export function isRequest(msg: WireMessage): msg is PendingRequest {
+  return msg instanceof PendingRequest;
+}
+
+/** Build an event with a typed payload. */
+export function event<T extends EventType>(type: T, payload: EventPayload<T>): WireEvent {
+  return { type, payload } as WireEvent;
+}
+
+/** Wrap a streamed part as its wire event. */
+export function partEvent(part: ContentPart | ToolCall | ToolCallPart): WireEvent {
+  if ("function" in part) return { type: "ToolCall", payload: part };
+  if ("arguments_part" in part) return { type: "ToolCallPart", payload: part };
+  return { type: "ContentPart", payload: part };
+}
+
+/** Legacy envelope names accepted on input. */
+const LEGACY_TYPE_NAMES: Record<string, string> = {
+  ApprovalRequestResolved: "ApprovalResponse",
+};
+
+/** The `{type, payload}` envelope of a message. */
+export interface Envelope {
+  /** Type name. */
+  type: string;
+  /** Payload object. */
+  payload: Record<string, unknown>;
+}
+
+/** Serialize a message to its envelope. Payloads are always objects. */
+export function toEnvelope(msg: WireMessage): Envelope {
+  return { type: msg.type, payload: (msg.payload ?? {}) as Record<string, unknown> };
+}
+
+/** A parsed envelope: an event, a request payload, or an unknown type kept verbatim. */
+export type ParsedEnvelope =
+  | { kind: "event"; event: WireEvent }
+  | { kind: "request"; type: RequestType; payload: RequestPayload<RequestType> }
+  | { kind: "unknown"; type: string; payload: unknown };
+
+/**
+ * Parse an envelope (from `wire.jsonl` or a client), accepting legacy names and fields.
+ * Throws a zod error when the payload does not fit its schema.
+ */
+export function fromEnvelope(env: { type: string; payload?: unknown }): ParsedEnvelope {
+  const type = LEGACY_TYPE_NAMES[env.type] ?? env.type;
+  let payload: unknown = env.payload ?? {};
+  if (type === "SubagentEvent" && payload && typeof payload === "object") {
+    const p = payload as Record<string, unknown>;
+    if (!("parent_tool_call_id" in p) && "task_tool_call_id" in p) {
+      const { task_tool_call_id, ...rest } = p;
+      payload = { parent_tool_call_id: task_tool_call_id, ...rest };
+    }
+  }
+  if (type in EventPayloadSchemas) {
+    const schema = EventPayloadSchemas[type as EventType];
+    return { kind: "event", event: { type, payload: schema.parse(payload) } as WireEvent };
+  }
+  if (type in RequestPayloadSchemas) {
+    const schema = RequestPayloadSchemas[type as RequestType];
+    return { kind: "request", type: type as RequestType, payload: schema.parse(payload) };
+  }
+  return { kind: "unknown", type, payload };
+}
+
+/** Content part schemas re-exported for wire consumers. */
+export {
+  AudioURLPartSchema,
+  ImageURLPartSchema,
+  TextPartSchema,
+  ThinkPartSchema,
+  TodoItemSchema,
+  VideoURLPartSchema,
+};
