@@ -15,6 +15,7 @@ import type {
   PendingRequest,
   Question,
   RequestResult,
+  RequestType,
   ToolReturnValue,
   WireEvent,
 } from "../wire/messages.ts";
@@ -124,7 +125,7 @@ export interface ToolEnv {
   /** Whether runtime afk is on (no user present: questions auto-dismissed). */
   isAfk(): boolean;
   /** Send a request on the current turn's wire and wait for the answer. */
-  request<T extends PendingRequest>(req: T): Promise<Awaited<T["result"]>>;
+  request<T extends RequestType>(req: PendingRequest<T>): Promise<RequestResult<T>>;
 }
 
 /** Connection details of a web service. */

@@ -1,0 +1,48 @@
+/**
+ * The `kimi` command line: parses flags and subcommands and dispatches to a UI.
+ *
+ * @module
+ */
+import { CommanderError } from "@commander-js/extra-typings";
+import { VERSION } from "../version.ts";
+import { rootCommand, UsageError, validateOptions } from "./options.ts";
+
+function usageFailure(message: string): number {
+  console.error(`Usage: kimi [OPTIONS] COMMAND [ARGS]...\nTry 'kimi -h' for help.\n\nError: ${message}`);
+  return 2;
+}
+
+/** Run the CLI with `args`; resolves with the exit code. */
+export async function main(args: string[]): Promise<number> {
+  let result: Promise<number> = Promise.resolve(0);
+  const program = rootCommand().exitOverride();
+  program.configureOutput({
+    writeOut: (s) => Deno.stdout.writeSync(new TextEncoder().encode(s)),
+    writeErr: (s) => Deno.stderr.writeSync(new TextEncoder().encode(s)),
+  });
+  program.command("info").description("Show version and protocol information.")
+    .option("--json", "Print JSON.")
+    .action(async (o) => {
+      const { printInfo } = await import("./info.ts");
+      printInfo(Boolean(o.json));
+    });
+  program.action((raw) => {
+    if (raw.version) {
+      console.log(`kimi, version ${VERSION}`);
+      return;
+    }
+    const opts = validateOptions(raw, Deno.cwd());
+    result = import("./run_agent.ts").then((m) => m.runAgent(opts));
+  });
+  try {
+    await program.parseAsync(args, { from: "user" });
+    return await result;
+  } catch (err) {
+    if (err instanceof UsageError) return usageFailure(err.message);
+    if (err instanceof CommanderError) {
+      if (err.code === "commander.helpDisplayed" || err.code === "commander.version") return 0;
+      return err.exitCode === 0 ? 0 : 2;
+    }
+    throw err;
+  }
+}

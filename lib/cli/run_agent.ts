@@ -1,0 +1,116 @@
+/**
+ * The run lifecycle of the root command: resolve the session, build the agent, run the UI,
+ * then tidy up (reference §1.1 "Run lifecycle").
+ *
+ * @module
+ */
+import { ConfigError } from "../config/errors.ts";
+import { loadConfig } from "../config/load.ts";
+import { ensureShareDir } from "../config/share_dir.ts";
+import { configureLog, log, setLogSession } from "../log.ts";
+import { Session, SessionError } from "../session/session.ts";
+import { KimiApp } from "../soul/kimi_app.ts";
+import type { CliOptions } from "./options.ts";
+import { UsageError } from "./options.ts";
+
+/** Read an environment variable, treating a denied read as unset. */
+export function safeGetEnv(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Run the agent in the selected UI; resolves with the exit code. */
+export async function runAgent(opts: CliOptions): Promise<number> {
+  const shareDir = await ensureShareDir(safeGetEnv);
+  configureLog({ shareDir, debug: opts.debug });
+  let config;
+  try {
+    ({ config } = await loadConfig({
+      shareDir,
+      configFile: opts.configFile,
+      configText: opts.configText,
+    }));
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      return 1;
+    }
+    throw err;
+  }
+
+  let session: Session;
+  if (opts.continue) {
+    try {
+      session = await Session.continue({ shareDir, workDir: opts.workDir });
+    } catch (err) {
+      if (err instanceof SessionError) throw new UsageError(err.message);
+      throw err;
+    }
+  } else if (opts.session) {
+    session = await Session.find({ shareDir, workDir: opts.workDir, id: opts.session }) ??
+      await Session.create({ shareDir, workDir: opts.workDir, id: opts.session });
+  } else {
+    session = await Session.create({ shareDir, workDir: opts.workDir });
+  }
+  setLogSession(session.id);
+  log("INFO", "cli", `session ${session.id} in ${session.workDir} (ui: ${opts.ui})`);
+  for (const dir of opts.addDirs) {
+    const inside = dir === session.workDir || dir.startsWith(session.workDir + "/");
+    if (!inside && !session.state.additional_dirs.includes(dir)) {
+      session.state.additional_dirs.push(dir);
+    }
+  }
+
+  const app = await KimiApp.create({
+    config,
+    session,
+    modelAlias: opts.model,
+    thinking: opts.thinking,
+    yolo: opts.yolo,
+    afk: opts.afk,
+    runtimeAfk: opts.ui === "print",
+    agent: opts.agentFile ? { file: opts.agentFile } : { builtin: opts.agent ?? "default" },
+    maxStepsPerTurn: opts.maxStepsPerTurn,
+    maxRetriesPerStep: opts.maxRetriesPerStep,
+    getEnv: safeGetEnv,
+  });
+
+  let code: number;
+  switch (opts.ui) {
+    case "print": {
+      const { runPrint } = await import("../ui/print/print_ui.ts");
+      code = await runPrint(app, {
+        prompt: opts.prompt,
+        inputFormat: opts.inputFormat,
+        outputFormat: opts.outputFormat,
+        finalOnly: opts.finalMessageOnly,
+      });
+      break;
+    }
+    default: {
+      if (!Deno.stdin.isTerminal()) {
+        console.error(
+          "kimi: standard input is not a terminal. Use `kimi --print -p \"...\"` (or pipe the " +
+            "prompt into `kimi --print`) for non-interactive runs, or `kimi --wire` to embed.",
+        );
+        code = 1;
+        break;
+      }
+      console.error(
+        `kimi: the ${opts.ui} UI is not available in this build yet. Use --print or --wire.`,
+      );
+      code = 1;
+    }
+  }
+
+  if (await session.isEmpty()) {
+    await session.delete();
+  } else {
+    if (opts.ui !== "wire") console.error(`\nTo resume this session: kimi -r ${session.id}`);
+    if (code === 0) await session.setLastSession();
+  }
+  return code;
+}

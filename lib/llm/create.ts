@@ -1,0 +1,104 @@
+/**
+ * Builds the run's LLM from the resolved model and provider (reference §2.3 items 4–7).
+ * Provider modules are imported lazily so modes that never call a model never load the SDK.
+ *
+ * @module
+ */
+import type { ResolvedModel } from "../config/model_resolution.ts";
+import { VERSION } from "../version.ts";
+import { ChatProviderError } from "./errors.ts";
+import type { ChatProvider, LLM } from "./provider.ts";
+
+/** Options of {@link createLLM}. */
+export interface CreateLLMOptions {
+  /** `--thinking` / `--no-thinking` / config `default_thinking`; null leaves the provider default. */
+  thinking: boolean | null;
+  /** Session id, used as the prompt cache key. */
+  sessionId: string;
+  /** Reads the process environment (provider `env` entries take precedence). */
+  getEnv: (name: string) => string | undefined;
+  /** Appended to the User-Agent, e.g. ` (kimi-agent-sdk 0.1.8)` after wire initialize. */
+  userAgentSuffix?: string;
+  /** Writes a line to stdout (scripted echo trace). */
+  writeStdout?: (line: string) => void;
+}
+
+const ECHO_TYPES = new Set(["_echo", "_scripted_echo"]);
+
+/**
+ * Create the LLM, or null when the model is not usable (no base URL or model id for a real
+ * provider): the soul then reports "LLM is not set".
+ */
+export async function createLLM(resolved: ResolvedModel, opts: CreateLLMOptions): Promise<LLM | null> {
+  const { provider: p, model: m } = resolved;
+  if (!ECHO_TYPES.has(p.type) && (!p.base_url || !m.model)) return null;
+  const getEnv = (name: string) => p.env?.[name] ?? opts.getEnv(name);
+  const userAgent = `KimiCLI/${VERSION}${opts.userAgentSuffix ?? ""}`;
+  const kw = resolved.generationKwargs;
+  let provider: ChatProvider;
+  switch (p.type) {
+    case "_echo": {
+      const { createEchoProvider } = await import("./providers/echo.ts");
+      provider = createEchoProvider();
+      break;
+    }
+    case "_scripted_echo": {
+      const { createScriptedEchoProvider } = await import("./providers/scripted_echo.ts");
+      provider = createScriptedEchoProvider({ getEnv, writeStdout: opts.writeStdout });
+      break;
+    }
+    case "kimi":
+    case "openai_legacy":
+    case "_chaos": {
+      const { createOpenAIChatProvider } = await import("./providers/openai_chat.ts");
+      provider = createOpenAIChatProvider({
+        kind: p.type === "openai_legacy" ? "openai_legacy" : "kimi",
+        baseUrl: p.base_url,
+        apiKey: p.api_key,
+        model: m.model,
+        customHeaders: p.custom_headers ?? undefined,
+        reasoningKey: p.reasoning_key ?? undefined,
+        userAgent,
+        promptCacheKey: p.type === "openai_legacy" ? undefined : opts.sessionId,
+        thinkingKeep: kw.thinking_keep,
+        temperature: kw.temperature,
+        topP: kw.top_p,
+      });
+      if (p.type === "_chaos") {
+        const { createChaosProvider } = await import("./providers/chaos.ts");
+        provider = createChaosProvider(provider, { getEnv });
+      }
+      break;
+    }
+    case "openai_responses": {
+      const { createOpenAIResponsesProvider } = await import("./providers/openai_responses.ts");
+      provider = createOpenAIResponsesProvider({
+        baseUrl: p.base_url,
+        apiKey: p.api_key,
+        model: m.model,
+        customHeaders: p.custom_headers ?? undefined,
+        userAgent,
+        promptCacheKey: opts.sessionId,
+      });
+      break;
+    }
+    default:
+      throw new ChatProviderError(
+        `Provider type \`${p.type}\` is not supported by this build. Use one of: kimi, ` +
+          "openai_legacy, openai_responses (or an OpenAI-compatible endpoint).",
+      );
+  }
+  const caps = resolved.capabilities;
+  if (caps.has("always_thinking") || (opts.thinking === true && caps.has("thinking"))) {
+    provider = provider.withThinking("high");
+  } else if (opts.thinking === false) {
+    provider = provider.withThinking("off");
+  }
+  return {
+    provider,
+    maxContextSize: m.max_context_size,
+    capabilities: caps,
+    modelAlias: resolved.alias,
+    completionTokenCap: resolved.completionTokenCap ?? undefined,
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * Assemble one streamed completion into an assistant message, handing each tool call to the
+ * caller the moment it is complete (so tools start while the model is still streaming).
+ *
+ * @module
+ */
+import { APIEmptyResponseError } from "./errors.ts";
+import type {
+  ContentPart,
+  NormalizedMessage,
+  TokenUsage,
+  ToolCall,
+  ToolCallPart,
+} from "./message.ts";
+import type { ChatProvider, ChatRequest, StreamPart } from "./provider.ts";
+
+/** Callbacks of {@link generate}. */
+export interface GenerateCallbacks {
+  /** Every raw streamed piece, in order. */
+  onPart?(part: StreamPart): void;
+  /** A tool call whose arguments are complete. */
+  onToolCall?(call: ToolCall): void;
+}
+
+/** The assembled result of one completion. */
+export interface GenerateResult {
+  /** The assistant message (content parts plus tool calls). */
+  message: NormalizedMessage;
+  /** Provider message id. */
+  id: string | null;
+  /** Token usage. */
+  usage: TokenUsage | null;
+}
+
+function isToolCall(p: StreamPart): p is ToolCall {
+  return "function" in p;
+}
+function isToolCallPart(p: StreamPart): p is ToolCallPart {
+  return "arguments_part" in p;
+}
+
+/** Stream a completion, merge its pieces and dispatch complete tool calls. */
+export async function generate(
+  provider: ChatProvider,
+  request: ChatRequest,
+  callbacks: GenerateCallbacks = {},
+): Promise<GenerateResult> {
+  const stream = await provider.generate(request);
+  const content: ContentPart[] = [];
+  const toolCalls: ToolCall[] = [];
+  let pending: ContentPart | ToolCall | null = null;
+
+  const flush = () => {
+    if (pending === null) return;
+    if ("function" in pending) {
+      toolCalls.push(pending);
+      callbacks.onToolCall?.(pending);
+    } else {
+      content.push(pending);
+    }
+    pending = null;
+  };
+
+  for await (const part of stream) {
+    request.signal?.throwIfAborted();
+    callbacks.onPart?.(part);
+    if (isToolCallPart(part)) {
+      if (pending !== null && "function" in pending) {
+        const fn: ToolCall["function"] = pending.function;
+        if (part.arguments_part !== null) fn.arguments = (fn.arguments ?? "") + part.arguments_part;
+      }
+      // Orphan fragments (no call before them) are dropped.
+      continue;
+    }
+    if (isToolCall(part)) {
+      flush();
+      pending = structuredClone(part);
+      continue;
+    }
+    if (pending !== null && !("function" in pending)) {
+      const a = pending;
+      if (a.type === "text" && part.type === "text") {
+        a.text += part.text;
+        continue;
+      }
+      if (a.type === "think" && part.type === "think" && !a.encrypted) {
+        a.think += part.think;
+        if (part.encrypted) a.encrypted = part.encrypted;
+        continue;
+      }
+    }
+    flush();
+    pending = structuredClone(part);
+  }
+  flush();
+  request.signal?.throwIfAborted();
+
+  const hasText = content.some((p) => p.type === "text" && p.text.trim() !== "");
+  const hasMedia = content.some((p) => p.type !== "text" && p.type !== "think");
+  if (toolCalls.length === 0 && !hasText && !hasMedia) {
+    throw new APIEmptyResponseError();
+  }
+  const message: NormalizedMessage = { role: "assistant", content };
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  return { message, id: stream.id, usage: stream.usage };
+}

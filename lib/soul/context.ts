@@ -1,0 +1,214 @@
+/**
+ * The conversation context and its file, `context.jsonl` (reference §6.4).
+ *
+ * Every record is appended with a single write as it happens, so a kill at any moment leaves
+ * every earlier record intact; restore skips a torn or malformed line instead of failing.
+ *
+ * @module
+ */
+import {
+  MessageSchema,
+  messageToJSON,
+  type NormalizedMessage,
+  normalizeMessage,
+} from "../llm/message.ts";
+import { pyJsonDumps } from "../wire/py_json.ts";
+import { estimateMessageTokens } from "../llm/token_estimate.ts";
+
+const encoder = new TextEncoder();
+
+/** Rotation of the live file to `context_<n>.jsonl`, reserving the name atomically. */
+async function rotate(path: string): Promise<string> {
+  const dir = path.slice(0, path.lastIndexOf("/"));
+  const base = path.slice(path.lastIndexOf("/") + 1).replace(/\.jsonl$/, "");
+  let max = 0;
+  for await (const e of Deno.readDir(dir)) {
+    const m = e.name.match(new RegExp(`^${base}_(\\d+)\\.jsonl$`));
+    if (m) max = Math.max(max, Number(m[1]));
+  }
+  for (let n = max + 1;; n++) {
+    const target = `${dir}/${base}_${n}.jsonl`;
+    try {
+      const f = await Deno.open(target, { createNew: true, write: true, mode: 0o600 });
+      f.close();
+    } catch (err) {
+      if (err instanceof Deno.errors.AlreadyExists) continue;
+      throw err;
+    }
+    await Deno.rename(path, target);
+    return target;
+  }
+}
+
+/** Conversation history plus checkpoints and token accounting, persisted to a file. */
+export class Context {
+  /** Path of `context.jsonl`. */
+  readonly file: string;
+  #history: NormalizedMessage[] = [];
+  #tokenCount = 0;
+  #pendingTokens = 0;
+  #nCheckpoints = 0;
+  #systemPrompt: string | null = null;
+
+  private constructor(file: string) {
+    this.file = file;
+  }
+
+  /** Load a context file (missing file → empty context). Malformed lines are skipped. */
+  static async restore(file: string): Promise<Context> {
+    const ctx = new Context(file);
+    let text = "";
+    try {
+      text = await Deno.readTextFile(file);
+    } catch (err) {
+      if (!(err instanceof Deno.errors.NotFound)) throw err;
+    }
+    ctx.#replay(text);
+    return ctx;
+  }
+
+  #replay(text: string, stopAtCheckpoint?: number): string[] {
+    const kept: string[] = [];
+    for (const line of text.split("\n")) {
+      if (!line.trim()) continue;
+      let rec: Record<string, unknown>;
+      try {
+        rec = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      if (!rec || typeof rec !== "object") continue;
+      const role = rec.role;
+      if (role === "_checkpoint" && stopAtCheckpoint !== undefined && rec.id === stopAtCheckpoint) {
+        break;
+      }
+      if (role === "_system_prompt") {
+        if (typeof rec.content === "string") this.#systemPrompt = rec.content;
+      } else if (role === "_checkpoint") {
+        if (typeof rec.id === "number") this.#nCheckpoints = rec.id + 1;
+      } else if (role === "_usage") {
+        if (typeof rec.token_count === "number") {
+          this.#tokenCount = rec.token_count;
+          this.#pendingTokens = 0;
+        }
+      } else {
+        const parsed = MessageSchema.safeParse(rec);
+        if (!parsed.success) continue;
+        const msg = normalizeMessage(parsed.data);
+        this.#history.push(msg);
+        this.#pendingTokens += estimateMessageTokens(msg);
+      }
+      kept.push(line);
+    }
+    return kept;
+  }
+
+  /** Messages, oldest first. */
+  get history(): readonly NormalizedMessage[] {
+    return this.#history;
+  }
+
+  /** Last reported token count. */
+  get tokenCount(): number {
+    return this.#tokenCount;
+  }
+
+  /** Token count plus an estimate for messages appended since the last report. */
+  get tokenCountWithPending(): number {
+    return this.#tokenCount + this.#pendingTokens;
+  }
+
+  /** Number of checkpoints (last id + 1). */
+  get nCheckpoints(): number {
+    return this.#nCheckpoints;
+  }
+
+  /** The stored (frozen) system prompt, if any. */
+  get systemPrompt(): string | null {
+    return this.#systemPrompt;
+  }
+
+  async #append(lines: string[]): Promise<void> {
+    if (lines.length === 0) return;
+    const f = await Deno.open(this.file, { append: true, create: true, mode: 0o600 });
+    try {
+      const data = encoder.encode(lines.map((l) => l + "\n").join(""));
+      let off = 0;
+      while (off < data.length) off += await f.write(data.subarray(off));
+    } finally {
+      f.close();
+    }
+  }
+
+  /** Write the system prompt record (first line of a new context). */
+  async writeSystemPrompt(prompt: string): Promise<void> {
+    this.#systemPrompt = prompt;
+    await this.#append([pyJsonDumps({ role: "_system_prompt", content: prompt })]);
+  }
+
+  /** Add a checkpoint; returns its id. With `withUserMarker`, also a `CHECKPOINT n` message. */
+  async checkpoint(withUserMarker = false): Promise<number> {
+    const id = this.#nCheckpoints++;
+    const lines = [pyJsonDumps({ role: "_checkpoint", id })];
+    if (withUserMarker) {
+      const marker: NormalizedMessage = {
+        role: "user",
+        content: [{ type: "text", text: `<system>CHECKPOINT ${id}</system>` }],
+      };
+      this.#history.push(marker);
+      lines.push(JSON.stringify(messageToJSON(marker)));
+    }
+    await this.#append(lines);
+    return id;
+  }
+
+  /** Append messages. */
+  async append(...messages: NormalizedMessage[]): Promise<void> {
+    for (const m of messages) {
+      this.#history.push(m);
+      this.#pendingTokens += estimateMessageTokens(m);
+    }
+    await this.#append(messages.map((m) => JSON.stringify(messageToJSON(m))));
+  }
+
+  /** Record the provider-reported token count. */
+  async updateTokenCount(count: number): Promise<void> {
+    this.#tokenCount = count;
+    this.#pendingTokens = 0;
+    await this.#append([pyJsonDumps({ role: "_usage", token_count: count })]);
+  }
+
+  /**
+   * Revert to just before checkpoint `id`: the live file is rotated and the kept prefix
+   * re-written. Throws when no such checkpoint exists.
+   */
+  async revertTo(id: number): Promise<void> {
+    if (id < 0 || id >= this.#nCheckpoints) {
+      throw new RangeError(`There is no checkpoint with the given ID: ${id}`);
+    }
+    const rotated = await rotate(this.file);
+    const text = await Deno.readTextFile(rotated);
+    this.#reset();
+    const kept = this.#replay(text, id);
+    await Deno.writeTextFile(this.file, kept.map((l) => l + "\n").join(""), { mode: 0o600 });
+  }
+
+  /** Clear everything: the live file is rotated and a fresh empty one started. */
+  async clear(): Promise<void> {
+    try {
+      await rotate(this.file);
+    } catch (err) {
+      if (!(err instanceof Deno.errors.NotFound)) throw err;
+    }
+    await Deno.writeTextFile(this.file, "", { mode: 0o600 });
+    this.#reset();
+  }
+
+  #reset(): void {
+    this.#history = [];
+    this.#tokenCount = 0;
+    this.#pendingTokens = 0;
+    this.#nCheckpoints = 0;
+    this.#systemPrompt = null;
+  }
+}

@@ -1,0 +1,205 @@
+/**
+ * Assembling a runnable agent for a session: config → model → agent spec → system prompt →
+ * tools → soul (the reference's `KimiCLI.create`). Every UI builds its soul through this.
+ *
+ * @module
+ */
+import type { AgentSpecSource, ResolvedAgentSpec } from "../agent/spec.ts";
+import type { Config } from "../config/schema.ts";
+import { createLLM } from "../llm/create.ts";
+import type { LLM } from "../llm/provider.ts";
+import type { Session } from "../session/session.ts";
+import { DenoPermissionScope, type PermissionScope } from "../tooling/scope.ts";
+import type { ToolEnv } from "../tooling/tool.ts";
+import { PendingRequest, type Question, type RequestType } from "../wire/messages.ts";
+import { BUILTIN_TOOLS } from "../../tools/registry.ts";
+import { ApprovalRuntime, ApprovalState } from "./approval.ts";
+import { childEnvironment, readableEnvironment } from "./child_env.ts";
+import { Context } from "./context.ts";
+import { SOUL_COMMANDS } from "./slash_commands.ts";
+import { KimiSoul } from "./soul.ts";
+import { Toolset } from "./toolset.ts";
+
+/** Options of {@link KimiApp.create}. */
+export interface KimiAppOptions {
+  /** Loaded configuration. */
+  config: Config;
+  /** The session to run in. */
+  session: Session;
+  /** `--model` alias. */
+  modelAlias?: string;
+  /** `--thinking` / `--no-thinking` (null = config default). */
+  thinking: boolean | null;
+  /** `--yolo`. */
+  yolo: boolean;
+  /** `--afk` (persisted). */
+  afk: boolean;
+  /** Runtime afk (print mode): no user present, not persisted. */
+  runtimeAfk: boolean;
+  /** Which agent to run. */
+  agent: AgentSpecSource;
+  /** `--max-steps-per-turn`. */
+  maxStepsPerTurn?: number;
+  /** `--max-retries-per-step`. */
+  maxRetriesPerStep?: number;
+  /** Permission scope (defaults to Deno's). */
+  scope?: PermissionScope;
+  /** Reads the environment. */
+  getEnv: (name: string) => string | undefined;
+  /** Writes a line to stdout (scripted-echo trace). */
+  writeStdout?: (line: string) => void;
+}
+
+/** A runnable agent bound to a session. */
+export class KimiApp {
+  /** The soul. */
+  readonly soul: KimiSoul;
+  /** The session. */
+  readonly session: Session;
+  /** The configuration. */
+  readonly config: Config;
+  /** The resolved agent spec. */
+  readonly agent: ResolvedAgentSpec;
+  /** Whether the connected client can answer questions. */
+  supportsQuestions = false;
+
+  private constructor(soul: KimiSoul, session: Session, config: Config, agent: ResolvedAgentSpec) {
+    this.soul = soul;
+    this.session = session;
+    this.config = config;
+    this.agent = agent;
+  }
+
+  /** The model, or null when unset. */
+  get llm(): LLM | null {
+    return this.soul.llm;
+  }
+
+  /** Build the agent for a session. */
+  static async create(opts: KimiAppOptions): Promise<KimiApp> {
+    const { config, session } = opts;
+    const [{ resolveModel }, { loadAgentSpec }, sp] = await Promise.all([
+      import("../config/model_resolution.ts"),
+      import("../agent/spec.ts"),
+      import("../agent/system_prompt.ts"),
+    ]);
+    const resolved = resolveModel(config, { modelAlias: opts.modelAlias, getEnv: opts.getEnv });
+    const thinking = opts.thinking ?? config.default_thinking;
+    const llm = await createLLM(resolved, {
+      thinking,
+      sessionId: session.id,
+      getEnv: opts.getEnv,
+      writeStdout: opts.writeStdout,
+    });
+    const agent = await loadAgentSpec(opts.agent);
+
+    const state = session.state;
+    state.approval.yolo = state.approval.yolo || opts.yolo || config.default_yolo;
+    if (opts.afk) state.approval.afk = true;
+    const approvalState = new ApprovalState({
+      yolo: state.approval.yolo,
+      afk: state.approval.afk,
+      runtimeAfk: opts.runtimeAfk,
+      actions: state.approval.auto_approve_actions,
+      persist: async (s) => {
+        session.state.approval = { ...session.state.approval, ...s };
+        await session.saveState();
+      },
+    });
+    await session.saveState();
+
+    const context = await Context.restore(session.contextFile);
+    if (context.systemPrompt === null) {
+      const builtins = await sp.builtinPromptArgs({
+        workDir: session.workDir,
+        additionalDirs: state.additional_dirs,
+        skillsText: "",
+      });
+      await context.writeSystemPrompt(sp.renderSystemPrompt(agent, builtins));
+    }
+
+    const toolset = new Toolset();
+    const approval = new ApprovalRuntime(approvalState);
+    const soul = new KimiSoul({
+      name: agent.name,
+      llm,
+      context,
+      toolset,
+      approval,
+      loop: {
+        maxStepsPerTurn: opts.maxStepsPerTurn ?? config.loop_control.max_steps_per_turn,
+        maxRetriesPerStep: opts.maxRetriesPerStep ?? config.loop_control.max_retries_per_step,
+      },
+      isRoot: true,
+      checkpointMarkers: agent.tools.includes("SendDMail"),
+      skipAfkPromptInjection: config.skip_afk_prompt_injection,
+      commands: SOUL_COMMANDS,
+    });
+    const app = new KimiApp(soul, session, config, agent);
+
+    const secretValues = [
+      ...Object.values(config.providers).map((p) => p.api_key),
+      resolved.provider.api_key,
+      config.services.moonshot_search?.api_key ?? "",
+      config.services.moonshot_fetch?.api_key ?? "",
+    ];
+    const secretNames = Object.values(config.providers).flatMap((p) => Object.keys(p.env ?? {}));
+    const service = (s: Config["services"]["moonshot_search"]) =>
+      s ? { baseUrl: s.base_url, apiKey: s.api_key, customHeaders: s.custom_headers ?? {} } : null;
+    const bg = config.background;
+    const env: ToolEnv = {
+      workDir: session.workDir,
+      additionalDirs: () => session.state.additional_dirs,
+      shareDir: session.shareDir,
+      sessionDir: session.dir,
+      sessionId: session.id,
+      modelCapabilities: llm?.capabilities ?? new Set(),
+      isRoot: true,
+      scope: opts.scope ?? new DenoPermissionScope(),
+      services: {
+        moonshotSearch: service(config.services.moonshot_search),
+        moonshotFetch: service(config.services.moonshot_fetch),
+      },
+      background: {
+        maxRunningTasks: bg.max_running_tasks,
+        readMaxBytes: bg.read_max_bytes,
+        notificationTailLines: bg.notification_tail_lines,
+        notificationTailChars: bg.notification_tail_chars,
+        killGracePeriodMs: bg.kill_grace_period_ms,
+      },
+      childEnv: () =>
+        childEnvironment(readableEnvironment(), { values: secretValues, names: secretNames }),
+      planMode: () => ({ active: soul.planMode, planFile: null }),
+      todos: {
+        get: () => session.state.todos,
+        set: async (items) => {
+          session.state.todos = items;
+          await session.saveState();
+        },
+      },
+      emit: (e) => soul.emit(e),
+      askQuestions: async (toolCallId: string, questions: Question[]) => {
+        if (!app.supportsQuestions) return null;
+        const req = new PendingRequest("QuestionRequest", {
+          id: crypto.randomUUID(),
+          tool_call_id: toolCallId,
+          questions,
+        });
+        soul.emit(req);
+        return (await req.result).answers;
+      },
+      isAfk: () => approvalState.isAfk,
+      request: <T extends RequestType>(req: PendingRequest<T>) => {
+        soul.emit(req as PendingRequest);
+        return req.result;
+      },
+    };
+    for (const name of agent.tools) {
+      const load = BUILTIN_TOOLS[name];
+      if (!load) continue;
+      const tool = await (await load())(env);
+      if (tool) toolset.add(tool);
+    }
+    return app;
+  }
+}

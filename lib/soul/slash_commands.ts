@@ -1,0 +1,104 @@
+/**
+ * Soul-level slash commands (available in every UI, listed by wire `initialize`).
+ *
+ * @module
+ */
+import type { KimiSoul } from "./soul.ts";
+
+/** What a command gets when it runs. */
+export interface SoulCommandContext {
+  /** The soul. */
+  soul: KimiSoul;
+  /** Text after the command name. */
+  args: string;
+  /** Show a line of text to the user (a TextPart on the wire). */
+  say(text: string): void;
+}
+
+/** A slash command. */
+export interface SoulCommand {
+  /** Name without the slash. */
+  name: string;
+  /** One-line description. */
+  description: string;
+  /** Other names. */
+  aliases: string[];
+  /** Run it. */
+  run(ctx: SoulCommandContext): Promise<void>;
+}
+
+/** `/clear` (`/reset`): rotate the context and start again with the same system prompt. */
+export const clearCommand: SoulCommand = {
+  name: "clear",
+  description: "Clear the context",
+  aliases: ["reset"],
+  async run({ soul, say }) {
+    const prompt = soul.context.systemPrompt ?? "";
+    await soul.context.clear();
+    await soul.context.writeSystemPrompt(prompt);
+    say("The context has been cleared.");
+    soul.emit({
+      type: "StatusUpdate",
+      payload: {
+        context_usage: 0,
+        context_tokens: 0,
+        max_context_tokens: soul.llm?.maxContextSize ?? null,
+        token_usage: null,
+        message_id: null,
+        plan_mode: null,
+        mcp_status: null,
+      },
+    });
+  },
+};
+
+/** `/yolo`: toggle auto-approval. */
+export const yoloCommand: SoulCommand = {
+  name: "yolo",
+  description: "Toggle YOLO mode (auto-approve all actions)",
+  aliases: [],
+  async run({ soul, say }) {
+    const state = soul.approval.state;
+    if (state.yolo) {
+      await state.setYolo(false);
+      say(
+        state.afk
+          ? "You only die once! Actions will require approval once afk mode is off."
+          : "You only die once! Actions will require approval.",
+      );
+    } else {
+      await state.setYolo(true);
+      say("You only live once! All actions will be auto-approved.");
+    }
+  },
+};
+
+/** `/afk`: toggle away-from-keyboard mode. */
+export const afkCommand: SoulCommand = {
+  name: "afk",
+  description: "Toggle afk mode (auto-approve and auto-dismiss questions)",
+  aliases: [],
+  async run({ soul, say }) {
+    const state = soul.approval.state;
+    if (state.afk) {
+      await state.setAfk(false);
+      await soul.context.append({
+        role: "user",
+        content: [{
+          type: "text",
+          text: "<system-reminder>\nafk mode is now off: the user is back and can answer " +
+            "questions and approve actions again.\n</system-reminder>",
+        }],
+      });
+      say(
+        "afk mode disabled. You are back at the terminal." + (state.yolo ? " Yolo is still on." : ""),
+      );
+    } else {
+      await state.setAfk(true);
+      say("afk mode enabled. AskUserQuestion will be auto-dismissed and tool calls auto-approved.");
+    }
+  },
+};
+
+/** The soul commands implemented so far, in the order clients list them. */
+export const SOUL_COMMANDS: readonly SoulCommand[] = [clearCommand, yoloCommand, afkCommand];

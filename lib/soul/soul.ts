@@ -1,0 +1,445 @@
+/**
+ * The soul: runs turns (one per user input) made of steps (one per LLM call), dispatches tool
+ * calls as soon as they are streamed, persists the context and streams typed wire messages
+ * (reference §6.1–6.3, 6.6, 6.9, 6.10).
+ *
+ * @module
+ */
+import { generate, type GenerateResult } from "../llm/generate.ts";
+import {
+  type ContentPart,
+  extractText,
+  type NormalizedMessage,
+  type TokenUsage,
+  type ToolCall,
+  usageInput,
+  usageTotal,
+} from "../llm/message.ts";
+import type { LLM, ModelCapability } from "../llm/provider.ts";
+import { estimateRequestTokens } from "../llm/token_estimate.ts";
+import { rejectionOf } from "../tooling/result.ts";
+import type { ToolCallContext, ToolReturnValue } from "../tooling/tool.ts";
+import type { Wire } from "../wire/channel.ts";
+import {
+  event,
+  type EventPayload,
+  partEvent,
+  type UserInput,
+  type WireMessage,
+} from "../wire/messages.ts";
+import type { ApprovalRuntime, ApprovalSource } from "./approval.ts";
+import type { Context } from "./context.ts";
+import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "./errors.ts";
+import { sleep, withRetry } from "./retry.ts";
+import type { SoulCommand } from "./slash_commands.ts";
+import { systemReminder, toolResultToMessage } from "./tool_result_message.ts";
+import type { Toolset } from "./toolset.ts";
+
+/** Loop limits (config `loop_control`). */
+export interface LoopControl {
+  /** Steps allowed per turn. */
+  maxStepsPerTurn: number;
+  /** Attempts per LLM call. */
+  maxRetriesPerStep: number;
+}
+
+/** Why a turn stopped. */
+export type StopReason = "no_tool_calls" | "tool_rejected" | "tool_call_repeat";
+
+/** How a finished turn ended. */
+export interface TurnResult {
+  /** Stop reason of the last step, or `command` for slash commands. */
+  reason: StopReason | "command";
+  /** The final assistant message, when the turn ended with text. */
+  finalMessage: NormalizedMessage | null;
+  /** Steps taken. */
+  steps: number;
+}
+
+/** Options of {@link KimiSoul}. */
+export interface SoulOptions {
+  /** Agent name ("" for the default agent). */
+  name: string;
+  /** The model, or null when none is configured. */
+  llm: LLM | null;
+  /** The context. */
+  context: Context;
+  /** The tools. */
+  toolset: Toolset;
+  /** Approvals. */
+  approval: ApprovalRuntime;
+  /** Loop limits. */
+  loop: LoopControl;
+  /** Whether this is the root agent (false for subagents). */
+  isRoot: boolean;
+  /** Whether checkpoints add `CHECKPOINT n` markers (agents with SendDMail). */
+  checkpointMarkers?: boolean;
+  /** Whether to skip the afk reminder injection. */
+  skipAfkPromptInjection?: boolean;
+  /** Soul-level slash commands. */
+  commands?: readonly SoulCommand[];
+}
+
+/** Matches a slash command at the start of the input. */
+const SLASH_RE = /^\/([A-Za-z0-9_-]+(?::[A-Za-z0-9_-]+)*)(?:\s+([\s\S]*))?$/;
+
+/** Parse `/name args` from user text; null when it is not a command. */
+export function parseSlashCommand(text: string): { name: string; args: string } | null {
+  const m = text.trim().match(SLASH_RE);
+  if (!m) return null;
+  return { name: m[1], args: (m[2] ?? "").trim() };
+}
+
+/** The agent core. */
+export class KimiSoul {
+  /** Agent name. */
+  readonly name: string;
+  /** The context. */
+  readonly context: Context;
+  /** The tools. */
+  readonly toolset: Toolset;
+  /** Approvals. */
+  readonly approval: ApprovalRuntime;
+  /** Loop limits (mutable by flags and commands). */
+  readonly loop: LoopControl;
+  /** Whether this is the root agent. */
+  readonly isRoot: boolean;
+  #llm: LLM | null;
+  #commands: readonly SoulCommand[];
+  #checkpointMarkers: boolean;
+  #skipAfk: boolean;
+  #wire: Wire | null = null;
+  #signal: AbortSignal | null = null;
+  #source: ApprovalSource | null = null;
+  #steers: UserInput[] = [];
+  #planMode = false;
+
+  /** Create a soul. */
+  constructor(opts: SoulOptions) {
+    this.name = opts.name;
+    this.#llm = opts.llm;
+    this.context = opts.context;
+    this.toolset = opts.toolset;
+    this.approval = opts.approval;
+    this.loop = opts.loop;
+    this.isRoot = opts.isRoot;
+    this.#commands = opts.commands ?? [];
+    this.#checkpointMarkers = opts.checkpointMarkers ?? false;
+    this.#skipAfk = opts.skipAfkPromptInjection ?? false;
+  }
+
+  /** The model, or null. */
+  get llm(): LLM | null {
+    return this.#llm;
+  }
+
+  /** Replace the model (e.g. `/model`). */
+  setLLM(llm: LLM | null): void {
+    this.#llm = llm;
+  }
+
+  /** Soul-level slash commands. */
+  get commands(): readonly SoulCommand[] {
+    return this.#commands;
+  }
+
+  /** Whether plan mode is on. */
+  get planMode(): boolean {
+    return this.#planMode;
+  }
+
+  /** Set plan mode. */
+  setPlanMode(on: boolean): void {
+    this.#planMode = on;
+  }
+
+  /** Whether a turn is running. */
+  get busy(): boolean {
+    return this.#wire !== null;
+  }
+
+  /** The approval source of the running turn. */
+  get approvalSource(): ApprovalSource | null {
+    return this.#source;
+  }
+
+  /** Send a message on the running turn's wire (dropped between turns). */
+  emit(msg: WireMessage): void {
+    this.#wire?.send(msg);
+  }
+
+  /** Queue input to be consumed after the current step. */
+  steer(input: UserInput): void {
+    this.#steers.push(input);
+  }
+
+  /**
+   * Run one turn. Always emits `TurnBegin` first and `TurnEnd` last. Throws LLMNotSet,
+   * LLMNotSupported, MaxStepsReached, RunCancelled or provider errors.
+   */
+  async run(input: UserInput, opts: { wire: Wire; signal: AbortSignal }): Promise<TurnResult> {
+    if (this.#wire) throw new Error("An agent turn is already in progress");
+    this.#wire = opts.wire;
+    this.#signal = opts.signal;
+    this.#source = { kind: "foreground_turn", id: crypto.randomUUID() };
+    let begun = false;
+    try {
+      this.emit(event("TurnBegin", { user_input: input }));
+      begun = true;
+      const text = typeof input === "string" ? input : extractText(input, " ");
+      const cmd = parseSlashCommand(text);
+      if (cmd) {
+        await this.#runCommand(cmd.name, cmd.args);
+        return { reason: "command", finalMessage: null, steps: 0 };
+      }
+      this.#steers = [];
+      return await this.turn(userMessage(input));
+    } catch (err) {
+      if (opts.signal.aborted) throw new RunCancelled();
+      throw err;
+    } finally {
+      if (begun) this.#wire?.send(event("TurnEnd", {}));
+      if (this.#source) this.approval.cancelSource(this.#source.id);
+      this.#wire = null;
+      this.#signal = null;
+      this.#source = null;
+    }
+  }
+
+  async #runCommand(name: string, args: string): Promise<void> {
+    const cmd = this.#commands.find((c) => c.name === name || c.aliases.includes(name));
+    if (!cmd) {
+      this.emit(partEvent({ type: "text", text: `Unknown slash command "/${name}".` }));
+      return;
+    }
+    await cmd.run({ soul: this, args, say: (text) => this.emit(partEvent({ type: "text", text })) });
+  }
+
+  /** Run the agent loop for one user message (used by turns, flows and commands). */
+  async turn(message: NormalizedMessage): Promise<TurnResult> {
+    const llm = this.#llm;
+    if (!llm) throw new LLMNotSet();
+    const needed = requiredCapabilities(message.content);
+    const missing = needed.filter((c) => !llm.capabilities.has(c));
+    if (missing.length > 0) throw new LLMNotSupported(llm.provider.modelName, missing);
+    this.toolset.resetRepeatTracking();
+    await this.context.checkpoint(this.#checkpointMarkers);
+    await this.context.append(message);
+    return await this.#agentLoop(llm);
+  }
+
+  async #agentLoop(llm: LLM): Promise<TurnResult> {
+    for (let n = 1;; n++) {
+      if (n > this.loop.maxStepsPerTurn) throw new MaxStepsReached(this.loop.maxStepsPerTurn);
+      this.emit(event("StepBegin", { n }));
+      await this.context.checkpoint(this.#checkpointMarkers);
+      let outcome: StepOutcome;
+      try {
+        outcome = await this.#step(llm, n);
+      } catch (err) {
+        if (!this.#signal?.aborted) this.emit(event("StepInterrupted", {}));
+        throw err;
+      }
+      const steered = await this.#drainSteers();
+      if (outcome.stop && !steered) {
+        return { reason: outcome.stop, finalMessage: outcome.message, steps: n };
+      }
+    }
+  }
+
+  async #drainSteers(): Promise<boolean> {
+    if (this.#steers.length === 0) return false;
+    const items = this.#steers;
+    this.#steers = [];
+    for (const input of items) {
+      await this.context.append(userMessage(input));
+      this.emit(event("SteerInput", { user_input: input }));
+    }
+    return true;
+  }
+
+  #injections(): string[] {
+    const out: string[] = [];
+    if (this.isRoot && this.approval.state.isAfk && !this.#skipAfk) {
+      out.push(
+        "The user is away (afk mode): nobody can answer questions or review plans right now. " +
+          "Make reasonable decisions yourself and keep going until the task is done.",
+      );
+    }
+    return out;
+  }
+
+  async #step(llm: LLM, n: number): Promise<StepOutcome> {
+    const signal = this.#signal!;
+    const injections = this.#injections();
+    const history: NormalizedMessage[] = [...this.context.history];
+    if (injections.length > 0) {
+      history.push({
+        role: "user",
+        content: [{ type: "text", text: injections.map(systemReminder).join("\n") }],
+      });
+    }
+    const normalized = mergeAdjacentUserMessages(history);
+    const systemPrompt = this.context.systemPrompt ?? "";
+    const tools = this.toolset.specs();
+    let maxCompletionTokens: number | undefined;
+    if (llm.provider.name === "kimi") {
+      const estimate = Math.max(
+        this.context.tokenCountWithPending,
+        estimateRequestTokens(systemPrompt, tools, normalized),
+      ) + 1024;
+      const cap = llm.completionTokenCap && llm.completionTokenCap > 0
+        ? llm.completionTokenCap
+        : llm.maxContextSize;
+      maxCompletionTokens = Math.max(1, Math.min(cap, llm.maxContextSize - estimate));
+    }
+
+    let calls: ToolCall[] = [];
+    let pending: Promise<ToolReturnValue>[] = [];
+    this.toolset.beginStep();
+    const result: GenerateResult = await withRetry(
+      () => {
+        calls = [];
+        pending = [];
+        return generate(llm.provider, {
+          systemPrompt,
+          tools,
+          history: normalized,
+          signal,
+          maxCompletionTokens,
+        }, {
+          onPart: (p) => this.emit(partEvent(p)),
+          onToolCall: (call) => {
+            calls.push(call);
+            pending.push(this.#runTool(call, signal));
+          },
+        });
+      },
+      {
+        maxAttempts: this.loop.maxRetriesPerStep,
+        signal,
+        onRetry: (r) =>
+          this.emit(event("StepRetry", {
+            n,
+            next_attempt: r.nextAttempt,
+            max_attempts: r.maxAttempts,
+            wait_s: r.waitS,
+            error_type: r.errorType,
+            status_code: r.statusCode,
+          })),
+      },
+    );
+
+    this.emit(event("StatusUpdate", this.#statusPayload(llm, result.usage, result.id)));
+    if (result.usage) await this.context.updateTokenCount(usageInput(result.usage));
+
+    const results = await raceAbort(Promise.all(pending), signal);
+    this.toolset.endStep(calls.length > 0);
+
+    await this.context.append(result.message);
+    if (result.usage) await this.context.updateTokenCount(usageTotal(result.usage));
+    await this.context.append(...calls.map((c, i) => toolResultToMessage(c.id, results[i])));
+
+    if (this.isRoot && results.some((rv) => rejectionOf(rv)?.feedback === "")) {
+      return { stop: "tool_rejected", message: null };
+    }
+    if (this.toolset.forceStopRequested) return { stop: "tool_call_repeat", message: null };
+    if (calls.length > 0) return { stop: null, message: null };
+    return { stop: "no_tool_calls", message: result.message };
+  }
+
+  #statusPayload(
+    llm: LLM,
+    usage: TokenUsage | null,
+    messageId: string | null,
+  ): EventPayload<"StatusUpdate"> {
+    const input = usage ? usageInput(usage) : null;
+    return {
+      context_usage: input !== null ? input / llm.maxContextSize : null,
+      context_tokens: input,
+      max_context_tokens: input !== null ? llm.maxContextSize : null,
+      token_usage: usage,
+      message_id: messageId,
+      plan_mode: this.#planMode,
+      mcp_status: null,
+    };
+  }
+
+  async #runTool(call: ToolCall, signal: AbortSignal): Promise<ToolReturnValue> {
+    const source = this.#source!;
+    const ctx: ToolCallContext = {
+      toolCallId: call.id,
+      signal,
+      requestApproval: (ask) =>
+        this.approval.request({ sender: call.function.name, toolCallId: call.id, ask, source }),
+    };
+    const rv = await this.toolset.call(call, ctx);
+    if (!signal.aborted) {
+      this.emit(event("ToolResult", { tool_call_id: call.id, return_value: rv }));
+    }
+    return rv;
+  }
+}
+
+interface StepOutcome {
+  stop: StopReason | null;
+  message: NormalizedMessage | null;
+}
+
+/** A user message from user input. */
+export function userMessage(input: UserInput): NormalizedMessage {
+  return {
+    role: "user",
+    content: typeof input === "string" ? [{ type: "text", text: input }] : input,
+  };
+}
+
+function requiredCapabilities(parts: readonly ContentPart[]): ModelCapability[] {
+  const out = new Set<ModelCapability>();
+  for (const p of parts) {
+    if (p.type === "image_url") out.add("image_in");
+    else if (p.type === "video_url") out.add("video_in");
+    else if (p.type === "think") out.add("thinking");
+  }
+  return [...out];
+}
+
+/** Merge adjacent user messages (notifications excluded) for the request; context unchanged. */
+export function mergeAdjacentUserMessages(
+  history: readonly NormalizedMessage[],
+): NormalizedMessage[] {
+  const out: NormalizedMessage[] = [];
+  for (const m of history) {
+    const prev = out[out.length - 1];
+    if (
+      prev && prev.role === "user" && m.role === "user" && !isNotification(prev) &&
+      !isNotification(m)
+    ) {
+      out[out.length - 1] = { ...prev, content: [...prev.content, ...m.content] };
+    } else {
+      out.push(m);
+    }
+  }
+  return out;
+}
+
+function isNotification(m: NormalizedMessage): boolean {
+  const first = m.content[0];
+  return first?.type === "text" && first.text.startsWith("<notification ");
+}
+
+async function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) throw signal.reason;
+  let onAbort: () => void = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([p, aborted]);
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+  }
+}
+
+export { sleep };

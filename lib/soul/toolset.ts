@@ -1,0 +1,230 @@
+/**
+ * The toolset: tools by name, their JSON Schemas for the model, and dispatch of tool calls
+ * with the reference's error messages (§6.10), same-step deduplication and cross-step repeat
+ * detection.
+ *
+ * @module
+ */
+import { z } from "zod";
+import type { ToolCall } from "../llm/message.ts";
+import type { ToolSpec } from "../llm/provider.ts";
+import { toolError } from "../tooling/result.ts";
+import type { Tool, ToolCallContext, ToolReturnValue } from "../tooling/tool.ts";
+
+const RUNTIME_ERRORS = new WeakSet<ToolReturnValue>();
+
+/** Whether a result came from an exception inside a tool (it gets an extra note for the model). */
+export function isToolRuntimeError(rv: ToolReturnValue): boolean {
+  return RUNTIME_ERRORS.has(rv);
+}
+
+/** Sort object keys recursively: the canonical form used to compare tool calls. */
+export function canonicalJson(value: unknown): string {
+  const sortDeep = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(sortDeep);
+    if (v && typeof v === "object") {
+      return Object.fromEntries(
+        Object.keys(v as object).sort().map((k) => [k, sortDeep((v as Record<string, unknown>)[k])]),
+      );
+    }
+    return v;
+  };
+  return JSON.stringify(sortDeep(value));
+}
+
+/** JSON Schema of a tool's parameters as the model sees it. */
+export function toolJsonSchema(tool: Tool): Record<string, unknown> {
+  if (tool.jsonSchema) return tool.jsonSchema;
+  const schema = z.toJSONSchema(tool.parameters, { io: "input", unrepresentable: "any" }) as Record<
+    string,
+    unknown
+  >;
+  delete schema.$schema;
+  return schema;
+}
+
+const REMINDER_1 = "\n\n<system-reminder>\nYou are repeating the exact same tool call with identical " +
+  "parameters. The result will not change. Use the result you already have, or change your " +
+  "approach.\n</system-reminder>";
+const reminder2 = (name: string, times: number, args: string) =>
+  `\n\n<system-reminder>\nYou have called \`${name}\` ${times} times in a row with identical ` +
+  `arguments: ${args}\nThis is a loop. Stop repeating this call; try a different tool, different ` +
+  `arguments, or a different plan.\n</system-reminder>`;
+const REMINDER_3 = "\n\n<system-reminder>\nYou are stuck in a loop of identical tool calls. Stop " +
+  "calling tools now and reply to the user with a text summary of what you found, what you " +
+  "tried and what is blocking you.\n</system-reminder>";
+
+/** Streak at which the turn is stopped after the step. */
+export const FORCE_STOP_STREAK = 12;
+
+/** Hook run before a tool call; returning a reason blocks the call. */
+export type BeforeToolCall = (
+  call: ToolCall,
+  args: Record<string, unknown>,
+) => Promise<{ block: true; reason: string } | { block: false }>;
+
+/** Tools of one agent. */
+export class Toolset {
+  readonly #tools = new Map<string, Tool>();
+  readonly #hidden = new Set<string>();
+  #specCache: ToolSpec[] | null = null;
+  #stepCalls = new Map<string, Promise<ToolReturnValue>>();
+  #seenKeys = new Set<string>();
+  #stepKeys = new Set<string>();
+  #lastKey: string | null = null;
+  #streak = 0;
+  #forceStop = false;
+  /** Optional hook consulted before every call (PreToolUse). */
+  beforeCall: BeforeToolCall | null = null;
+
+  /** Add (or replace) a tool. */
+  add(tool: Tool): void {
+    this.#tools.set(tool.name, tool);
+    this.#specCache = null;
+  }
+
+  /** Remove a tool. */
+  remove(name: string): void {
+    this.#tools.delete(name);
+    this.#specCache = null;
+  }
+
+  /** Hide a tool from the model's list (it stays callable by name). */
+  setHidden(name: string, hidden: boolean): void {
+    if (hidden) this.#hidden.add(name);
+    else this.#hidden.delete(name);
+    this.#specCache = null;
+  }
+
+  /** A tool by name. */
+  get(name: string): Tool | undefined {
+    return this.#tools.get(name);
+  }
+
+  /** Names of all tools, in registration order. */
+  names(): string[] {
+    return [...this.#tools.keys()];
+  }
+
+  /** Tool specs offered to the model (hidden tools left out). */
+  specs(): ToolSpec[] {
+    if (this.#specCache) return this.#specCache;
+    this.#specCache = [...this.#tools.values()]
+      .filter((t) => !this.#hidden.has(t.name))
+      .map((t) => ({ name: t.name, description: t.description, parameters: toolJsonSchema(t) }));
+    return this.#specCache;
+  }
+
+  /** Whether the repeat detector asked to stop the turn. */
+  get forceStopRequested(): boolean {
+    return this.#forceStop;
+  }
+
+  /** Forget repeat history (new turn, D-Mail revert, or a step without calls). */
+  resetRepeatTracking(): void {
+    this.#seenKeys.clear();
+    this.#lastKey = null;
+    this.#streak = 0;
+    this.#forceStop = false;
+  }
+
+  /** Start a step: same-step deduplication starts afresh. */
+  beginStep(): void {
+    this.#stepCalls.clear();
+    this.#stepKeys.clear();
+  }
+
+  /** End a step: its call keys count as seen for later steps. */
+  endStep(hadCalls: boolean): void {
+    if (!hadCalls) {
+      this.resetRepeatTracking();
+      return;
+    }
+    for (const k of this.#stepKeys) this.#seenKeys.add(k);
+  }
+
+  /** Run one tool call to its result. Never throws. */
+  call(call: ToolCall, ctx: ToolCallContext): Promise<ToolReturnValue> {
+    const name = call.function.name;
+    const rawArgs = call.function.arguments;
+    let args: unknown = {};
+    let parseError: string | null = null;
+    if (rawArgs !== null && rawArgs.trim() !== "") {
+      try {
+        args = JSON.parse(rawArgs);
+      } catch (err) {
+        parseError = (err as Error).message;
+      }
+    }
+    if (args === null) args = {};
+    const key = `${name}\u0000${parseError === null ? canonicalJson(args) : rawArgs}`;
+    const dup = this.#stepCalls.get(key);
+    if (dup) return dup;
+
+    let reminder = "";
+    if (this.#seenKeys.has(key) || this.#lastKey === key) {
+      this.#streak = this.#lastKey === key ? this.#streak + 1 : 2;
+    } else {
+      this.#streak = 1;
+    }
+    this.#lastKey = key;
+    if (this.#streak >= 8) reminder = REMINDER_3;
+    else if (this.#streak >= 5) reminder = reminder2(name, this.#streak, rawArgs ?? "{}");
+    else if (this.#streak >= 3) reminder = REMINDER_1;
+    if (this.#streak >= FORCE_STOP_STREAK) this.#forceStop = true;
+    this.#stepKeys.add(key);
+
+    const run = this.#run(call, args, parseError, ctx).then((rv) =>
+      reminder ? appendReminder(rv, reminder) : rv
+    );
+    this.#stepCalls.set(key, run);
+    return run;
+  }
+
+  async #run(
+    call: ToolCall,
+    args: unknown,
+    parseError: string | null,
+    ctx: ToolCallContext,
+  ): Promise<ToolReturnValue> {
+    const name = call.function.name;
+    const tool = this.#tools.get(name);
+    if (!tool) return toolError({ message: `Tool \`${name}\` not found`, brief: `Tool \`${name}\` not found` });
+    if (parseError !== null) {
+      return toolError({ message: `Error parsing JSON arguments: ${parseError}`, brief: "Invalid arguments" });
+    }
+    const parsed = tool.parameters.safeParse(args);
+    if (!parsed.success) {
+      return toolError({
+        message: `Error validating JSON arguments: ${z.prettifyError(parsed.error)}`,
+        brief: "Invalid arguments",
+      });
+    }
+    if (this.beforeCall) {
+      const verdict = await this.beforeCall(call, args as Record<string, unknown>);
+      if (verdict.block) {
+        return toolError({ message: verdict.reason || "Blocked by PreToolUse hook", brief: "Hook blocked" });
+      }
+    }
+    try {
+      return await tool.call(parsed.data, ctx);
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      const rv = toolError({
+        message: `Error running tool: ${(err as Error)?.message ?? String(err)}`,
+        brief: "Tool runtime error",
+      });
+      RUNTIME_ERRORS.add(rv);
+      return rv;
+    }
+  }
+}
+
+function appendReminder(rv: ToolReturnValue, reminder: string): ToolReturnValue {
+  const output = typeof rv.output === "string"
+    ? rv.output + reminder
+    : [...rv.output, { type: "text" as const, text: reminder }];
+  const out = { ...rv, output };
+  if (RUNTIME_ERRORS.has(rv)) RUNTIME_ERRORS.add(out);
+  return out;
+}

@@ -1,0 +1,166 @@
+/**
+ * Print mode (reference §11): run one command (text input) or one turn per stdin line
+ * (stream-json input), print the merged wire stream, and exit 0, 1 or 75.
+ *
+ * @module
+ */
+import {
+  APIConnectionError,
+  APIEmptyResponseError,
+  APIStatusError,
+  APITimeoutError,
+  ChatProviderError,
+  RETRYABLE_STATUS,
+} from "../../llm/errors.ts";
+import { extractText, MessageSchema, normalizeMessage } from "../../llm/message.ts";
+import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "../../soul/errors.ts";
+import type { KimiApp } from "../../soul/kimi_app.ts";
+import { runTurn } from "../../soul/run_turn.ts";
+import { WireFile } from "../../wire/recorder.ts";
+import { createPrinter, type OutputFormat } from "./printers.ts";
+
+/** Exit codes. */
+export const ExitCode = { SUCCESS: 0, FAILURE: 1, RETRYABLE: 75 } as const;
+
+/** Options of {@link runPrint}. */
+export interface PrintOptions {
+  /** `-p` prompt. */
+  prompt?: string;
+  /** `--input-format`. */
+  inputFormat: "text" | "stream-json";
+  /** `--output-format`. */
+  outputFormat: OutputFormat;
+  /** `--final-message-only`. */
+  finalOnly: boolean;
+  /** Standard input (defaults to the process's). */
+  stdin?: ReadableStream<Uint8Array>;
+  /** Whether stdin is a terminal. */
+  stdinIsTerminal?: boolean;
+  /** Writes a line to stdout. */
+  writeLine?: (line: string) => void;
+}
+
+const encoder = new TextEncoder();
+function stdoutLine(line: string): void {
+  const data = encoder.encode(line + "\n");
+  let off = 0;
+  while (off < data.length) off += Deno.stdout.writeSync(data.subarray(off));
+}
+
+/** Classify a provider error into an exit code. */
+export function providerExitCode(err: ChatProviderError): number {
+  if (
+    err instanceof APIConnectionError || err instanceof APITimeoutError ||
+    err instanceof APIEmptyResponseError
+  ) return ExitCode.RETRYABLE;
+  if (err instanceof APIStatusError && RETRYABLE_STATUS.has(err.statusCode)) {
+    return ExitCode.RETRYABLE;
+  }
+  return ExitCode.FAILURE;
+}
+
+async function* stdinLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let buf = "";
+  for await (const chunk of stream) {
+    buf += decoder.decode(chunk, { stream: true });
+    let i: number;
+    while ((i = buf.indexOf("\n")) >= 0) {
+      yield buf.slice(0, i);
+      buf = buf.slice(i + 1);
+    }
+  }
+  buf += decoder.decode();
+  if (buf) yield buf;
+}
+
+async function readAll(stream: ReadableStream<Uint8Array>): Promise<string> {
+  return await new Response(stream).text();
+}
+
+/** Run print mode; resolves with the exit code. */
+export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number> {
+  const out = opts.writeLine ?? stdoutLine;
+  const stdin = opts.stdin ?? Deno.stdin.readable;
+  const ac = new AbortController();
+  const onSigint = () => ac.abort(new RunCancelled());
+  try {
+    Deno.addSignalListener("SIGINT", onSigint);
+  } catch {
+    // signals unavailable (e.g. Windows service): Ctrl-C ends the process instead
+  }
+  const wireFile = new WireFile(app.session.wireFile);
+  let command: string | undefined = opts.prompt;
+  const isTty = opts.stdinIsTerminal ?? Deno.stdin.isTerminal();
+  if (command === undefined && !isTty && opts.inputFormat === "text") {
+    command = (await readAll(stdin)).trim();
+  }
+  const lines = opts.inputFormat === "stream-json" ? stdinLines(stdin) : null;
+
+  const nextCommand = async (): Promise<string | undefined> => {
+    if (!lines) return undefined;
+    while (true) {
+      const r = await lines.next();
+      if (r.done) return undefined;
+      const line = r.value.trim();
+      if (!line) continue;
+      try {
+        const msg = MessageSchema.parse(JSON.parse(line));
+        if (msg.role === "user") return extractText(normalizeMessage(msg).content, "\n");
+        console.error(`kimi: ignoring message with role \`${msg.role}\`: ${line}`);
+      } catch {
+        console.error(`kimi: ignoring invalid user message: ${line}`);
+      }
+    }
+  };
+
+  try {
+    while (true) {
+      if (command === undefined) {
+        command = await nextCommand();
+        if (command === undefined) return ExitCode.SUCCESS;
+      }
+      if (command) {
+        if (opts.outputFormat === "text" && !opts.finalOnly) out(command);
+        const printer = createPrinter(opts.outputFormat, opts.finalOnly, out);
+        await runTurn(app.soul, command, {
+          signal: ac.signal,
+          wireFile,
+          ui: (wire) => {
+            const sub = wire.subscribe({ merge: true });
+            return (async () => {
+              for await (const msg of sub) {
+                printer.feed(msg);
+                if (msg.type === "StepInterrupted") break;
+              }
+              printer.flush();
+            })();
+          },
+        });
+      }
+      if (opts.inputFormat === "text") return ExitCode.SUCCESS;
+      command = undefined;
+    }
+  } catch (err) {
+    if (err instanceof LLMNotSet || err instanceof LLMNotSupported || err instanceof MaxStepsReached) {
+      out(err.message);
+      return ExitCode.FAILURE;
+    }
+    if (err instanceof RunCancelled) {
+      out("Interrupted by user");
+      return ExitCode.FAILURE;
+    }
+    if (err instanceof ChatProviderError) {
+      out(err.message);
+      return providerExitCode(err);
+    }
+    out(`Unknown error: ${(err as Error)?.message ?? err}`);
+    throw err;
+  } finally {
+    try {
+      Deno.removeSignalListener("SIGINT", onSigint);
+    } catch {
+      // ignore
+    }
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * An unbounded broadcast queue: every subscriber receives every message published after it
+ * subscribed, in order, until the queue closes.
+ *
+ * @module
+ */
+
+/** A single subscriber's view of a broadcast queue. */
+export interface Subscription<T> extends AsyncIterable<T> {
+  /** Next message, or `undefined` once the queue is closed and drained. */
+  next(): Promise<T | undefined>;
+  /** Stop receiving. */
+  unsubscribe(): void;
+}
+
+/** Fan-out of messages to any number of subscribers. */
+export class BroadcastQueue<T> {
+  #subs = new Set<{ items: T[]; wake: (() => void) | null }>();
+  #closed = false;
+
+  /** Whether the queue was closed. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Deliver a message to every current subscriber. */
+  publish(item: T): void {
+    if (this.#closed) return;
+    for (const s of this.#subs) {
+      s.items.push(item);
+      s.wake?.();
+    }
+  }
+
+  /** Close the queue; subscribers drain what they have and then end. */
+  close(): void {
+    this.#closed = true;
+    for (const s of this.#subs) s.wake?.();
+  }
+
+  /** Subscribe to messages published from now on. */
+  subscribe(): Subscription<T> {
+    const sub = { items: [] as T[], wake: null as (() => void) | null };
+    this.#subs.add(sub);
+    const next = async (): Promise<T | undefined> => {
+      while (true) {
+        if (sub.items.length > 0) return sub.items.shift();
+        if (this.#closed || !this.#subs.has(sub)) return undefined;
+        await new Promise<void>((res) => (sub.wake = res));
+        sub.wake = null;
+      }
+    };
+    const unsubscribe = () => {
+      this.#subs.delete(sub);
+      sub.wake?.();
+    };
+    return {
+      next,
+      unsubscribe,
+      async *[Symbol.asyncIterator]() {
+        while (true) {
+          const item = await next();
+          if (item === undefined) return;
+          yield item;
+        }
+      },
+    };
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The wire: the typed channel from the soul to a UI. It has two broadcast queues: `raw`
+ * (every message as sent, e.g. every streamed text chunk) and `merged` (streamed pieces
+ * merged by the rules of §5.2). Wire servers read `raw`; print mode, the recorder and subagent
+ * forwarding read `merged`.
+ *
+ * @module
+ */
+import { BroadcastQueue, type Subscription } from "./broadcast.ts";
+import { cloneMergeable, isMergeable, type MergeableEvent, mergeInPlace } from "./merge.ts";
+import type { WireMessage } from "./messages.ts";
+
+/** One turn's channel. */
+export class Wire {
+  readonly #raw = new BroadcastQueue<WireMessage>();
+  readonly #merged = new BroadcastQueue<WireMessage>();
+  #buffer: MergeableEvent | null = null;
+
+  /** Send a message from the soul. */
+  send(msg: WireMessage): void {
+    this.#raw.publish(msg);
+    if (isMergeable(msg)) {
+      if (this.#buffer === null) {
+        this.#buffer = cloneMergeable(msg);
+      } else if (!mergeInPlace(this.#buffer, msg)) {
+        this.#merged.publish(this.#buffer);
+        this.#buffer = cloneMergeable(msg);
+      }
+      return;
+    }
+    this.flush();
+    this.#merged.publish(msg);
+  }
+
+  /** Publish any buffered merged piece now. */
+  flush(): void {
+    if (this.#buffer !== null) {
+      this.#merged.publish(this.#buffer);
+      this.#buffer = null;
+    }
+  }
+
+  /** Subscribe to the UI side: merged or raw messages. */
+  subscribe(opts: { merge: boolean }): Subscription<WireMessage> {
+    return opts.merge ? this.#merged.subscribe() : this.#raw.subscribe();
+  }
+
+  /** Flush and close both queues. */
+  shutdown(): void {
+    this.flush();
+    this.#raw.close();
+    this.#merged.close();
+  }
+
+  /** Whether the wire was shut down. */
+  get closed(): boolean {
+    return this.#raw.closed;
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * `wire.jsonl`: the record of every merged wire message of a session (reference §5.3).
+ * Line 1 is `{"type": "metadata", "protocol_version": "1.10"}`; every further line is
+ * `{"timestamp": <unix seconds>, "message": {"type": T, "payload": {...}}}`. Lines are
+ * appended with one write each, so a kill at any moment leaves at most one torn last line,
+ * which readers skip.
+ *
+ * @module
+ */
+import { WIRE_PROTOCOL_VERSION } from "../version.ts";
+import type { Subscription } from "./broadcast.ts";
+import { type Envelope, toEnvelope, type WireMessage } from "./messages.ts";
+import { pyJsonDumps } from "./py_json.ts";
+
+/** One record read back from `wire.jsonl`. */
+export interface WireRecord {
+  /** Unix seconds. */
+  timestamp: number;
+  /** The message envelope. */
+  message: Envelope;
+}
+
+const encoder = new TextEncoder();
+
+/** Appends messages to a session's `wire.jsonl`. */
+export class WireFile {
+  /** Path of the file. */
+  readonly path: string;
+  #headerChecked = false;
+  #version = WIRE_PROTOCOL_VERSION;
+
+  /** Bind to a file path (created on first write). */
+  constructor(path: string) {
+    this.path = path;
+  }
+
+  /** Protocol version recorded in the file header ("1.1" for legacy files without one). */
+  get protocolVersion(): string {
+    return this.#version;
+  }
+
+  async #ensureHeader(): Promise<void> {
+    if (this.#headerChecked) return;
+    this.#headerChecked = true;
+    let size = 0;
+    try {
+      size = (await Deno.stat(this.path)).size;
+    } catch {
+      size = 0;
+    }
+    if (size === 0) {
+      await appendText(
+        this.path,
+        pyJsonDumps({ type: "metadata", protocol_version: WIRE_PROTOCOL_VERSION }) + "\n",
+      );
+      return;
+    }
+    const first = await readFirstLine(this.path);
+    try {
+      const obj = JSON.parse(first);
+      this.#version = obj?.type === "metadata" ? String(obj.protocol_version) : "1.1";
+    } catch {
+      this.#version = "1.1";
+    }
+  }
+
+  /** Append one message. */
+  async append(msg: WireMessage, timestamp = Date.now() / 1000): Promise<void> {
+    await this.#ensureHeader();
+    const line = pyJsonDumps({ timestamp, message: toEnvelope(msg) }) + "\n";
+    await appendText(this.path, line);
+  }
+
+  /** Whether the file holds at least one message record. */
+  async hasRecords(): Promise<boolean> {
+    for await (const _ of this.records()) return true;
+    return false;
+  }
+
+  /** Read every well-formed record in order, skipping malformed lines. */
+  async *records(): AsyncGenerator<WireRecord> {
+    let text: string;
+    try {
+      text = await Deno.readTextFile(this.path);
+    } catch {
+      return;
+    }
+    for (const line of text.split("\n")) {
+      if (!line.trim()) continue;
+      let obj: unknown;
+      try {
+        obj = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      const rec = obj as Partial<WireRecord> & { type?: string };
+      if (rec?.type === "metadata") continue;
+      const m = rec?.message;
+      if (!m || typeof m !== "object" || typeof m.type !== "string") continue;
+      yield {
+        timestamp: typeof rec.timestamp === "number" ? rec.timestamp : 0,
+        message: { type: m.type, payload: (m.payload ?? {}) as Record<string, unknown> },
+      };
+    }
+  }
+}
+
+async function appendText(path: string, text: string): Promise<void> {
+  const f = await Deno.open(path, { append: true, create: true });
+  try {
+    const data = encoder.encode(text);
+    let off = 0;
+    while (off < data.length) off += await f.write(data.subarray(off));
+  } finally {
+    f.close();
+  }
+}
+
+async function readFirstLine(path: string): Promise<string> {
+  const f = await Deno.open(path);
+  try {
+    const buf = new Uint8Array(4096);
+    const n = (await f.read(buf)) ?? 0;
+    const s = new TextDecoder().decode(buf.subarray(0, n));
+    return s.split("\n")[0];
+  } finally {
+    f.close();
+  }
+}
+
+/** Record everything from a merged subscription until it ends. */
+export async function recordWire(sub: Subscription<WireMessage>, file: WireFile): Promise<void> {
+  for await (const msg of sub) {
+    try {
+      await file.append(msg);
+    } catch (err) {
+      console.error(`kimi: could not write ${file.path}: ${(err as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,17 @@
+#!/usr/bin/env -S deno run --no-prompt -A
+/**
+ * `kimi`: the command-line entry point. `kimi --version` answers before anything else loads.
+ *
+ * @module
+ */
+import { VERSION } from "./lib/version.ts";
+
+if (import.meta.main) {
+  const args = Deno.args;
+  if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
+    console.log(`kimi, version ${VERSION}`);
+    Deno.exit(0);
+  }
+  const { runMain } = await import("./lib/cli/entry.ts");
+  Deno.exit(await runMain(args));
+}
