@@ -79,6 +79,9 @@ export interface LLM {
   capabilities: ReadonlySet<ModelCapability>;
   /** Config alias of the model, or "" for the placeholder. */
   modelAlias: string;
-  /** Hard cap on completion tokens for Kimi-backed providers (0 = none). */
+  /**
+   * Hard cap on completion tokens for Kimi-backed providers: undefined = bounded by the
+   * context size only, 0 = no clamping at all (no budget sent), positive = the cap.
+   */
   completionTokenCap?: number;
 }

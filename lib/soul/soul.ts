@@ -283,7 +283,7 @@ export class KimiSoul {
     const systemPrompt = this.context.systemPrompt ?? "";
     const tools = this.toolset.specs();
     let maxCompletionTokens: number | undefined;
-    if (llm.provider.name === "kimi") {
+    if (llm.provider.name === "kimi" && llm.completionTokenCap !== 0) {
       const estimate = Math.max(
         this.context.tokenCountWithPending,
         estimateRequestTokens(systemPrompt, tools, normalized),
