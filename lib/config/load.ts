@@ -1,0 +1,210 @@
+/**
+ * Loading and saving the configuration: the default `<share>/config.toml` (with the one-time
+ * migration from the legacy `config.json`), an explicit `--config-file` (JSON or TOML by
+ * extension) or inline `--config` text (JSON first, then TOML).
+ *
+ * Error messages never quote the configuration text, so secrets cannot leak through them.
+ *
+ * @module
+ */
+import { dirname, extname, join, resolve } from "node:path";
+import { parse as parseToml, stringify as stringifyToml, TomlError } from "smol-toml";
+import { atomicWriteText } from "../session/atomic_write.ts";
+import { ConfigError } from "./errors.ts";
+import { describeJsonSyntaxError } from "./json_syntax.ts";
+import { type Config, defaultConfig, validateConfigData } from "./schema.ts";
+import { describeFsError } from "./share_dir.ts";
+
+export { ConfigError } from "./errors.ts";
+
+/** Where to load the configuration from. */
+export interface LoadConfigOptions {
+  /** The share dir; the default file is `<shareDir>/config.toml`. */
+  shareDir: string;
+  /** `--config-file`: a JSON (`.json`) or TOML file. Created with defaults when missing. */
+  configFile?: string;
+  /** `--config`: inline JSON or TOML text. */
+  configText?: string;
+}
+
+/** A loaded configuration and the file it came from (`null` for inline text). */
+export interface LoadedConfig {
+  /** The validated configuration. */
+  config: Config;
+  /** Absolute path of the source file, or `null` when loaded from `--config` text. */
+  path: string | null;
+}
+
+/**
+ * Load the configuration.
+ *
+ * - `configText` → parsed as JSON, else TOML (`Config cannot be empty`,
+ *   `Invalid configuration text: <json err>; <toml err>`).
+ * - otherwise `configFile` or `<shareDir>/config.toml`. A missing default file is migrated from
+ *   a legacy `config.json` (renamed `config.json.bak`) or written with the defaults.
+ *
+ * @throws {ConfigError} with the exact user-facing message.
+ */
+export async function loadConfig(opts: LoadConfigOptions): Promise<LoadedConfig> {
+  if (opts.configText !== undefined && opts.configFile !== undefined) {
+    throw new ConfigError("Cannot combine --config, --config-file.");
+  }
+  if (opts.configText !== undefined) {
+    return { config: loadConfigFromText(opts.configText), path: null };
+  }
+  const defaultFile = resolve(defaultConfigPath(opts.shareDir));
+  const file = opts.configFile !== undefined ? resolve(opts.configFile) : defaultFile;
+
+  if (file === defaultFile && !(await exists(file))) {
+    await migrateLegacyJsonConfig(opts.shareDir, file);
+  }
+  if (!(await exists(file))) {
+    const config = defaultConfig();
+    await saveConfig(config, file);
+    return { config, path: file };
+  }
+
+  let text: string;
+  try {
+    text = await Deno.readTextFile(file);
+  } catch (err) {
+    throw new ConfigError(`Cannot read configuration file ${file}: ${describeFsError(err)}`, {
+      cause: err,
+    });
+  }
+  const isJson = extname(file).toLowerCase() === ".json";
+  let data: unknown;
+  if (isJson) {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      throw new ConfigError(
+        `Invalid JSON in configuration file ${file}: ${describeJsonSyntaxError(text)}`,
+      );
+    }
+  } else {
+    try {
+      data = parseToml(text);
+    } catch (err) {
+      throw new ConfigError(
+        `Invalid TOML in configuration file ${file}: ${describeTomlError(err)}`,
+      );
+    }
+  }
+  const result = validateConfigData(data);
+  if (!result.ok) {
+    throw new ConfigError(`Invalid configuration file ${file}: ${result.problems}`);
+  }
+  return { config: result.config, path: file };
+}
+
+/**
+ * Parse `--config` text: JSON first, then TOML.
+ *
+ * @throws {ConfigError} `Config cannot be empty`, `Invalid configuration text: ...`.
+ */
+export function loadConfigFromText(text: string): Config {
+  if (!text.trim()) throw new ConfigError("Config cannot be empty");
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    const jsonError = describeJsonSyntaxError(text);
+    try {
+      data = parseToml(text);
+    } catch (err) {
+      throw new ConfigError(
+        `Invalid configuration text: ${jsonError}; ${describeTomlError(err)}`,
+      );
+    }
+  }
+  const result = validateConfigData(data);
+  if (!result.ok) throw new ConfigError(`Invalid configuration text: ${result.problems}`);
+  return result.config;
+}
+
+/** Path of the default config file in a share dir. */
+export function defaultConfigPath(shareDir: string): string {
+  return join(shareDir, "config.toml");
+}
+
+/**
+ * Serialize a configuration: JSON with 2-space indent, or TOML. `null` values are omitted.
+ * Secrets are written in clear text (the file is the user's own credential store).
+ */
+export function serializeConfig(config: Config, format: "json" | "toml"): string {
+  const data = withoutNulls(config) as Record<string, unknown>;
+  return format === "json" ? JSON.stringify(data, null, 2) : stringifyToml(data);
+}
+
+/**
+ * Write a configuration to `path` atomically (mode 0600, since it may hold API keys):
+ * JSON when the file name ends in `.json`, TOML otherwise. Parent directories are created.
+ */
+export async function saveConfig(config: Config, path: string): Promise<void> {
+  const format = extname(path).toLowerCase() === ".json" ? "json" : "toml";
+  await Deno.mkdir(dirname(resolve(path)), { recursive: true });
+  await atomicWriteText(path, serializeConfig(config, format), { mode: 0o600 });
+}
+
+async function migrateLegacyJsonConfig(shareDir: string, target: string): Promise<void> {
+  const legacy = join(shareDir, "config.json");
+  if (!(await exists(legacy))) return;
+  let text: string;
+  try {
+    text = await Deno.readTextFile(legacy);
+  } catch (err) {
+    throw new ConfigError(
+      `Cannot read legacy configuration file ${legacy}: ${describeFsError(err)}`,
+      { cause: err },
+    );
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    throw new ConfigError(
+      `Invalid JSON in legacy configuration file ${legacy}: ${describeJsonSyntaxError(text)}`,
+    );
+  }
+  const result = validateConfigData(data);
+  if (!result.ok) {
+    throw new ConfigError(`Invalid legacy configuration file ${legacy}: ${result.problems}`);
+  }
+  await saveConfig(result.config, target);
+  await Deno.rename(legacy, join(shareDir, "config.json.bak"));
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return false;
+    throw new ConfigError(`Cannot access configuration file ${path}: ${describeFsError(err)}`, {
+      cause: err,
+    });
+  }
+}
+
+/** First line of a smol-toml error plus its position; the source excerpt is dropped. */
+function describeTomlError(err: unknown): string {
+  if (err instanceof TomlError) {
+    const head = err.message.split("\n")[0].replace(/^Invalid TOML document:\s*/, "");
+    return `${head} at line ${err.line}, column ${err.column}`;
+  }
+  return "Invalid TOML";
+}
+
+function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNulls);
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      if (v === null || v === undefined) continue;
+      out[k] = withoutNulls(v);
+    }
+    return out;
+  }
+  return value;
+}

@@ -1,0 +1,393 @@
+/**
+ * A scriptable OpenAI-compatible server for tests and benchmarks, on 127.0.0.1 (random port).
+ *
+ * It serves `POST /v1/chat/completions` (streamed `chat.completion.chunk` SSE), `POST
+ * /v1/responses` (streamed Responses events) and `GET /v1/models`. Replies come from a FIFO
+ * queue shared by both endpoints; when it is empty, `auto(body)` computes one, else the default
+ * reply (a final text `done`) is used. Every request is captured.
+ *
+ * @module
+ */
+
+/** A tool call the mock streams. */
+export interface MockToolCall {
+  /** Call id. */
+  id: string;
+  /** Function name. */
+  name: string;
+  /** Arguments, or argument fragments streamed one per chunk. */
+  arguments: string | string[];
+}
+
+/** Usage the mock reports at the end of a stream. */
+export interface MockUsage {
+  /** Prompt (input) tokens, cached ones included. */
+  prompt_tokens: number;
+  /** Completion (output) tokens. */
+  completion_tokens: number;
+  /** Cached prompt tokens. */
+  cached_tokens?: number;
+  /**
+   * Chat only: where cached tokens go — `details` (OpenAI `prompt_tokens_details`, default) or
+   * `top` (Moonshot's top-level `cached_tokens`).
+   */
+  cached_tokens_at?: "details" | "top";
+}
+
+/** A successful streamed reply. Parts stream in the order reasoning, text, tool calls. */
+export interface MockStreamReply {
+  /** Visible text, or text chunks. */
+  text?: string | string[];
+  /** Reasoning, or reasoning chunks (chat: in `reasoningKey`; responses: summary deltas). */
+  reasoning?: string | string[];
+  /** Chat only: delta field for reasoning. Default `reasoning_content`. */
+  reasoningKey?: string;
+  /** Responses only: `encrypted_content` of the reasoning item. */
+  encryptedReasoning?: string;
+  /** Tool calls. */
+  toolCalls?: MockToolCall[];
+  /** Usage; omitted means no usage chunk/field. */
+  usage?: MockUsage;
+  /** Chat chunk id / responses message item id. Default generated. */
+  id?: string;
+  /** Delay before answering, in ms. */
+  delayMs?: number;
+  /** Delay between streamed events, in ms. */
+  chunkDelayMs?: number;
+}
+
+/** An HTTP error reply. */
+export interface MockErrorReply {
+  /** HTTP status. */
+  status: number;
+  /** Error message placed in `{"error": {"message": ...}}`. */
+  error?: string;
+  /** Extra response headers (e.g. `retry-after`). */
+  headers?: Record<string, string>;
+  /** Delay before answering, in ms. */
+  delayMs?: number;
+}
+
+/** Any reply the mock can give. */
+export type MockReply = MockStreamReply | MockErrorReply;
+
+/** One request the mock received. */
+export interface CapturedRequest {
+  /** HTTP method. */
+  method: string;
+  /** URL path, e.g. `/v1/chat/completions`. */
+  path: string;
+  /** Request headers, lower-cased names. */
+  headers: Record<string, string>;
+  /** Parsed JSON body, or null. */
+  body: any;
+}
+
+/** Options of {@link startMockOpenAI}. */
+export interface MockOpenAIOptions {
+  /** Computes a reply when the queue is empty. Returning undefined falls back to the default. */
+  auto?: (body: any, request: CapturedRequest) => MockReply | undefined;
+  /** Reply used when the queue is empty and `auto` gives none. Default `{ text: "done" }`. */
+  defaultReply?: MockReply;
+  /** Model ids listed by `GET /v1/models`. Default `["mock-model"]`. */
+  models?: string[];
+}
+
+/** A running mock server. */
+export interface MockOpenAI {
+  /** Base URL ending in `/v1`. */
+  url: string;
+  /** Every request received, in order. */
+  requests: CapturedRequest[];
+  /** Queue replies for the next requests (both endpoints share the queue). */
+  enqueue(...replies: MockReply[]): void;
+  /** Stop the server. */
+  close(): Promise<void>;
+}
+
+const encoder = new TextEncoder();
+
+/** Start a mock server on 127.0.0.1 with a random port. */
+export async function startMockOpenAI(opts: MockOpenAIOptions = {}): Promise<MockOpenAI> {
+  const queue: MockReply[] = [];
+  const requests: CapturedRequest[] = [];
+  let counter = 0;
+  const ready = Promise.withResolvers<number>();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: ({ port }) => ready.resolve(port) },
+    async (req) => {
+      const url = new URL(req.url);
+      const text = req.method === "GET" ? "" : await req.text();
+      let body: any = null;
+      try {
+        body = text ? JSON.parse(text) : null;
+      } catch {
+        body = null;
+      }
+      const headers: Record<string, string> = {};
+      req.headers.forEach((v, k) => (headers[k] = v));
+      const captured: CapturedRequest = { method: req.method, path: url.pathname, headers, body };
+      requests.push(captured);
+
+      if (req.method === "GET" && url.pathname === "/v1/models") {
+        const data = (opts.models ?? ["mock-model"]).map((id) => ({
+          id,
+          object: "model",
+          created: 0,
+          owned_by: "mock",
+        }));
+        return Response.json({ object: "list", data });
+      }
+      const isChat = url.pathname === "/v1/chat/completions";
+      const isResponses = url.pathname === "/v1/responses";
+      if (req.method !== "POST" || (!isChat && !isResponses)) {
+        return Response.json({ error: { message: `No route ${req.method} ${url.pathname}` } }, {
+          status: 404,
+        });
+      }
+      const reply = queue.shift() ?? opts.auto?.(body, captured) ?? opts.defaultReply ??
+        { text: "done" };
+      if (reply.delayMs) await sleep(reply.delayMs);
+      if ("status" in reply) {
+        return Response.json(
+          { error: { message: reply.error ?? `Mock error ${reply.status}`, type: "mock_error" } },
+          { status: reply.status, headers: reply.headers },
+        );
+      }
+      counter++;
+      const events = isChat
+        ? chatEvents(reply, body?.model ?? "mock-model", counter)
+        : responsesEvents(reply, body?.model ?? "mock-model", counter);
+      let cancelled = false;
+      const stream = new ReadableStream<Uint8Array>({
+        async start(controller) {
+          try {
+            for (const ev of events) {
+              if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs);
+              if (cancelled) return;
+              controller.enqueue(encoder.encode(ev));
+            }
+            controller.close();
+          } catch {
+            // the client went away
+          }
+        },
+        cancel() {
+          cancelled = true;
+        },
+      });
+      return new Response(stream, {
+        headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
+      });
+    },
+  );
+  const port = await ready.promise;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    enqueue: (...replies) => void queue.push(...replies),
+    close: async () => {
+      await server.shutdown();
+    },
+  };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function chunks(v: string | string[] | undefined): string[] {
+  return v === undefined ? [] : typeof v === "string" ? [v] : v;
+}
+
+/** SSE lines of a streamed chat completion. */
+function chatEvents(reply: MockStreamReply, model: string, n: number): string[] {
+  const id = reply.id ?? `chatcmpl-mock-${n}`;
+  const base = { id, object: "chat.completion.chunk", created: 0, model };
+  const out: string[] = [];
+  const push = (delta: Record<string, unknown>, finish: string | null = null) =>
+    out.push(
+      `data: ${
+        JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] })
+      }\n\n`,
+    );
+  push({ role: "assistant", content: "" });
+  const key = reply.reasoningKey ?? "reasoning_content";
+  for (const r of chunks(reply.reasoning)) push({ [key]: r });
+  for (const t of chunks(reply.text)) push({ content: t });
+  (reply.toolCalls ?? []).forEach((tc, index) => {
+    const frags = chunks(tc.arguments);
+    push({
+      tool_calls: [{
+        index,
+        id: tc.id,
+        type: "function",
+        function: { name: tc.name, arguments: frags[0] ?? "" },
+      }],
+    });
+    for (const f of frags.slice(1)) push({ tool_calls: [{ index, function: { arguments: f } }] });
+  });
+  push({}, reply.toolCalls?.length ? "tool_calls" : "stop");
+  if (reply.usage) {
+    const u = reply.usage;
+    const usage: Record<string, unknown> = {
+      prompt_tokens: u.prompt_tokens,
+      completion_tokens: u.completion_tokens,
+      total_tokens: u.prompt_tokens + u.completion_tokens,
+    };
+    if (u.cached_tokens !== undefined) {
+      if (u.cached_tokens_at === "top") usage.cached_tokens = u.cached_tokens;
+      else usage.prompt_tokens_details = { cached_tokens: u.cached_tokens };
+    }
+    out.push(`data: ${JSON.stringify({ ...base, choices: [], usage })}\n\n`);
+  }
+  out.push("data: [DONE]\n\n");
+  return out;
+}
+
+/** SSE lines of a streamed Responses API reply. */
+function responsesEvents(reply: MockStreamReply, model: string, n: number): string[] {
+  const responseId = `resp_mock_${n}`;
+  const out: string[] = [];
+  let seq = 0;
+  const emit = (type: string, fields: Record<string, unknown>) =>
+    out.push(
+      `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...fields })}\n\n`,
+    );
+  const response = (status: string, output: unknown[], usage: unknown) => ({
+    id: responseId,
+    object: "response",
+    created_at: 0,
+    status,
+    model,
+    output,
+    usage,
+  });
+  emit("response.created", { response: response("in_progress", [], null) });
+  const output: unknown[] = [];
+  let index = 0;
+  const reasoning = chunks(reply.reasoning);
+  if (reasoning.length > 0 || reply.encryptedReasoning !== undefined) {
+    const itemId = `rs_mock_${n}`;
+    emit("response.output_item.added", {
+      output_index: index,
+      item: { id: itemId, type: "reasoning", summary: [] },
+    });
+    if (reasoning.length > 0) {
+      emit("response.reasoning_summary_part.added", {
+        item_id: itemId,
+        output_index: index,
+        summary_index: 0,
+        part: { type: "summary_text", text: "" },
+      });
+      for (const r of reasoning) {
+        emit("response.reasoning_summary_text.delta", {
+          item_id: itemId,
+          output_index: index,
+          summary_index: 0,
+          delta: r,
+        });
+      }
+    }
+    const item = {
+      id: itemId,
+      type: "reasoning",
+      summary: reasoning.length ? [{ type: "summary_text", text: reasoning.join("") }] : [],
+      encrypted_content: reply.encryptedReasoning ?? null,
+    };
+    emit("response.output_item.done", { output_index: index, item });
+    output.push(item);
+    index++;
+  }
+  const text = chunks(reply.text);
+  if (text.length > 0) {
+    const itemId = reply.id ?? `msg_mock_${n}`;
+    emit("response.output_item.added", {
+      output_index: index,
+      item: { id: itemId, type: "message", role: "assistant", status: "in_progress", content: [] },
+    });
+    emit("response.content_part.added", {
+      item_id: itemId,
+      output_index: index,
+      content_index: 0,
+      part: { type: "output_text", text: "", annotations: [] },
+    });
+    for (const t of text) {
+      emit("response.output_text.delta", {
+        item_id: itemId,
+        output_index: index,
+        content_index: 0,
+        delta: t,
+        logprobs: [],
+      });
+    }
+    const full = text.join("");
+    emit("response.output_text.done", {
+      item_id: itemId,
+      output_index: index,
+      content_index: 0,
+      text: full,
+      logprobs: [],
+    });
+    const item = {
+      id: itemId,
+      type: "message",
+      role: "assistant",
+      status: "completed",
+      content: [{ type: "output_text", text: full, annotations: [] }],
+    };
+    emit("response.output_item.done", { output_index: index, item });
+    output.push(item);
+    index++;
+  }
+  for (const tc of reply.toolCalls ?? []) {
+    const itemId = `fc_mock_${n}_${index}`;
+    const frags = chunks(tc.arguments);
+    emit("response.output_item.added", {
+      output_index: index,
+      item: {
+        id: itemId,
+        type: "function_call",
+        call_id: tc.id,
+        name: tc.name,
+        arguments: "",
+        status: "in_progress",
+      },
+    });
+    for (const f of frags) {
+      emit("response.function_call_arguments.delta", {
+        item_id: itemId,
+        output_index: index,
+        delta: f,
+      });
+    }
+    const item = {
+      id: itemId,
+      type: "function_call",
+      call_id: tc.id,
+      name: tc.name,
+      arguments: frags.join(""),
+      status: "completed",
+    };
+    emit("response.function_call_arguments.done", {
+      item_id: itemId,
+      output_index: index,
+      arguments: item.arguments,
+    });
+    emit("response.output_item.done", { output_index: index, item });
+    output.push(item);
+    index++;
+  }
+  const u = reply.usage;
+  const usage = u
+    ? {
+      input_tokens: u.prompt_tokens,
+      input_tokens_details: { cached_tokens: u.cached_tokens ?? 0 },
+      output_tokens: u.completion_tokens,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: u.prompt_tokens + u.completion_tokens,
+    }
+    : null;
+  emit("response.completed", { response: response("completed", output, usage) });
+  return out;
+}
