@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { shareDir } from "../config/share_dir.ts";
 import { main } from "./main.ts";
 
 /** Run the CLI and map unexpected errors to exit code 1. */
@@ -13,8 +14,14 @@ export async function runMain(args: string[]): Promise<number> {
   } catch (err) {
     const debug = args.includes("--debug");
     const msg = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    let logPath = "~/.kimi/logs/kimi.log";
+    try {
+      logPath = `${shareDir()}/logs/kimi.log`;
+    } catch {
+      // keep the default spelling
+    }
     console.error(
-      `${msg}\nSee logs: ~/.kimi/logs/kimi.log\nRun with --debug for full traceback, or run kimi export to share diagnostics.`,
+      `${msg}\nSee logs: ${logPath}\nRun with --debug for full traceback, or run kimi export to share diagnostics.`,
     );
     if (debug && err instanceof Error && err.stack) console.error(err.stack);
     return 1;
