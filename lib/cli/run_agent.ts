@@ -6,6 +6,7 @@
  */
 import { ConfigError } from "../config/errors.ts";
 import { loadConfig } from "../config/load.ts";
+import type { Config } from "../config/schema.ts";
 import { ensureShareDir } from "../config/share_dir.ts";
 import { configureLog, log, setLogSession } from "../log.ts";
 import { Session, SessionError } from "../session/session.ts";
@@ -26,7 +27,7 @@ export function safeGetEnv(name: string): string | undefined {
 export async function runAgent(opts: CliOptions): Promise<number> {
   const shareDir = await ensureShareDir(safeGetEnv);
   configureLog({ shareDir, debug: opts.debug });
-  let config;
+  let config: Config;
   try {
     ({ config } = await loadConfig({
       shareDir,
@@ -64,6 +65,20 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     }
   }
 
+  try {
+    return await runUI(opts, config, session);
+  } finally {
+    if (!config.background.keep_alive_on_exit) {
+      const { closeTaskManager } = await import("../background/task_manager.ts");
+      await closeTaskManager(session.dir, "kimi exited");
+    }
+    if (await session.isEmpty()) {
+      await session.delete();
+    }
+  }
+}
+
+async function runUI(opts: CliOptions, config: Config, session: Session): Promise<number> {
   const app = await KimiApp.create({
     config,
     session,
@@ -90,6 +105,11 @@ export async function runAgent(opts: CliOptions): Promise<number> {
       });
       break;
     }
+    case "wire": {
+      const { runWire } = await import("../ui/wire_server/server.ts");
+      code = await runWire(app);
+      break;
+    }
     default: {
       if (!Deno.stdin.isTerminal()) {
         console.error(
@@ -106,9 +126,7 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     }
   }
 
-  if (await session.isEmpty()) {
-    await session.delete();
-  } else {
+  if (!(await session.isEmpty())) {
     if (opts.ui !== "wire") console.error(`\nTo resume this session: kimi -r ${session.id}`);
     if (code === 0) await session.setLastSession();
   }

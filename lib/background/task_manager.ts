@@ -1,0 +1,459 @@
+/**
+ * Background tasks of one session: shell commands started by `Shell(run_in_background=true)`
+ * that outlive the turn which started them, inspected with TaskList/TaskOutput and stopped
+ * with TaskStop.
+ *
+ * Each task runs in this process as the leader of its own process group; its output is
+ * appended to `<sessionDir>/tasks/<id>/output` and its state kept in
+ * `<sessionDir>/tasks/<id>/task.json` (see {@link TaskStore}).
+ *
+ * The soul gets the manager of a session with {@link getTaskManager} (one per session dir
+ * per process), subscribes to {@link BackgroundTaskManager.onTerminal} to publish completion
+ * notifications, and calls {@link BackgroundTaskManager.stopAll} on shutdown (or
+ * {@link closeTaskManager}).
+ *
+ * @module
+ */
+import { resolve } from "node:path";
+import type { BackgroundSettings } from "../tooling/tool.ts";
+import {
+  exitCodeOf,
+  type ShellOutcome,
+  type ShellProcess,
+  startShellProcess,
+} from "../process/shell_process.ts";
+import type { ShellInfo } from "../process/shell_info.ts";
+import { OutputSink } from "./output_sink.ts";
+import {
+  isTerminalStatus,
+  newTaskId,
+  nowSeconds,
+  TASK_ID_PATTERN,
+  type TaskRecord,
+} from "./task_record.ts";
+import { TaskStore } from "./task_store.ts";
+
+/** Options of {@link BackgroundTaskManager.start}. */
+export interface StartTaskOptions {
+  /** Shell command line. */
+  readonly command: string;
+  /** Short description shown in lists. */
+  readonly description: string;
+  /** Working directory. */
+  readonly cwd: string;
+  /** Complete child environment. */
+  readonly env: Readonly<Record<string, string>>;
+  /** Kill the task after this many seconds (`null`/omitted: no limit). */
+  readonly timeoutS?: number | null;
+  /** Id of the tool call that started the task. */
+  readonly toolCallId?: string | null;
+  /** Shell to use (resolved when omitted). */
+  readonly shell?: ShellInfo;
+}
+
+/** Options of {@link BackgroundTaskManager.list}. */
+export interface ListTasksOptions {
+  /** Only tasks that have not finished (default true). */
+  readonly activeOnly?: boolean;
+  /** At most this many, newest first (default 20). */
+  readonly limit?: number;
+}
+
+/** Options of {@link BackgroundTaskManager.output}. */
+export interface TaskOutputOptions {
+  /** Wait for the task to finish (default false). */
+  readonly block?: boolean;
+  /** Longest wait when blocking, in seconds (default 30). */
+  readonly timeoutS?: number;
+  /** Bytes of output tail to return (default `readMaxBytes`). */
+  readonly maxBytes?: number;
+  /** Stops a blocking wait early. */
+  readonly signal?: AbortSignal;
+}
+
+/** `success` when the task has finished, else `not_ready` (no wait) or `timeout` (waited). */
+export type RetrievalStatus = "success" | "not_ready" | "timeout";
+
+/** What {@link BackgroundTaskManager.output} returns. */
+export interface TaskOutputSnapshot {
+  /** Whether the task had finished. */
+  readonly retrievalStatus: RetrievalStatus;
+  /** The task's state. */
+  readonly task: TaskRecord;
+  /** Absolute path of the output file. */
+  readonly outputPath: string;
+  /** Whether the output file exists. */
+  readonly outputAvailable: boolean;
+  /** Size of the output file in bytes. */
+  readonly outputSizeBytes: number;
+  /** Tail of the output (trailing newlines removed). */
+  readonly previewText: string;
+  /** Bytes in the tail. */
+  readonly previewBytes: number;
+  /** Whether the tail leaves out the start of the output. */
+  readonly truncated: boolean;
+}
+
+/** No task with that id in this session. */
+export class TaskNotFoundError extends Error {
+  /** The id asked for. */
+  readonly taskId: string;
+  /** Create the error. */
+  constructor(taskId: string) {
+    super(`Task not found: ${taskId}`);
+    this.name = "TaskNotFoundError";
+    this.taskId = taskId;
+  }
+}
+
+/** `max_running_tasks` reached. */
+export class TaskLimitError extends Error {
+  /** Create the error for a limit. */
+  constructor(limit: number) {
+    super(
+      `Too many background tasks are already running (limit: ${limit}, set by ` +
+        "background.max_running_tasks). Wait for one to finish or stop one with TaskStop.",
+    );
+    this.name = "TaskLimitError";
+  }
+}
+
+interface LiveTask {
+  record: TaskRecord;
+  proc: ShellProcess;
+  sink: OutputSink;
+  finished: Promise<TaskRecord>;
+  persisted: Promise<void>;
+}
+
+const LOST_REASON = "The process running this task belonged to an earlier run and is gone.";
+
+/** The background tasks of one session. */
+export class BackgroundTaskManager {
+  /** Where task files live. */
+  readonly store: TaskStore;
+  #settings: BackgroundSettings;
+  readonly #live = new Map<string, LiveTask>();
+  #starting = 0;
+  readonly #listeners = new Set<(task: TaskRecord) => void>();
+
+  /** A manager for the session at `sessionDir`. Prefer {@link getTaskManager}. */
+  constructor(sessionDir: string, settings: BackgroundSettings) {
+    this.store = new TaskStore(sessionDir);
+    this.#settings = settings;
+  }
+
+  /** Current settings. */
+  get settings(): BackgroundSettings {
+    return this.#settings;
+  }
+
+  /** Replace the settings (limits apply to later calls). */
+  updateSettings(settings: BackgroundSettings): void {
+    this.#settings = settings;
+  }
+
+  /** Number of tasks of this process that have not finished. */
+  get activeCount(): number {
+    let n = 0;
+    for (const t of this.#live.values()) if (!isTerminalStatus(t.record.status)) n++;
+    return n;
+  }
+
+  /** Absolute path of a task's output file. */
+  outputPath(taskId: string): string {
+    return this.store.outputPath(taskId);
+  }
+
+  /** Call `listener` with the final record whenever a task of this manager finishes. */
+  onTerminal(listener: (task: TaskRecord) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * Start a command as a background task. Throws {@link TaskLimitError} at the running-task
+   * limit, or the spawn error (the task is then recorded as failed).
+   */
+  async start(opts: StartTaskOptions): Promise<TaskRecord> {
+    const limit = this.#settings.maxRunningTasks;
+    if (this.activeCount + this.#starting >= limit) throw new TaskLimitError(limit);
+    this.#starting++;
+    try {
+      return await this.#start(opts);
+    } finally {
+      this.#starting--;
+    }
+  }
+
+  async #start(opts: StartTaskOptions): Promise<TaskRecord> {
+    const now = nowSeconds();
+    const record: TaskRecord = {
+      version: 1,
+      id: newTaskId("bash"),
+      kind: "bash",
+      description: opts.description,
+      command: opts.command,
+      cwd: opts.cwd,
+      shell_path: null,
+      timeout_s: opts.timeoutS ?? null,
+      tool_call_id: opts.toolCallId ?? null,
+      status: "pending",
+      pid: null,
+      exit_code: null,
+      interrupted: false,
+      timed_out: false,
+      failure_reason: null,
+      kill_reason: null,
+      created_at: now,
+      started_at: null,
+      finished_at: null,
+      updated_at: now,
+    };
+    await this.store.create(record);
+    const sink = await OutputSink.open(this.store.outputPath(record.id));
+    let proc: ShellProcess;
+    try {
+      proc = startShellProcess({
+        command: opts.command,
+        cwd: opts.cwd,
+        env: opts.env,
+        shell: opts.shell,
+        timeoutMs: opts.timeoutS ? opts.timeoutS * 1000 : undefined,
+        killGraceMs: this.#settings.killGracePeriodMs,
+        onData: (chunk) => sink.write(chunk),
+      });
+    } catch (e) {
+      await sink.close();
+      const t = nowSeconds();
+      Object.assign(record, {
+        status: "failed",
+        failure_reason: `Failed to start the command: ${e instanceof Error ? e.message : e}`,
+        finished_at: t,
+        updated_at: t,
+      });
+      await this.store.write(record);
+      throw e;
+    }
+    const started = nowSeconds();
+    Object.assign(record, {
+      status: "running",
+      pid: proc.pid,
+      shell_path: proc.shell.path,
+      started_at: started,
+      updated_at: started,
+    });
+    const live: LiveTask = {
+      record,
+      proc,
+      sink,
+      persisted: Promise.resolve(),
+      finished: Promise.resolve(record),
+    };
+    this.#live.set(record.id, live);
+    live.finished = proc.done.then((outcome) => this.#finish(live, outcome));
+    await this.#persist(live);
+    return { ...record };
+  }
+
+  #persist(live: LiveTask): Promise<void> {
+    const snapshot = { ...live.record };
+    live.persisted = live.persisted.then(() => this.store.write(snapshot)).catch(() => {});
+    return live.persisted;
+  }
+
+  async #finish(live: LiveTask, outcome: ShellOutcome): Promise<TaskRecord> {
+    await live.sink.close();
+    const rec = live.record;
+    const t = nowSeconds();
+    if (outcome.kind === "timeout") {
+      Object.assign(rec, {
+        status: "failed",
+        interrupted: true,
+        timed_out: true,
+        exit_code: exitCodeOf(outcome),
+        failure_reason: `Command timed out after ${rec.timeout_s}s`,
+      });
+    } else if (outcome.kind === "terminated" || rec.kill_reason !== null) {
+      Object.assign(rec, {
+        status: "killed",
+        interrupted: true,
+        exit_code: exitCodeOf(outcome),
+        failure_reason: rec.kill_reason ?? "Killed",
+      });
+    } else {
+      const code = exitCodeOf(outcome);
+      rec.exit_code = code;
+      if (code === 0) {
+        rec.status = "completed";
+      } else {
+        rec.status = "failed";
+        rec.failure_reason = `Command failed with exit code ${code}`;
+      }
+    }
+    if (live.sink.error && !rec.failure_reason) {
+      rec.failure_reason = `Could not write output: ${String(live.sink.error)}`;
+    }
+    rec.finished_at = t;
+    rec.updated_at = t;
+    await this.#persist(live);
+    const final = { ...rec };
+    for (const l of this.#listeners) {
+      try {
+        l(final);
+      } catch {
+        // a listener's failure is not the task's
+      }
+    }
+    return final;
+  }
+
+  /** A task's record, or `null` when unknown. Tasks of an earlier run are marked `lost`. */
+  async get(taskId: string): Promise<TaskRecord | null> {
+    const live = this.#live.get(taskId);
+    if (live) return { ...live.record };
+    const rec = await this.store.read(taskId);
+    return rec ? await this.#reconcile(rec) : null;
+  }
+
+  async #reconcile(rec: TaskRecord): Promise<TaskRecord> {
+    if (isTerminalStatus(rec.status) || this.#live.has(rec.id)) return rec;
+    const t = nowSeconds();
+    const lost: TaskRecord = {
+      ...rec,
+      status: "lost",
+      failure_reason: rec.failure_reason ?? LOST_REASON,
+      finished_at: t,
+      updated_at: t,
+    };
+    await this.store.write(lost).catch(() => {});
+    return lost;
+  }
+
+  /** Tasks of this session, newest first. */
+  async list(opts: ListTasksOptions = {}): Promise<TaskRecord[]> {
+    const activeOnly = opts.activeOnly ?? true;
+    const limit = opts.limit ?? 20;
+    const out: TaskRecord[] = [];
+    for (const stored of await this.store.list()) {
+      const live = this.#live.get(stored.id);
+      const rec = live ? { ...live.record } : await this.#reconcile(stored);
+      if (activeOnly && isTerminalStatus(rec.status)) continue;
+      out.push(rec);
+    }
+    return out.slice(0, Math.max(0, limit));
+  }
+
+  /**
+   * A task's state and output tail, optionally after waiting for it to finish.
+   * Throws {@link TaskNotFoundError}.
+   */
+  async output(taskId: string, opts: TaskOutputOptions = {}): Promise<TaskOutputSnapshot> {
+    let task = await this.get(taskId);
+    if (!task) throw new TaskNotFoundError(taskId);
+    const live = this.#live.get(taskId);
+    if (opts.block && live && !isTerminalStatus(task.status)) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let onAbort: (() => void) | undefined;
+      await Promise.race([
+        live.finished,
+        new Promise<void>((
+          res,
+        ) => (timer = setTimeout(res, Math.max(0, opts.timeoutS ?? 30) * 1000))),
+        new Promise<void>((res) => {
+          if (!opts.signal) return;
+          if (opts.signal.aborted) return res();
+          onAbort = () => res();
+          opts.signal.addEventListener("abort", onAbort, { once: true });
+        }),
+      ]);
+      clearTimeout(timer);
+      if (onAbort) opts.signal?.removeEventListener("abort", onAbort);
+      task = { ...live.record };
+    }
+    if (live) await live.sink.flush();
+    const finished = isTerminalStatus(task.status);
+    const retrievalStatus: RetrievalStatus = finished
+      ? "success"
+      : opts.block
+      ? "timeout"
+      : "not_ready";
+    const maxBytes = opts.maxBytes ?? this.#settings.readMaxBytes;
+    const tail = await this.store.readTail(taskId, maxBytes);
+    return {
+      retrievalStatus,
+      task,
+      outputPath: resolve(this.store.outputPath(taskId)),
+      outputAvailable: tail.exists,
+      outputSizeBytes: tail.sizeBytes,
+      previewText: tail.text.replace(/\n+$/, ""),
+      previewBytes: tail.readBytes,
+      truncated: tail.sizeBytes > tail.readBytes,
+    };
+  }
+
+  /**
+   * Stop a task (its whole process group) and wait until it has ended. A finished task is
+   * returned unchanged. Throws {@link TaskNotFoundError}.
+   */
+  async stop(taskId: string, reason = "Stopped"): Promise<TaskRecord> {
+    const live = this.#live.get(taskId);
+    if (!live) {
+      const rec = await this.get(taskId);
+      if (!rec) throw new TaskNotFoundError(taskId);
+      return rec;
+    }
+    if (isTerminalStatus(live.record.status)) return { ...live.record };
+    if (live.record.kill_reason === null) {
+      live.record.kill_reason = reason;
+      live.record.updated_at = nowSeconds();
+      await this.#persist(live);
+    }
+    await live.proc.terminate(reason);
+    return await live.finished;
+  }
+
+  /** Stop every running task of this manager; returns their ids. */
+  async stopAll(reason = "Session ended"): Promise<string[]> {
+    const ids = [...this.#live.values()]
+      .filter((t) => !isTerminalStatus(t.record.status))
+      .map((t) => t.record.id);
+    await Promise.all(ids.map((id) => this.stop(id, reason).catch(() => null)));
+    return ids;
+  }
+
+  /** Whether `id` has the shape of a task id. */
+  static isTaskId(id: string): boolean {
+    return TASK_ID_PATTERN.test(id);
+  }
+}
+
+const MANAGERS = new Map<string, BackgroundTaskManager>();
+
+/**
+ * The task manager of the session at `sessionDir`, created on first use; later calls return
+ * the same instance (with `settings` applied), so tasks stay visible across turns and tools.
+ */
+export function getTaskManager(
+  sessionDir: string,
+  settings: BackgroundSettings,
+): BackgroundTaskManager {
+  const key = resolve(sessionDir);
+  let m = MANAGERS.get(key);
+  if (m) {
+    m.updateSettings(settings);
+  } else {
+    m = new BackgroundTaskManager(key, settings);
+    MANAGERS.set(key, m);
+  }
+  return m;
+}
+
+/** Stop every task of a session's manager and forget it (session shutdown). */
+export async function closeTaskManager(sessionDir: string, reason?: string): Promise<void> {
+  const key = resolve(sessionDir);
+  const m = MANAGERS.get(key);
+  if (!m) return;
+  MANAGERS.delete(key);
+  await m.stopAll(reason);
+}

@@ -1,0 +1,51 @@
+/**
+ * Shared pieces of the Moonshot web services calls (SearchWeb, FetchURL).
+ *
+ * @module
+ */
+import { VERSION } from "../version.ts";
+import type { WebServiceConfig } from "../tooling/tool.ts";
+
+/** User-Agent sent to Moonshot services. */
+export const SERVICE_USER_AGENT = `KimiCLI/${VERSION}`;
+
+/** Headers of a service call: agent, bearer key, tool call id, then the configured extras. */
+export function serviceHeaders(
+  service: WebServiceConfig,
+  toolCallId: string,
+  extra: Readonly<Record<string, string>> = {},
+): Record<string, string> {
+  return {
+    "User-Agent": SERVICE_USER_AGENT,
+    "Authorization": `Bearer ${service.apiKey}`,
+    "X-Msh-Tool-Call-Id": toolCallId,
+    ...extra,
+    ...service.customHeaders,
+  };
+}
+
+/** `host[:port]` of a URL (what the net permission is checked against), or `null`. */
+export function hostOf(url: string): string | null {
+  try {
+    return new URL(url).host || null;
+  } catch {
+    return null;
+  }
+}
+
+/** A signal that aborts with the call's signal or after `ms`. */
+export function withTimeout(signal: AbortSignal, ms: number): AbortSignal {
+  return AbortSignal.any([signal, AbortSignal.timeout(ms)]);
+}
+
+/** Whether an error is the timeout of {@link withTimeout} (and not a cancellation). */
+export function isTimeoutError(e: unknown, callSignal: AbortSignal): boolean {
+  if (callSignal.aborted) return false;
+  return e instanceof DOMException && (e.name === "TimeoutError" || e.name === "AbortError");
+}
+
+/** Error text without anything secret-looking (bearer values are masked). */
+export function describeError(e: unknown): string {
+  const text = e instanceof Error ? e.message : String(e);
+  return text.replace(/Bearer\s+\S+/gi, "Bearer ***");
+}

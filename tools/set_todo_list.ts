@@ -1,0 +1,56 @@
+/**
+ * SetTodoList: replace or read the agent's todo list.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { readAsset } from "../lib/assets/mod.ts";
+import { toolOk } from "../lib/tooling/result.ts";
+import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
+import { TodoStatusSchema } from "../lib/wire/display.ts";
+
+/** One todo as the model sends it. */
+export const TodoParamSchema = z.object({
+  title: z.string().min(1).describe("What the item is about."),
+  status: TodoStatusSchema.describe("Where the item stands."),
+});
+
+/** SetTodoList parameters. */
+export const SetTodoListParamsSchema = z.object({
+  todos: z.array(TodoParamSchema).nullable().default(null).describe(
+    "The complete new todo list. Leave it out to read the current list unchanged.",
+  ),
+});
+/** SetTodoList parameters. */
+export type SetTodoListParams = z.infer<typeof SetTodoListParamsSchema>;
+
+class SetTodoListTool implements Tool<SetTodoListParams> {
+  readonly name = "SetTodoList";
+  readonly description = readAsset("tools/set_todo_list.md");
+  readonly parameters = SetTodoListParamsSchema;
+  readonly #env: ToolEnv;
+
+  constructor(env: ToolEnv) {
+    this.#env = env;
+  }
+
+  async call(params: SetTodoListParams): Promise<ToolReturnValue> {
+    if (params.todos === null) {
+      const todos = this.#env.todos.get();
+      const output = todos.length === 0
+        ? "Todo list is empty."
+        : ["Current todo list:", ...todos.map((t) => `- [${t.status}] ${t.title}`)].join("\n");
+      return toolOk({ output, message: "" });
+    }
+    const items = params.todos.map((t) => ({ title: t.title, status: t.status }));
+    await this.#env.todos.set(items);
+    return toolOk({
+      output: "Todo list updated",
+      message: "Todo list updated",
+      display: [{ type: "todo", items }],
+    });
+  }
+}
+
+/** Builds the SetTodoList tool. */
+export const setTodoListTool: ToolFactory = (env) => new SetTodoListTool(env);

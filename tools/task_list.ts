@@ -1,0 +1,50 @@
+/**
+ * TaskList: list this session's background tasks.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { readAsset } from "../lib/assets/mod.ts";
+import { rootOnlyError } from "../lib/background/root_guard.ts";
+import { formatTaskList, taskDisplayBlock } from "../lib/background/task_format.ts";
+import { getTaskManager } from "../lib/background/task_manager.ts";
+import { toolOk } from "../lib/tooling/result.ts";
+import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
+
+/** TaskList parameters. */
+export const TaskListParamsSchema = z.object({
+  active_only: z.boolean().default(true).describe(
+    "List only tasks that have not finished yet.",
+  ),
+  limit: z.number().int().min(1).max(100).default(20).describe(
+    "Largest number of tasks to list.",
+  ),
+});
+/** TaskList parameters. */
+export type TaskListParams = z.infer<typeof TaskListParamsSchema>;
+
+class TaskListTool implements Tool<TaskListParams> {
+  readonly name = "TaskList";
+  readonly description = readAsset("tools/task_list.md");
+  readonly parameters = TaskListParamsSchema;
+  readonly #env: ToolEnv;
+
+  constructor(env: ToolEnv) {
+    this.#env = env;
+  }
+
+  async call(params: TaskListParams): Promise<ToolReturnValue> {
+    const denied = rootOnlyError(this.#env);
+    if (denied) return denied;
+    const manager = getTaskManager(this.#env.sessionDir, this.#env.background);
+    const tasks = await manager.list({ activeOnly: params.active_only, limit: params.limit });
+    return toolOk({
+      output: formatTaskList(tasks, { activeOnly: params.active_only }),
+      message: "Task list retrieved.",
+      display: tasks.map(taskDisplayBlock),
+    });
+  }
+}
+
+/** Builds the TaskList tool. */
+export const taskListTool: ToolFactory = (env) => new TaskListTool(env);

@@ -1,0 +1,72 @@
+/**
+ * TaskOutput: status and output tail of one background task.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { readAsset } from "../lib/assets/mod.ts";
+import { rootOnlyError } from "../lib/background/root_guard.ts";
+import { formatTaskOutput, taskDisplayBlock } from "../lib/background/task_format.ts";
+import { getTaskManager, TaskNotFoundError } from "../lib/background/task_manager.ts";
+import { toolError, toolOk } from "../lib/tooling/result.ts";
+import type {
+  Tool,
+  ToolCallContext,
+  ToolEnv,
+  ToolFactory,
+  ToolReturnValue,
+} from "../lib/tooling/tool.ts";
+
+/** Bytes of output tail shown after `[output]`. */
+export const TASK_OUTPUT_PREVIEW_BYTES = 32 * 1024;
+
+/** TaskOutput parameters. */
+export const TaskOutputParamsSchema = z.object({
+  task_id: z.string().describe("Id of the background task to look at."),
+  block: z.boolean().default(false).describe(
+    "Wait for the task to finish before answering.",
+  ),
+  timeout: z.number().int().min(0).max(3600).default(30).describe(
+    "Longest wait in seconds when block is true.",
+  ),
+});
+/** TaskOutput parameters. */
+export type TaskOutputParams = z.infer<typeof TaskOutputParamsSchema>;
+
+class TaskOutputTool implements Tool<TaskOutputParams> {
+  readonly name = "TaskOutput";
+  readonly description = readAsset("tools/task_output.md");
+  readonly parameters = TaskOutputParamsSchema;
+  readonly #env: ToolEnv;
+
+  constructor(env: ToolEnv) {
+    this.#env = env;
+  }
+
+  async call(params: TaskOutputParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
+    const denied = rootOnlyError(this.#env);
+    if (denied) return denied;
+    const manager = getTaskManager(this.#env.sessionDir, this.#env.background);
+    try {
+      const snap = await manager.output(params.task_id, {
+        block: params.block,
+        timeoutS: params.timeout,
+        maxBytes: TASK_OUTPUT_PREVIEW_BYTES,
+        signal: ctx.signal,
+      });
+      return toolOk({
+        output: formatTaskOutput(snap),
+        message: "Task output retrieved.",
+        display: [taskDisplayBlock(snap.task)],
+      });
+    } catch (e) {
+      if (e instanceof TaskNotFoundError) {
+        return toolError({ message: e.message, brief: "Task not found" });
+      }
+      throw e;
+    }
+  }
+}
+
+/** Builds the TaskOutput tool. */
+export const taskOutputTool: ToolFactory = (env) => new TaskOutputTool(env);

@@ -1,0 +1,29 @@
+/**
+ * Think: a scratchpad call that records a thought and does nothing else.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { readAsset } from "../lib/assets/mod.ts";
+import { toolOk } from "../lib/tooling/result.ts";
+import type { Tool, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
+
+/** Think parameters. */
+export const ThinkParamsSchema = z.object({
+  thought: z.string().describe("The thought to record."),
+});
+/** Think parameters. */
+export type ThinkParams = z.infer<typeof ThinkParamsSchema>;
+
+class ThinkTool implements Tool<ThinkParams> {
+  readonly name = "Think";
+  readonly description = readAsset("tools/think.md");
+  readonly parameters = ThinkParamsSchema;
+
+  call(): Promise<ToolReturnValue> {
+    return Promise.resolve(toolOk({ output: "", message: "Thought logged" }));
+  }
+}
+
+/** Builds the Think tool. */
+export const thinkTool: ToolFactory = () => new ThinkTool();
