@@ -12,6 +12,9 @@ if (import.meta.main) {
     console.log(`kimi, version ${VERSION}`);
     Deno.exit(0);
   }
-  const { runMain } = await import("./lib/cli/entry.ts");
+  // A non-literal specifier: Deno preloads literal dynamic imports, which would make even the
+  // `--version` fast path above load the whole CLI graph.
+  const entry = "./lib/cli/entry.ts";
+  const { runMain } = await import(entry) as typeof import("./lib/cli/entry.ts");
   Deno.exit(await runMain(args));
 }

@@ -64,8 +64,11 @@ Deno.test("openai path: streamed text, tool call, reasoning, usage and a retried
     assertStringIncludes(chats[0].headers["user-agent"], "KimiCLI/1.49.0");
     assertEquals(chats[0].headers["authorization"], "Bearer sk-test");
     const third = chats[2].body.messages;
-    assertEquals(third[third.length - 1].role, "tool");
-    assertEquals(third[third.length - 1].tool_call_id, "call_1");
+    const toolMsg = third.find((m: { role: string }) => m.role === "tool");
+    assertEquals(toolMsg.tool_call_id, "call_1");
+    // Print mode runs afk: the request ends with the afk reminder after the tool result.
+    assertEquals(third[third.length - 2].role, "tool");
+    assertStringIncludes(third[third.length - 1].content, "<system-reminder>");
 
     const [dir] = await sb.sessionDirs();
     const wire = (await Deno.readTextFile(`${dir}/wire.jsonl`)).trim().split("\n").slice(1).map((l) =>
@@ -120,9 +123,10 @@ Deno.test("no usable model: print mode says LLM is not set and exits 1", async (
   try {
     const r = await sb.run(["--print", "-p", "hi"]);
     assertEquals(r.code, 1);
-    assertEquals(r.stdout, "LLM is not set\n");
+    assertEquals(r.stdout, "hi\nTurnBegin(user_input='hi')\nTurnEnd()\nLLM is not set\n");
     const config = await sb.scriptedConfig(["text: x"]);
-    const unknown = await sb.run(["--print", "--model", "nope", "--config-file", config, "-p", "hi"]);
+    const unknown = await sb.run(["--quiet", "--model", "nope", "--config-file", config, "-p", "hi"]);
+    assertEquals(unknown.code, 1);
     assertEquals(unknown.stdout, "LLM is not set\n");
   } finally {
     await sb.cleanup();

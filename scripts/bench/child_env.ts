@@ -1,0 +1,67 @@
+/**
+ * The environment benchmark children run in: an isolated HOME and KIMI_SHARE_DIR in a temp
+ * dir, but the parent's Deno cache (DENO_DIR), so children never re-download npm packages.
+ *
+ * @module
+ */
+
+/** Absolute path of the repository root (the directory holding `main.ts`). */
+export const REPO_ROOT: string = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
+
+/** Absolute path of `main.ts`. */
+export const MAIN_TS: string = `${REPO_ROOT}/main.ts`;
+
+let cachedDenoDir: string | undefined;
+
+/**
+ * The Deno cache directory of this process: `DENO_DIR` when set, else the one `deno info`
+ * reports (which honours XDG_CACHE_HOME), else `$HOME/.cache/deno`.
+ */
+export async function denoCacheDir(): Promise<string> {
+  if (cachedDenoDir) return cachedDenoDir;
+  const fromEnv = Deno.env.get("DENO_DIR");
+  if (fromEnv) return (cachedDenoDir = fromEnv);
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["info", "--json"],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    const info = JSON.parse(new TextDecoder().decode(out.stdout));
+    if (typeof info.denoDir === "string") return (cachedDenoDir = info.denoDir as string);
+  } catch {
+    // fall through to the default location
+  }
+  return (cachedDenoDir = `${Deno.env.get("HOME") ?? "/root"}/.cache/deno`);
+}
+
+/** A temp dir for one benchmark child, with the environment to give it. */
+export interface ChildSandbox {
+  /** The temp dir (HOME of the child). */
+  root: string;
+  /** An empty work directory inside `root`, used as the child's cwd. */
+  workDir: string;
+  /** Environment overrides: HOME, KIMI_SHARE_DIR, DENO_DIR, NO_COLOR. */
+  env: Record<string, string>;
+  /** Remove the temp dir. */
+  cleanup(): Promise<void>;
+}
+
+/** Create a sandbox temp dir with an isolated HOME and share dir. */
+export async function createSandbox(): Promise<ChildSandbox> {
+  const root = await Deno.makeTempDir({ prefix: "kimi-bench-" });
+  const workDir = `${root}/work`;
+  await Deno.mkdir(workDir);
+  const env = {
+    HOME: root,
+    KIMI_SHARE_DIR: `${root}/share`,
+    DENO_DIR: await denoCacheDir(),
+    NO_COLOR: "1",
+  };
+  return {
+    root,
+    workDir,
+    env,
+    cleanup: () => Deno.remove(root, { recursive: true }).catch(() => {}),
+  };
+}

@@ -1,0 +1,141 @@
+/**
+ * Which modules a `deno run` actually loads, observed through the V8 inspector.
+ *
+ * Why this method: `deno info --json main.ts` lists the static graph (and Deno's graph builder
+ * also pre-resolves string-literal dynamic imports), so neither says what was *executed*. V8,
+ * however, reports every script it compiles as a `Debugger.scriptParsed` event, and a module
+ * must be compiled before it can be instantiated or evaluated. So the child is started with
+ * `--inspect-wait`, we attach over the DevTools WebSocket, enable the Debugger domain, let it
+ * run, and collect the URL of every compiled script: local modules (`file://…/lib/…`) and npm
+ * packages (files under `<DENO_DIR>/npm/<registry>/<package>/<version>/`). A module absent
+ * from that list was provably neither evaluated nor even compiled.
+ *
+ * @module
+ */
+
+/** The modules one probed run compiled. */
+export interface ModuleProbe {
+  /** Exit code of the child. */
+  code: number;
+  /** Its stdout. */
+  stdout: string;
+  /** Local (non-npm) `file://` modules, as paths relative to `repoRoot` when inside it. */
+  localModules: string[];
+  /** npm packages with at least one compiled file, as `name@version`, sorted. */
+  npmPackages: string[];
+  /** Every compiled script URL (internal `ext:`/`node:` ones excluded). */
+  allUrls: string[];
+}
+
+/** Options of {@link probeModules}. */
+export interface ProbeOptions {
+  /** Arguments after `deno run` flags: the script and its arguments. */
+  scriptArgs: string[];
+  /** Extra `deno run` flags, e.g. `--no-prompt -A`. */
+  denoFlags: string[];
+  /** Working directory of the child. */
+  cwd: string;
+  /** Environment overrides. */
+  env: Record<string, string>;
+  /** Repository root, to shorten local paths. */
+  repoRoot: string;
+  /** Give up after this many ms. Default 30000. */
+  timeoutMs?: number;
+}
+
+const NPM_PATH = /\/npm\/[^/]+\/((?:@[^/]+\/)?[^/]+)\/([^/]+)\//;
+
+/** Run a script under `--inspect-wait` and report which modules V8 compiled. */
+export async function probeModules(opts: ProbeOptions): Promise<ModuleProbe> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--inspect-wait=127.0.0.1:0", ...opts.denoFlags, ...opts.scriptArgs],
+    cwd: opts.cwd,
+    env: opts.env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stdoutPromise = new Response(child.stdout).text();
+  const timer = setTimeout(() => {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already gone */ }
+  }, opts.timeoutMs ?? 30000);
+
+  // Read stderr until the inspector announces its WebSocket URL; keep draining afterwards.
+  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  let stderrText = "";
+  let wsUrl: string | undefined;
+  while (!wsUrl) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    stderrText += value;
+    wsUrl = stderrText.match(/Debugger listening on (ws:\/\/\S+)/)?.[1];
+  }
+  const drain = (async () => {
+    for (;;) {
+      const { done } = await reader.read();
+      if (done) return;
+    }
+  })();
+  if (!wsUrl) {
+    clearTimeout(timer);
+    await child.status;
+    throw new Error(`The inspector did not start: ${stderrText.trim()}`);
+  }
+
+  const urls = new Set<string>();
+  const socket = new WebSocket(wsUrl);
+  const closed = new Promise<void>((resolve) => {
+    socket.onclose = () => resolve();
+    socket.onerror = () => resolve();
+  });
+  const debuggerEnabled = Promise.withResolvers<void>();
+  let enableId = -1;
+  socket.onmessage = (ev) => {
+    const msg = JSON.parse(String(ev.data));
+    if (msg.method === "Debugger.scriptParsed" && msg.params?.url) urls.add(msg.params.url);
+    else if (msg.id === enableId) debuggerEnabled.resolve();
+    // Deno keeps the process alive until the debugger disconnects once the program is done.
+    else if (msg.method === "Runtime.executionContextDestroyed") socket.close();
+  };
+  await new Promise<void>((resolve, reject) => {
+    socket.onopen = () => resolve();
+    socket.onerror = () => reject(new Error(`Could not attach to the inspector at ${wsUrl}`));
+  });
+  let id = 0;
+  const send = (method: string) => socket.send(JSON.stringify({ id: ++id, method }));
+  send("Runtime.enable");
+  send("Debugger.enable");
+  enableId = id;
+  await debuggerEnabled.promise;
+  send("Runtime.runIfWaitingForDebugger");
+
+  const status = await child.status;
+  clearTimeout(timer);
+  await Promise.race([closed, new Promise((r) => setTimeout(r, 1000))]);
+  if (socket.readyState === WebSocket.OPEN) socket.close();
+  await drain;
+  const stdout = await stdoutPromise;
+
+  const allUrls = [...urls].filter((u) => u.startsWith("file://") || u.startsWith("npm:"));
+  const npm = new Set<string>();
+  const local: string[] = [];
+  for (const u of allUrls) {
+    const path = u.startsWith("file://") ? decodeURIComponent(new URL(u).pathname) : u;
+    const m = path.match(NPM_PATH);
+    if (m) npm.add(`${m[1]}@${m[2]}`);
+    else {
+      local.push(
+        path.startsWith(opts.repoRoot + "/") ? path.slice(opts.repoRoot.length + 1) : path,
+      );
+    }
+  }
+  return {
+    code: status.code,
+    stdout,
+    localModules: local.sort(),
+    npmPackages: [...npm].sort(),
+    allUrls,
+  };
+}

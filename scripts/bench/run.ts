@@ -1,0 +1,123 @@
+/**
+ * `deno task bench`: runs the startup and tool-loop benchmarks (and `scripts/bench/tools.ts`
+ * when present), then prints one Markdown report with the issue's budgets marked met or
+ * missed, followed by an import-cost breakdown that explains the startup figures.
+ *
+ * Usage: `deno run --no-prompt -A scripts/bench/run.ts [--quick]` (`--quick`: fewer runs).
+ *
+ * @module
+ */
+import { REPO_ROOT } from "./child_env.ts";
+import { importCostMarkdown, runImportCost } from "./import_cost.ts";
+import { formatBytes, formatMs, markdownTable } from "./stats.ts";
+import { runStartupBench, startupMarkdown } from "./startup.ts";
+import { runToolLoopBench, toolLoopMarkdown } from "./tool_loop.ts";
+
+/** One budget from the issue and the measured median. */
+export interface BudgetCheck {
+  /** What is measured. */
+  name: string;
+  /** The budget (upper bound). */
+  budget: number;
+  /** The measured median. */
+  value: number;
+  /** Formats a value in this budget's unit. */
+  format: (v: number) => string;
+  /** Why the figure cannot be judged against the budget, if it cannot. */
+  notComparable?: string;
+}
+
+/** `met (x under)` / `missed by x (+y%)` for one budget. */
+export function verdict(b: BudgetCheck): string {
+  if (b.notComparable) return `not judged: ${b.notComparable}`;
+  const diff = b.value - b.budget;
+  if (diff <= 0) return `met, ${b.format(-diff)} under`;
+  return `**missed** by ${b.format(diff)} (+${((diff / b.budget) * 100).toFixed(0)}%)`;
+}
+
+/** The budgets table. */
+export function budgetTable(checks: readonly BudgetCheck[]): string {
+  return markdownTable(
+    ["Budget", "Target", "Measured (median)", "Verdict"],
+    checks.map((b) => [b.name, `≤ ${b.format(b.budget)}`, b.format(b.value), verdict(b)]),
+  );
+}
+
+const MB = 1024 * 1024;
+const formatMb = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
+
+async function runOptionalTools(): Promise<string | undefined> {
+  const path = `${REPO_ROOT}/scripts/bench/tools.ts`;
+  try {
+    await Deno.stat(path);
+  } catch {
+    return undefined;
+  }
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--no-prompt", "-A", path],
+    cwd: REPO_ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  const text = dec.decode(out.stdout).trim();
+  return out.success
+    ? text
+    : `tools.ts failed (exit ${out.code}):\n\n\`\`\`\n${dec.decode(out.stderr).trim()}\n\`\`\``;
+}
+
+if (import.meta.main) {
+  const quick = Deno.args.includes("--quick");
+  const startup = await runStartupBench(quick ? { runs: 5, warmup: 2 } : {});
+  const loop = await runToolLoopBench(quick ? { runs: 2 } : {});
+  const tools = await runOptionalTools();
+  const imports = await runImportCost(quick ? { runs: 3 } : {});
+
+  const fallback = loop.agent === "fallback"
+    ? "measured with the Shell + Think fallback agent, not the default tool set"
+    : undefined;
+  const checks: BudgetCheck[] = [
+    { name: "`kimi --version`", budget: 30, value: startup.version.median, format: formatMs },
+    {
+      name: "Launch → first model request",
+      budget: 150,
+      value: loop.firstRequest.median,
+      format: formatMs,
+      notComparable: fallback,
+    },
+    {
+      name: "Harness time per tool step",
+      budget: 10,
+      value: loop.perStep.median,
+      format: formatMs,
+      notComparable: fallback,
+    },
+    {
+      name: "Peak RSS (10-step print run)",
+      budget: 100 * MB,
+      value: loop.peakRss.median,
+      format: formatMb,
+      notComparable: fallback,
+    },
+    {
+      name: "First request body (system prompt + tool schemas)",
+      budget: 30 * 1024,
+      value: loop.firstRequestBytes.median,
+      format: formatBytes,
+      notComparable: fallback,
+    },
+  ];
+
+  const sections = [
+    `# kimi for Deno: benchmarks`,
+    `Deno ${Deno.version.deno} (V8 ${Deno.version.v8}), ${Deno.build.target}, ` +
+    `${navigator.hardwareConcurrency} CPUs, ${new Date().toISOString()}.`,
+    `## Budgets\n\n${budgetTable(checks)}`,
+    `## Startup\n\n${startupMarkdown(startup)}`,
+    `## Tool loop (print mode, zero-latency mock server)\n\n${toolLoopMarkdown(loop)}`,
+    ...(tools ? [`## Tools\n\n${tools}`] : []),
+    `## Import costs\n\n${importCostMarkdown(imports)}`,
+  ];
+  console.log(sections.join("\n\n"));
+}

@@ -1,0 +1,179 @@
+/**
+ * Startup benchmark: wall time of `kimi --version` and `kimi --help` (each spawned as
+ * `deno run --no-prompt -A main.ts …`), against `deno run` of an empty script measured in the
+ * same run, plus a check of which modules each command loads (see module_probe.ts).
+ *
+ * Runs are interleaved round-robin (baseline, baseline + config, --version, --help) after
+ * warm-up runs, so drift in machine load affects every command alike.
+ *
+ * Usage: `deno run --no-prompt -A scripts/bench/startup.ts [--runs=N] [--warmup=N]`
+ *
+ * @module
+ */
+import { createSandbox, MAIN_TS, REPO_ROOT } from "./child_env.ts";
+import { type ModuleProbe, probeModules } from "./module_probe.ts";
+import { timeToExit } from "./spawn_timing.ts";
+import {
+  formatMs,
+  formatRatio,
+  formatSummary,
+  markdownTable,
+  summarize,
+  type Summary,
+} from "./stats.ts";
+
+/** Options of {@link runStartupBench}. */
+export interface StartupOptions {
+  /** Measured runs per command. Default 15. */
+  runs?: number;
+  /** Discarded warm-up runs per command. Default 3. */
+  warmup?: number;
+}
+
+/** The module check of one command. */
+export interface ModuleCheck {
+  /** The command's arguments, e.g. `["--version"]`. */
+  args: string[];
+  /** What the probe saw. */
+  probe: ModuleProbe;
+  /** Loaded modules or packages that this command must not load (empty when the check passes). */
+  unexpected: string[];
+}
+
+/** Result of {@link runStartupBench}. */
+export interface StartupResult {
+  /** `deno run` of an empty script outside any project (the runtime floor). */
+  baseline: Summary;
+  /** `deno run --config <repo>/deno.json` of an empty script (adds config + lockfile load). */
+  baselineWithConfig: Summary;
+  /** `kimi --version`. */
+  version: Summary;
+  /** `kimi --help`. */
+  help: Summary;
+  /** Module checks of `--version` and `--help`. */
+  modules: ModuleCheck[];
+  /** Whether the probe detected the `openai` package in a control script that imports it. */
+  probeControlPassed: boolean;
+}
+
+/** Local module directories that are LLM, MCP or UI code. */
+const HEAVY_LOCAL = /^(lib\/llm|lib\/mcp|lib\/ui|lib\/soul|lib\/wire|tools)\//;
+/** npm packages `--version` and `--help` may load. */
+const ALLOWED_NPM: Record<string, string[]> = {
+  "--version": [],
+  "--help": ["commander", "@commander-js/extra-typings"],
+};
+
+function packageName(nameAtVersion: string): string {
+  return nameAtVersion.slice(0, nameAtVersion.lastIndexOf("@"));
+}
+
+/** Run the startup benchmark. */
+export async function runStartupBench(opts: StartupOptions = {}): Promise<StartupResult> {
+  const runs = opts.runs ?? 15;
+  const warmup = opts.warmup ?? 3;
+  const sb = await createSandbox();
+  try {
+    const empty = `${sb.root}/empty.ts`;
+    await Deno.writeTextFile(empty, "");
+    const commands: Record<string, string[]> = {
+      baseline: ["run", "--no-prompt", "-A", "--no-config", empty],
+      baselineWithConfig: ["run", "--no-prompt", "-A", "--config", `${REPO_ROOT}/deno.json`, empty],
+      version: ["run", "--no-prompt", "-A", MAIN_TS, "--version"],
+      help: ["run", "--no-prompt", "-A", MAIN_TS, "--help"],
+    };
+    const samples: Record<string, number[]> = {};
+    for (const key of Object.keys(commands)) samples[key] = [];
+    for (let i = 0; i < warmup + runs; i++) {
+      for (const [key, args] of Object.entries(commands)) {
+        const t = await timeToExit({ args, cwd: sb.workDir, env: sb.env });
+        if (t.code !== 0) {
+          throw new Error(`\`deno ${args.join(" ")}\` failed (exit ${t.code}): ${t.stderr.trim()}`);
+        }
+        if (i >= warmup) samples[key].push(t.ms);
+      }
+    }
+
+    const modules: ModuleCheck[] = [];
+    for (const flag of ["--version", "--help"]) {
+      const probe = await probeModules({
+        scriptArgs: [MAIN_TS, flag],
+        denoFlags: ["--no-prompt", "-A"],
+        cwd: sb.workDir,
+        env: sb.env,
+        repoRoot: REPO_ROOT,
+      });
+      const unexpected = [
+        ...probe.localModules.filter((m) => HEAVY_LOCAL.test(m)),
+        ...probe.npmPackages.filter((p) => !ALLOWED_NPM[flag].includes(packageName(p))),
+      ];
+      if (probe.code !== 0) unexpected.push(`(exit code ${probe.code})`);
+      modules.push({ args: [flag], probe, unexpected });
+    }
+
+    // Control: the probe must see a package that is really imported.
+    const control = `${sb.root}/control.ts`;
+    await Deno.writeTextFile(control, 'await import("openai");\n');
+    const controlProbe = await probeModules({
+      scriptArgs: [control],
+      denoFlags: ["--no-prompt", "-A", "--config", `${REPO_ROOT}/deno.json`],
+      cwd: sb.workDir,
+      env: sb.env,
+      repoRoot: REPO_ROOT,
+    });
+    const probeControlPassed = controlProbe.npmPackages.some((p) => packageName(p) === "openai");
+
+    return {
+      baseline: summarize(samples.baseline),
+      baselineWithConfig: summarize(samples.baselineWithConfig),
+      version: summarize(samples.version),
+      help: summarize(samples.help),
+      modules,
+      probeControlPassed,
+    };
+  } finally {
+    await sb.cleanup();
+  }
+}
+
+/** The result as Markdown: a timing table and the module check. */
+export function startupMarkdown(r: StartupResult): string {
+  const row = (name: string, s: Summary) => [
+    name,
+    formatSummary(s),
+    formatRatio(s.median, r.baseline.median),
+    `+${formatMs(s.median - r.baseline.median)}`,
+  ];
+  const table = markdownTable(
+    ["Command", "Median (min–max)", "vs baseline", "Over baseline"],
+    [
+      row("`deno run` empty script (baseline)", r.baseline),
+      row("`deno run --config deno.json` empty script", r.baselineWithConfig),
+      row("`kimi --version`", r.version),
+      row("`kimi --help`", r.help),
+    ],
+  );
+  const checks = r.modules.map((m) => {
+    const status = m.unexpected.length ? `FAIL, unexpected: ${m.unexpected.join(", ")}` : "OK";
+    const npm = m.probe.npmPackages.length ? m.probe.npmPackages.join(", ") : "none";
+    return `- \`kimi ${m.args.join(" ")}\`: ${status}. ${m.probe.localModules.length} local ` +
+      `modules (${m.probe.localModules.join(", ")}); npm packages: ${npm}.`;
+  });
+  const control = r.probeControlPassed
+    ? "- Probe control (a script importing `openai`): detected, so the check can fail."
+    : "- Probe control FAILED: a script importing `openai` was not detected; the check above " +
+      "proves nothing.";
+  return `${table}\n\n(${r.version.n} runs each after warm-up, interleaved.)\n\n` +
+    `Modules compiled by V8 (inspector \`Debugger.scriptParsed\`), no LLM, MCP, UI, soul, wire or tool module allowed:\n\n` +
+    `${[...checks, control].join("\n")}`;
+}
+
+function intFlag(name: string): number | undefined {
+  const arg = Deno.args.find((a) => a.startsWith(`--${name}=`));
+  return arg ? Number(arg.split("=")[1]) : undefined;
+}
+
+if (import.meta.main) {
+  const r = await runStartupBench({ runs: intFlag("runs"), warmup: intFlag("warmup") });
+  console.log(startupMarkdown(r));
+}
