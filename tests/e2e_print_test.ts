@@ -139,7 +139,9 @@ Deno.test("print text mode echoes the command and shows every merged message", a
   const sb = await kimiSandbox();
   try {
     const config = await sb.scriptedConfig(["text: Hello\ntext:  there"]);
-    const r = await sb.run(["--print", "--config-file", config, "-p", "say hi"]);
+    const r = await sb.run(["--print", "--debug", "--config-file", config, "-p", "say hi"]);
+    const logText = await Deno.readTextFile(`${sb.shareDir}/logs/kimi.log`);
+    assertStringIncludes(logText, "| INFO | cli |");
     assertEquals(r.code, 0, r.stderr);
     assertEquals(r.stdout.split("\n"), [
       "say hi",

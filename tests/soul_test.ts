@@ -201,3 +201,29 @@ Deno.test("soul: steer input is consumed after the step and continues the loop",
   assertEquals(context.history.map((m) => m.role), ["user", "assistant", "user", "assistant"]);
   assert(msgs.some((m) => m.type === "SteerInput"));
 });
+
+Deno.test("soul: identical calls across steps get reminders and are force-stopped at 12", async () => {
+  const replies = Array.from({ length: 13 }, (_, i) => ({
+    parts: [call(`c${i}`, "Sleep", { ms: 0, tag: "same" })],
+  }));
+  const { soul, context } = await setup(replies);
+  const res = await runTurn(soul, "loop", { ui: collect([]), signal: new AbortController().signal });
+  assertEquals(res.reason, "tool_call_repeat");
+  assertEquals(res.steps, 12);
+  const outputs = context.history.filter((m) => m.role === "tool").map((m) =>
+    m.content.map((p) => (p.type === "text" ? p.text : "")).join("")
+  );
+  assert(!outputs[1].includes("<system-reminder>"));
+  assert(outputs[2].includes("You are repeating the exact same tool call"));
+  assert(outputs[4].includes("5 times in a row"));
+  assert(outputs[7].includes("Stop calling tools now"));
+});
+
+Deno.test("soul: the same call twice in one step runs once and shares the result", async () => {
+  const { soul, log } = await setup([
+    { parts: [call("a", "Sleep", { ms: 1, tag: "x" }), call("b", "Sleep", { tag: "x", ms: 1 })] },
+    { parts: [{ type: "text", text: "ok" }] },
+  ]);
+  await runTurn(soul, "hi", { ui: collect([]), signal: new AbortController().signal });
+  assertEquals(log, ["start x", "end x"]);
+});
