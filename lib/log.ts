@@ -41,9 +41,9 @@ function pad(n: number, w = 2): string {
 export function log(level: LogLevel, module: string, message: string): void {
   if (!logFile || ORDER[level] < ORDER[minLevel]) return;
   const d = new Date();
-  const ts = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${
-    pad(d.getMinutes())
-  }:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+  const ts = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${
+    pad(d.getHours())
+  }:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
   try {
     Deno.writeFileSync(
       logFile,

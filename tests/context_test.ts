@@ -10,7 +10,9 @@ Deno.test("context: restore skips a torn last line and malformed records", async
   await ctx.append({ role: "user", content: [{ type: "text", text: "hello world!" }] });
   await ctx.updateTokenCount(10);
   await ctx.append({ role: "assistant", content: [{ type: "text", text: "abcdefgh" }] });
-  await Deno.writeTextFile(file, '{"role": "bogus"}\n{"role":"user","content":"tor', { append: true });
+  await Deno.writeTextFile(file, '{"role": "bogus"}\n{"role":"user","content":"tor', {
+    append: true,
+  });
   const back = await Context.restore(file);
   assertEquals(back.systemPrompt, "SYS");
   assertEquals(back.nCheckpoints, 1);

@@ -71,12 +71,17 @@ Deno.test("openai path: streamed text, tool call, reasoning, usage and a retried
     assertStringIncludes(third[third.length - 1].content, "<system-reminder>");
 
     const [dir] = await sb.sessionDirs();
-    const wire = (await Deno.readTextFile(`${dir}/wire.jsonl`)).trim().split("\n").slice(1).map((l) =>
-      JSON.parse(l).message
-    );
+    const wire = (await Deno.readTextFile(`${dir}/wire.jsonl`)).trim().split("\n").slice(1).map((
+      l,
+    ) => JSON.parse(l).message);
     const retry = wire.find((m) => m.type === "StepRetry");
     assertEquals(
-      [retry.payload.n, retry.payload.next_attempt, retry.payload.error_type, retry.payload.status_code],
+      [
+        retry.payload.n,
+        retry.payload.next_attempt,
+        retry.payload.error_type,
+        retry.payload.status_code,
+      ],
       [1, 2, "APIStatusError", 429],
     );
     const status = wire.filter((m) => m.type === "StatusUpdate").map((m) => m.payload);
@@ -91,7 +96,12 @@ Deno.test("openai path: streamed text, tool call, reasoning, usage and a retried
     const ctx = (await Deno.readTextFile(`${dir}/context.jsonl`)).trim().split("\n").map((l) =>
       JSON.parse(l)
     );
-    assertEquals(ctx.filter((c) => c.role === "_usage").map((c) => c.token_count), [120, 128, 150, 153]);
+    assertEquals(ctx.filter((c) => c.role === "_usage").map((c) => c.token_count), [
+      120,
+      128,
+      150,
+      153,
+    ]);
   } finally {
     await sb.cleanup();
     await mock.close();
@@ -125,7 +135,15 @@ Deno.test("no usable model: print mode says LLM is not set and exits 1", async (
     assertEquals(r.code, 1);
     assertEquals(r.stdout, "hi\nTurnBegin(user_input='hi')\nTurnEnd()\nLLM is not set\n");
     const config = await sb.scriptedConfig(["text: x"]);
-    const unknown = await sb.run(["--quiet", "--model", "nope", "--config-file", config, "-p", "hi"]);
+    const unknown = await sb.run([
+      "--quiet",
+      "--model",
+      "nope",
+      "--config-file",
+      config,
+      "-p",
+      "hi",
+    ]);
     assertEquals(unknown.code, 1);
     assertEquals(unknown.stdout, "LLM is not set\n");
   } finally {

@@ -37,7 +37,8 @@ Deno.test("print stream-json: ReadFile, WriteFile, then a final text; exact outp
         content: [
           {
             type: "text",
-            text: "<system>1 lines read from file starting from line 1. Total lines in file: 1. End of file reached.</system>",
+            text:
+              "<system>1 lines read from file starting from line 1. Total lines in file: 1. End of file reached.</system>",
           },
           { type: "text", text: "     1\tHello\n" },
         ],
@@ -73,7 +74,14 @@ Deno.test("print --final-message-only prints only the last step's text", async (
       `text: thinking aloud\n${toolCallLine("tc_1", "Think", { thought: "hmm" })}`,
       "text: The answer is 42.",
     ]);
-    const text = await sb.run(["--print", "--final-message-only", "--config-file", config, "-p", "q"]);
+    const text = await sb.run([
+      "--print",
+      "--final-message-only",
+      "--config-file",
+      config,
+      "-p",
+      "q",
+    ]);
     assertEquals(text.code, 0, text.stderr);
     assertEquals(text.stdout, "The answer is 42.\n");
 
@@ -89,7 +97,13 @@ Deno.test("print --final-message-only prints only the last step's text", async (
       "q",
     ]);
     assertEquals(json.stdout, '{"role":"assistant","content":"Only this."}\n');
-    const quiet = await sb.run(["--quiet", "--config-file", await sb.scriptedConfig(["text: Q."]), "-p", "q"]);
+    const quiet = await sb.run([
+      "--quiet",
+      "--config-file",
+      await sb.scriptedConfig(["text: Q."]),
+      "-p",
+      "q",
+    ]);
     assertEquals(quiet.stdout, "Q.\n");
   } finally {
     await sb.cleanup();
@@ -161,11 +175,21 @@ Deno.test("print reads the prompt from stdin and stream-json input line by line"
   const sb = await kimiSandbox();
   try {
     const config = await sb.scriptedConfig(["text: from stdin"]);
-    const r = await sb.run(["--print", "--quiet", "--config-file", config], { stdin: "  hello  \n" });
+    const r = await sb.run(["--print", "--quiet", "--config-file", config], {
+      stdin: "  hello  \n",
+    });
     assertEquals(r.stdout, "from stdin\n");
     const c2 = await sb.scriptedConfig(["text: one", "text: two"]);
     const r2 = await sb.run(
-      ["--print", "--input-format", "stream-json", "--output-format", "stream-json", "--config-file", c2],
+      [
+        "--print",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+        "--config-file",
+        c2,
+      ],
       {
         stdin: '{"role":"user","content":"a"}\nnot json\n{"role":"assistant","content":"x"}\n' +
           '{"role":"user","content":[{"type":"text","text":"b"}]}\n',
@@ -190,7 +214,8 @@ Deno.test("two turns: context.jsonl and wire.jsonl record sequences; --continue 
     const [dir] = await sb.sessionDirs();
     const files = [...Deno.readDirSync(dir)].map((e) => e.name).sort();
     assertEquals(files, ["context.jsonl", "state.json", "wire.jsonl"]);
-    const ctxLines = async () => (await Deno.readTextFile(`${dir}/context.jsonl`)).trim().split("\n");
+    const ctxLines = async () =>
+      (await Deno.readTextFile(`${dir}/context.jsonl`)).trim().split("\n");
     const wireLines = async () => (await Deno.readTextFile(`${dir}/wire.jsonl`)).trim().split("\n");
     assertEquals((await ctxLines()).length, 5);
     assertEquals((await wireLines()).length, 6);

@@ -91,7 +91,10 @@ Deno.test("soul: tools start while streaming, run concurrently, results kept in 
     { parts: [{ type: "text", text: "done" }] },
   ]);
   const msgs: WireMessage[] = [];
-  const res = await runTurn(soul, "go", { ui: collect(msgs), signal: new AbortController().signal });
+  const res = await runTurn(soul, "go", {
+    ui: collect(msgs),
+    signal: new AbortController().signal,
+  });
   assertEquals(res.reason, "no_tool_calls");
   assertEquals(res.steps, 2);
   // b (10 ms) ends before a (80 ms): concurrency; a started before the stream ended.
@@ -104,7 +107,9 @@ Deno.test("soul: tools start while streaming, run concurrently, results kept in 
     (m.payload as { tool_call_id: string }).tool_call_id
   );
   assertEquals(results, ["b", "a"]);
-  const roles = context.history.map((m) => `${m.role}${m.tool_call_id ? ":" + m.tool_call_id : ""}`);
+  const roles = context.history.map((m) =>
+    `${m.role}${m.tool_call_id ? ":" + m.tool_call_id : ""}`
+  );
   assertEquals(roles, ["user", "assistant", "tool:a", "tool:b", "assistant"]);
   const lines = (await Deno.readTextFile(`${dir}/context.jsonl`)).trim().split("\n").map((l) =>
     JSON.parse(l).role
@@ -162,7 +167,10 @@ Deno.test("soul: cancel kills running tools, keeps context clean, emits TurnEnd"
   const msgs: WireMessage[] = [];
   const ac = new AbortController();
   setTimeout(() => ac.abort(), 100);
-  await assertRejects(() => runTurn(soul, "hi", { ui: collect(msgs), signal: ac.signal }), RunCancelled);
+  await assertRejects(
+    () => runTurn(soul, "hi", { ui: collect(msgs), signal: ac.signal }),
+    RunCancelled,
+  );
   assertEquals(log, ["start a", "killed a"]);
   assertEquals(msgs[msgs.length - 1].type, "TurnEnd");
   assert(!msgs.some((m) => m.type === "StepInterrupted"));
@@ -207,7 +215,10 @@ Deno.test("soul: identical calls across steps get reminders and are force-stoppe
     parts: [call(`c${i}`, "Sleep", { ms: 0, tag: "same" })],
   }));
   const { soul, context } = await setup(replies);
-  const res = await runTurn(soul, "loop", { ui: collect([]), signal: new AbortController().signal });
+  const res = await runTurn(soul, "loop", {
+    ui: collect([]),
+    signal: new AbortController().signal,
+  });
   assertEquals(res.reason, "tool_call_repeat");
   assertEquals(res.steps, 12);
   const outputs = context.history.filter((m) => m.role === "tool").map((m) =>

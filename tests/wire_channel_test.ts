@@ -1,5 +1,11 @@
 import { Wire } from "../lib/wire/channel.ts";
-import { event, fromEnvelope, partEvent, toEnvelope, type WireMessage } from "../lib/wire/messages.ts";
+import {
+  event,
+  fromEnvelope,
+  partEvent,
+  toEnvelope,
+  type WireMessage,
+} from "../lib/wire/messages.ts";
 import { pyJsonDumps } from "../lib/wire/py_json.ts";
 import { WireFile } from "../lib/wire/recorder.ts";
 import { assert, assertEquals, assertThrows } from "./helpers/assert.ts";
@@ -20,7 +26,14 @@ Deno.test("wire: raw keeps every chunk, merged follows the merge rules", async (
   wire.send(partEvent({ type: "think", think: "a", encrypted: null }));
   wire.send(partEvent({ type: "think", think: "b", encrypted: "sig" }));
   wire.send(partEvent({ type: "think", think: "c", encrypted: null }));
-  wire.send(partEvent({ type: "function", id: "t1", function: { name: "X", arguments: null }, extras: null }));
+  wire.send(
+    partEvent({
+      type: "function",
+      id: "t1",
+      function: { name: "X", arguments: null },
+      extras: null,
+    }),
+  );
   wire.send(partEvent({ arguments_part: '{"a"' }));
   wire.send(partEvent({ arguments_part: null }));
   wire.send(partEvent({ arguments_part: ": 1}" }));
@@ -64,7 +77,10 @@ Deno.test("envelopes: legacy names and fields are accepted; payloads are objects
 });
 
 Deno.test("py_json uses Python's separators and keeps non-ASCII", () => {
-  assertEquals(pyJsonDumps({ a: [1, "é"], b: null, c: { d: true } }), '{"a": [1, "é"], "b": null, "c": {"d": true}}');
+  assertEquals(
+    pyJsonDumps({ a: [1, "é"], b: null, c: { d: true } }),
+    '{"a": [1, "é"], "b": null, "c": {"d": true}}',
+  );
 });
 
 Deno.test("wire.jsonl: header once, records read back, torn and malformed lines skipped", async () => {
@@ -72,12 +88,19 @@ Deno.test("wire.jsonl: header once, records read back, torn and malformed lines 
   const f = new WireFile(`${dir}/wire.jsonl`);
   await f.append(event("TurnBegin", { user_input: "hi" }), 1.5);
   await f.append(event("TurnEnd", {}), 2);
-  await Deno.writeTextFile(`${dir}/wire.jsonl`, 'garbage\n{"timestamp": 3, "message": {"type": "Tu', {
-    append: true,
-  });
+  await Deno.writeTextFile(
+    `${dir}/wire.jsonl`,
+    'garbage\n{"timestamp": 3, "message": {"type": "Tu',
+    {
+      append: true,
+    },
+  );
   const lines = (await Deno.readTextFile(`${dir}/wire.jsonl`)).split("\n");
   assertEquals(lines[0], '{"type": "metadata", "protocol_version": "1.10"}');
-  assertEquals(lines[1], '{"timestamp": 1.5, "message": {"type": "TurnBegin", "payload": {"user_input": "hi"}}}');
+  assertEquals(
+    lines[1],
+    '{"timestamp": 1.5, "message": {"type": "TurnBegin", "payload": {"user_input": "hi"}}}',
+  );
   const recs = [];
   for await (const r of new WireFile(`${dir}/wire.jsonl`).records()) recs.push(r.message.type);
   assertEquals(recs, ["TurnBegin", "TurnEnd"]);

@@ -8,7 +8,9 @@ import { VERSION } from "../version.ts";
 import { rootCommand, UsageError, validateOptions } from "./options.ts";
 
 function usageFailure(message: string): number {
-  console.error(`Usage: kimi [OPTIONS] COMMAND [ARGS]...\nTry 'kimi -h' for help.\n\nError: ${message}`);
+  console.error(
+    `Usage: kimi [OPTIONS] COMMAND [ARGS]...\nTry 'kimi -h' for help.\n\nError: ${message}`,
+  );
   return 2;
 }
 

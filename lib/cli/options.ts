@@ -93,7 +93,12 @@ export function rootCommand() {
     .option("--verbose", "Print verbose information.")
     .option("--debug", "Log debug information to the log file.")
     .option("-w, --work-dir <dir>", "Working directory for the agent. Default: current directory.")
-    .option("--add-dir <dir>", "Add a directory to the workspace (repeatable).", collect, [] as string[])
+    .option(
+      "--add-dir <dir>",
+      "Add a directory to the workspace (repeatable).",
+      collect,
+      [] as string[],
+    )
     .option("-S, --session [id]", "Resume a session by id (created when missing).")
     .addOption(new Option("-r, --resume [id]").hideHelp())
     .option("-C, --continue", "Continue the previous session of the working directory.")
@@ -124,14 +129,25 @@ export function rootCommand() {
     )
     .option("--final-message-only", "With --print, print only the final assistant message.")
     .option("--quiet", "Same as --print --output-format text --final-message-only.")
-    .addOption(new Option("--agent <name>", "Built-in agent.").choices(["default", "okabe"] as const))
+    .addOption(
+      new Option("--agent <name>", "Built-in agent.").choices(["default", "okabe"] as const),
+    )
     .option("--agent-file <file>", "Custom agent spec (YAML).")
     .option("--mcp-config-file <file>", "MCP config file (repeatable).", collect, [] as string[])
     .option("--mcp-config <json>", "MCP config as JSON (repeatable).", collect, [] as string[])
-    .option("--skills-dir <dir>", "Skills directory (repeatable; replaces discovery).", collect, [] as string[])
+    .option(
+      "--skills-dir <dir>",
+      "Skills directory (repeatable; replaces discovery).",
+      collect,
+      [] as string[],
+    )
     .option("--max-steps-per-turn <n>", "Maximum steps in one turn.", intAtLeast(1))
     .option("--max-retries-per-step <n>", "Maximum attempts of one LLM call.", intAtLeast(1))
-    .option("--max-ralph-iterations <n>", "Ralph loop iterations (0 off, -1 unlimited).", intAtLeast(-1))
+    .option(
+      "--max-ralph-iterations <n>",
+      "Ralph loop iterations (0 off, -1 unlimited).",
+      intAtLeast(-1),
+    )
     .version(VERSION, "--version-internal")
     .showSuggestionAfterError(true);
 }
@@ -148,10 +164,16 @@ function combine(groups: [string, boolean][]): void {
 export function validateOptions(raw: RawOptions, cwd: string): CliOptions {
   const print = Boolean(raw.print || raw.quiet);
   const session = raw.session ?? raw.resume;
-  combine([["--print", Boolean(raw.print)], ["--acp", Boolean(raw.acp)], ["--wire", Boolean(raw.wire)]]);
+  combine([["--print", Boolean(raw.print)], ["--acp", Boolean(raw.acp)], [
+    "--wire",
+    Boolean(raw.wire),
+  ]]);
   combine([["--agent", raw.agent !== undefined], ["--agent-file", raw.agentFile !== undefined]]);
   combine([["--continue", Boolean(raw.continue)], ["--session", session !== undefined]]);
-  combine([["--config", raw.config !== undefined], ["--config-file", raw.configFile !== undefined]]);
+  combine([["--config", raw.config !== undefined], [
+    "--config-file",
+    raw.configFile !== undefined,
+  ]]);
   if (raw.quiet) {
     combine([["--quiet", true], ["--acp", Boolean(raw.acp)], ["--wire", Boolean(raw.wire)]]);
     if (raw.outputFormat && raw.outputFormat !== "text") {
@@ -172,7 +194,9 @@ export function validateOptions(raw: RawOptions, cwd: string): CliOptions {
     prompt = promptRaw.trim();
     if (!prompt) throw new UsageError("Prompt cannot be empty");
   }
-  if (raw.config !== undefined && !raw.config.trim()) throw new UsageError("Config cannot be empty");
+  if (raw.config !== undefined && !raw.config.trim()) {
+    throw new UsageError("Config cannot be empty");
+  }
   let sessionId: string | undefined;
   if (session !== undefined) {
     sessionId = session === true ? "" : session.trim();
@@ -183,7 +207,9 @@ export function validateOptions(raw: RawOptions, cwd: string): CliOptions {
   const workDir = resolvePath(cwd, raw.workDir ?? ".");
   try {
     if (!Deno.statSync(workDir).isDirectory) {
-      throw new UsageError(`Invalid value for '--work-dir' / '-w': Directory '${raw.workDir}' is a file.`);
+      throw new UsageError(
+        `Invalid value for '--work-dir' / '-w': Directory '${raw.workDir}' is a file.`,
+      );
     }
   } catch (err) {
     if (err instanceof UsageError) throw err;

@@ -113,7 +113,7 @@ async function runUI(opts: CliOptions, config: Config, session: Session): Promis
     default: {
       if (!Deno.stdin.isTerminal()) {
         console.error(
-          "kimi: standard input is not a terminal. Use `kimi --print -p \"...\"` (or pipe the " +
+          'kimi: standard input is not a terminal. Use `kimi --print -p "..."` (or pipe the ' +
             "prompt into `kimi --print`) for non-interactive runs, or `kimi --wire` to embed.",
         );
         code = 1;

@@ -29,7 +29,10 @@ const ECHO_TYPES = new Set(["_echo", "_scripted_echo"]);
  * Create the LLM, or null when the model is not usable (no base URL or model id for a real
  * provider): the soul then reports "LLM is not set".
  */
-export async function createLLM(resolved: ResolvedModel, opts: CreateLLMOptions): Promise<LLM | null> {
+export async function createLLM(
+  resolved: ResolvedModel,
+  opts: CreateLLMOptions,
+): Promise<LLM | null> {
   const { provider: p, model: m } = resolved;
   if (!ECHO_TYPES.has(p.type) && (!p.base_url || !m.model)) return null;
   const getEnv = (name: string) => p.env?.[name] ?? opts.getEnv(name);

@@ -170,7 +170,11 @@ export class ApprovalRuntime {
       await this.state.addAction(opts.ask.action);
       for (const p of [...this.#pending.values()]) {
         if (p.request.payload.action === opts.ask.action) {
-          p.request.resolve({ request_id: p.request.payload.id, response: "approve", feedback: "" });
+          p.request.resolve({
+            request_id: p.request.payload.id,
+            response: "approve",
+            feedback: "",
+          });
         }
       }
       return { approved: true };

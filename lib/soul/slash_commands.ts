@@ -91,7 +91,8 @@ export const afkCommand: SoulCommand = {
         }],
       });
       say(
-        "afk mode disabled. You are back at the terminal." + (state.yolo ? " Yolo is still on." : ""),
+        "afk mode disabled. You are back at the terminal." +
+          (state.yolo ? " Yolo is still on." : ""),
       );
     } else {
       await state.setAfk(true);

@@ -212,7 +212,11 @@ export class KimiSoul {
       this.emit(partEvent({ type: "text", text: `Unknown slash command "/${name}".` }));
       return;
     }
-    await cmd.run({ soul: this, args, say: (text) => this.emit(partEvent({ type: "text", text })) });
+    await cmd.run({
+      soul: this,
+      args,
+      say: (text) => this.emit(partEvent({ type: "text", text })),
+    });
   }
 
   /** Run the agent loop for one user message (used by turns, flows and commands). */

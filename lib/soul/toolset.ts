@@ -24,7 +24,9 @@ export function canonicalJson(value: unknown): string {
     if (Array.isArray(v)) return v.map(sortDeep);
     if (v && typeof v === "object") {
       return Object.fromEntries(
-        Object.keys(v as object).sort().map((k) => [k, sortDeep((v as Record<string, unknown>)[k])]),
+        Object.keys(v as object).sort().map((
+          k,
+        ) => [k, sortDeep((v as Record<string, unknown>)[k])]),
       );
     }
     return v;
@@ -43,7 +45,8 @@ export function toolJsonSchema(tool: Tool): Record<string, unknown> {
   return schema;
 }
 
-const REMINDER_1 = "\n\n<system-reminder>\nYou are repeating the exact same tool call with identical " +
+const REMINDER_1 =
+  "\n\n<system-reminder>\nYou are repeating the exact same tool call with identical " +
   "parameters. The result will not change. Use the result you already have, or change your " +
   "approach.\n</system-reminder>";
 const reminder2 = (name: string, times: number, args: string) =>
@@ -189,9 +192,17 @@ export class Toolset {
   ): Promise<ToolReturnValue> {
     const name = call.function.name;
     const tool = this.#tools.get(name);
-    if (!tool) return toolError({ message: `Tool \`${name}\` not found`, brief: `Tool \`${name}\` not found` });
+    if (!tool) {
+      return toolError({
+        message: `Tool \`${name}\` not found`,
+        brief: `Tool \`${name}\` not found`,
+      });
+    }
     if (parseError !== null) {
-      return toolError({ message: `Error parsing JSON arguments: ${parseError}`, brief: "Invalid arguments" });
+      return toolError({
+        message: `Error parsing JSON arguments: ${parseError}`,
+        brief: "Invalid arguments",
+      });
     }
     const parsed = tool.parameters.safeParse(args);
     if (!parsed.success) {
@@ -203,7 +214,10 @@ export class Toolset {
     if (this.beforeCall) {
       const verdict = await this.beforeCall(call, args as Record<string, unknown>);
       if (verdict.block) {
-        return toolError({ message: verdict.reason || "Blocked by PreToolUse hook", brief: "Hook blocked" });
+        return toolError({
+          message: verdict.reason || "Blocked by PreToolUse hook",
+          brief: "Hook blocked",
+        });
       }
     }
     try {

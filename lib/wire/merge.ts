@@ -7,7 +7,10 @@
 import type { WireEvent, WireMessage } from "./messages.ts";
 
 /** Events that can absorb later pieces. */
-export type MergeableEvent = Extract<WireEvent, { type: "ContentPart" | "ToolCall" | "ToolCallPart" }>;
+export type MergeableEvent = Extract<
+  WireEvent,
+  { type: "ContentPart" | "ToolCall" | "ToolCallPart" }
+>;
 
 /** Whether a message takes part in merging. */
 export function isMergeable(msg: WireMessage): msg is MergeableEvent {

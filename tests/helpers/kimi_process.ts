@@ -78,7 +78,9 @@ export async function kimiSandbox(): Promise<KimiSandbox> {
       await Deno.writeTextFile(scriptsPath, JSON.stringify(scripts));
       const config = {
         default_model: "scripted",
-        models: { scripted: { provider: "echo", model: "scripted_echo", max_context_size: 100000 } },
+        models: {
+          scripted: { provider: "echo", model: "scripted_echo", max_context_size: 100000 },
+        },
         providers: {
           echo: {
             type: "_scripted_echo",
@@ -105,7 +107,11 @@ export async function kimiSandbox(): Promise<KimiSandbox> {
           },
         },
         providers: {
-          mock: { type: opts.type ?? "openai_legacy", base_url: baseUrl, api_key: opts.apiKey ?? "sk-test" },
+          mock: {
+            type: opts.type ?? "openai_legacy",
+            base_url: baseUrl,
+            api_key: opts.apiKey ?? "sk-test",
+          },
         },
       };
       const path = `${root}/config-${crypto.randomUUID().slice(0, 8)}.json`;

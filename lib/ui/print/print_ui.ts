@@ -142,7 +142,9 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
       command = undefined;
     }
   } catch (err) {
-    if (err instanceof LLMNotSet || err instanceof LLMNotSupported || err instanceof MaxStepsReached) {
+    if (
+      err instanceof LLMNotSet || err instanceof LLMNotSupported || err instanceof MaxStepsReached
+    ) {
       out(err.message);
       return ExitCode.FAILURE;
     }

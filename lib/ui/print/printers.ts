@@ -101,7 +101,9 @@ class JsonPrinter implements Printer {
       case "ToolResult": {
         this.flush();
         const p = msg.payload as { tool_call_id: string; return_value: never };
-        this.out(JSON.stringify(messageToJSON(toolResultToMessage(p.tool_call_id, p.return_value))));
+        this.out(
+          JSON.stringify(messageToJSON(toolResultToMessage(p.tool_call_id, p.return_value))),
+        );
         break;
       }
       case "PlanDisplay":

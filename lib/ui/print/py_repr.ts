@@ -67,7 +67,10 @@ function reprField(key: string, v: unknown): string {
     if (key === "token_usage") return reprValue(v, "TokenUsage");
     if (key === "return_value") return reprValue(v, "ToolReturnValue");
     if (key === "image_url" || key === "audio_url" || key === "video_url") {
-      return reprValue(v, key === "image_url" ? "ImageURL" : key === "audio_url" ? "AudioURL" : "VideoURL");
+      return reprValue(
+        v,
+        key === "image_url" ? "ImageURL" : key === "audio_url" ? "AudioURL" : "VideoURL",
+      );
     }
   }
   return reprValue(v);
