@@ -17,11 +17,6 @@ Deno.test({
         "text: first done",
         "text: second done",
       ]);
-      const agent = `${sb.root}/agent.yaml`;
-      await Deno.writeTextFile(
-        agent,
-        'version: 1\nagent:\n  extend: default\n  tools: ["Shell"]\n',
-      );
       const launcher = `${sb.root}/kimi`;
       await Deno.writeTextFile(
         launcher,
@@ -32,7 +27,6 @@ Deno.test({
       const session = createSession({
         workDir: sb.workDir,
         executable: launcher,
-        agentFile: agent,
         env: { HOME: sb.home, KIMI_SHARE_DIR: sb.shareDir, DENO_DIR: denoDir() },
         externalTools: [
           createExternalTool({

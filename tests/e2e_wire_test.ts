@@ -14,29 +14,13 @@ const NULL_STATUS = {
   mcp_status: null,
 };
 
-/** An agent with only the tools these tests need (independent of the other tools' progress). */
-async function agentFile(sb: KimiSandbox): Promise<string> {
-  const path = `${sb.root}/agent.yaml`;
-  await Deno.writeTextFile(
-    path,
-    'version: 1\nagent:\n  extend: default\n  tools: ["Shell", "AskUserQuestion", "SetTodoList", "Think"]\n',
-  );
-  return path;
-}
-
 async function start(
   scripts: string[],
   extraArgs: string[] = [],
 ): Promise<{ sb: KimiSandbox; wire: WireProcess }> {
   const sb = await kimiSandbox();
   const config = await sb.scriptedConfig(scripts);
-  const wire = spawnWire(sb, [
-    "--config-file",
-    config,
-    "--agent-file",
-    await agentFile(sb),
-    ...extraArgs,
-  ]);
+  const wire = spawnWire(sb, ["--config-file", config, ...extraArgs]);
   return { sb, wire };
 }
 
@@ -472,7 +456,7 @@ Deno.test("wire: -32001 when no model is configured (prompt without initialize)"
   try {
     const config = `${sb.root}/empty.json`;
     await Deno.writeTextFile(config, "{}");
-    const wire = spawnWire(sb, ["--config-file", config, "--agent-file", await agentFile(sb)]);
+    const wire = spawnWire(sb, ["--config-file", config]);
     const r = await wire.call("p", "prompt", { user_input: "x" });
     assertEquals(r.response.error, { code: -32001, message: "LLM is not set", data: null });
     assertEquals((await wire.finish()).code, 0);

@@ -1,7 +1,8 @@
 /**
- * `deno task bench`: runs the startup and tool-loop benchmarks (and `scripts/bench/tools.ts`
- * when present), then prints one Markdown report with the issue's budgets marked met or
- * missed, followed by an import-cost breakdown that explains the startup figures.
+ * `deno task bench`: runs the startup, tool-loop and wire benchmarks (and
+ * `scripts/bench/tools.ts` when present), then prints one Markdown report with the issue's
+ * budgets marked met or missed, followed by an import-cost breakdown that explains the startup
+ * figures.
  *
  * Usage: `deno run --no-prompt -A scripts/bench/run.ts [--quick]` (`--quick`: fewer runs).
  *
@@ -12,6 +13,7 @@ import { importCostMarkdown, runImportCost } from "./import_cost.ts";
 import { formatBytes, formatMs, markdownTable } from "./stats.ts";
 import { runStartupBench, startupMarkdown } from "./startup.ts";
 import { runToolLoopBench, toolLoopMarkdown } from "./tool_loop.ts";
+import { runWireBench, wireMarkdown } from "./wire.ts";
 
 /** One budget from the issue and the measured median. */
 export interface BudgetCheck {
@@ -71,6 +73,7 @@ if (import.meta.main) {
   const quick = Deno.args.includes("--quick");
   const startup = await runStartupBench(quick ? { runs: 5, warmup: 2 } : {});
   const loop = await runToolLoopBench(quick ? { runs: 2 } : {});
+  const wire = await runWireBench(quick ? { runs: 5, warmup: 2, turnRuns: 1 } : {});
   const tools = await runOptionalTools();
   const imports = await runImportCost(quick ? { runs: 3 } : {});
 
@@ -116,6 +119,7 @@ if (import.meta.main) {
     `## Budgets\n\n${budgetTable(checks)}`,
     `## Startup\n\n${startupMarkdown(startup)}`,
     `## Tool loop (print mode, zero-latency mock server)\n\n${toolLoopMarkdown(loop)}`,
+    `## Wire (\`kimi --wire\` driven by \`KimiWireClient\`)\n\n${wireMarkdown(wire)}`,
     ...(tools ? [`## Tools\n\n${tools}`] : []),
     `## Import costs\n\n${importCostMarkdown(imports)}`,
   ];

@@ -1,0 +1,241 @@
+/**
+ * Benchmark of the search and read tools on big inputs, through the tool API:
+ *
+ * - a generated tree of 100,000 files: Grep (ripgrep engine and pure-TS engine) and Glob,
+ *   beside plain `rg` with the same arguments on the same tree in the same run;
+ * - ReadFile of a 200 MB file (head and tail), with its peak RSS, measured in a fresh
+ *   subprocess so the tree benchmarks do not skew it.
+ *
+ * Times are medians of 5 runs. Usage: `deno run -A scripts/bench/tools.ts [--files N]`.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { makeCallContext, makeToolEnv, runTool } from "../../tests/helpers/tool_env.ts";
+import { globTool } from "../../tools/glob.ts";
+import { GrepParamsSchema, grepQuery, grepToolWith } from "../../tools/grep.ts";
+import { readFileTool } from "../../tools/read_file.ts";
+import { buildRgArgs, findRipgrep } from "../../lib/search/ripgrep.ts";
+import type { Tool } from "../../lib/tooling/tool.ts";
+
+const RUNS = 5;
+const READ_FILE_MB = 200;
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+/** One timed benchmark. */
+interface Bench {
+  name: string;
+  /** Set on the plain-rg rows: the kind of query they are the baseline for. */
+  base?: string;
+  /** The baseline this row is compared with. */
+  vs?: string;
+  fn: () => Promise<unknown>;
+}
+
+/** Run every benchmark once per round (after a warm-up round), so load affects all alike. */
+async function runInterleaved(benches: Bench[]): Promise<number[]> {
+  const times = benches.map(() => [] as number[]);
+  for (let round = -1; round < RUNS; round++) {
+    for (let i = 0; i < benches.length; i++) {
+      const t0 = performance.now();
+      await benches[i].fn();
+      if (round >= 0) times[i].push(performance.now() - t0);
+    }
+  }
+  return times.map(median);
+}
+
+async function timeIt(fn: () => Promise<unknown>): Promise<number> {
+  await fn(); // warm-up
+  const times: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const t0 = performance.now();
+    await fn();
+    times.push(performance.now() - t0);
+  }
+  return median(times);
+}
+
+/** Write `count` small source files in 100-file directories, 1% containing the needle. */
+function generateTree(root: string, count: number): void {
+  const exts = [".ts", ".py", ".md", ".js"];
+  const body = "export function item(x: number): number {\n  return x * 2 + 1;\n}\n" +
+    "// filler line to give the file some realistic bulk for the search to chew through\n";
+  Deno.writeTextFileSync(join(root, ".gitignore"), "node_modules/\n*.log\n");
+  Deno.mkdirSync(join(root, ".git"));
+  for (let i = 0; i < count; i++) {
+    const dir = join(
+      root,
+      "src",
+      `pkg${Math.floor(i / 10_000)}`,
+      `mod${Math.floor(i / 100) % 100}`,
+    );
+    if (i % 100 === 0) Deno.mkdirSync(dir, { recursive: true });
+    const needle = i % 100 === 37 ? `const needle_token = ${i};\n` : "";
+    Deno.writeTextFileSync(join(dir, `f${i}${exts[i % exts.length]}`), body + needle + body);
+  }
+}
+
+/** Write a text file of about `mb` megabytes with numbered lines. */
+async function generateBigFile(path: string, mb: number): Promise<void> {
+  using file = await Deno.open(path, { write: true, create: true, truncate: true });
+  const enc = new TextEncoder();
+  let line = 0;
+  const target = mb * 1024 * 1024;
+  let written = 0;
+  while (written < target) {
+    let chunk = "";
+    for (let i = 0; i < 10_000; i++) {
+      chunk +=
+        `${line++}: the quick brown fox jumps over the lazy dog, again and again and again\n`;
+    }
+    const bytes = enc.encode(chunk);
+    await file.write(bytes);
+    written += bytes.length;
+  }
+}
+
+/** The ReadFile part, run in its own process: prints one JSON line. */
+async function readFileBench(dir: string): Promise<void> {
+  const path = join(dir, "big.txt");
+  const tool = (await readFileTool(makeToolEnv({ workDir: dir })))!;
+  const baseline = Deno.memoryUsage().rss;
+  let peak = baseline;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, Deno.memoryUsage().rss);
+  }, 2);
+  const head = await timeIt(() => runTool(tool, { path }));
+  const tail = await timeIt(() => runTool(tool, { path, line_offset: -1000 }));
+  const rv = await runTool(tool, { path, line_offset: -10 });
+  clearInterval(timer);
+  peak = Math.max(peak, Deno.memoryUsage().rss);
+  console.log(JSON.stringify({ head, tail, baseline, peak, message: rv.message }));
+}
+
+function fmtMs(ms: number): string {
+  return `${ms.toFixed(1)} ms`;
+}
+
+async function main(): Promise<void> {
+  const args = Deno.args;
+  if (args[0] === "--readfile-only") return await readFileBench(args[1]);
+  const count = args[0] === "--files" ? Number(args[1]) : 100_000;
+
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "kimi_bench_" }));
+  try {
+    let t0 = performance.now();
+    generateTree(root, count);
+    console.error(`generated ${count} files in ${fmtMs(performance.now() - t0)}`);
+    t0 = performance.now();
+    await generateBigFile(join(root, "big.txt"), READ_FILE_MB);
+    console.error(`generated ${READ_FILE_MB} MB file in ${fmtMs(performance.now() - t0)}`);
+
+    const rgPath = await findRipgrep();
+    const env = makeToolEnv({ workDir: root });
+    const ctx = makeCallContext();
+    const grepArgs = { pattern: "needle_token", path: join(root, "src"), head_limit: 0 };
+    const contentArgs = { ...grepArgs, output_mode: "content" };
+    const expected = Math.floor((count - 37 + 99) / 100);
+    // Content output may be cut at the 50,000-character result cap, so it is checked loosely.
+    const check = (rv: { output: unknown; is_error: boolean }, exact: boolean) => {
+      const lines = String(rv.output).split("\n").length;
+      if (rv.is_error || (exact ? lines !== expected : lines < expected / 2)) {
+        throw new Error(`unexpected Grep result (${lines} lines)`);
+      }
+    };
+
+    const benches: Bench[] = [];
+    if (rgPath) {
+      const plain = (a: Record<string, unknown>) => async () => {
+        const q = grepQuery(GrepParamsSchema.parse(a), root);
+        const out = await new Deno.Command(rgPath, {
+          args: buildRgArgs(q),
+          cwd: root,
+          stdout: "piped",
+          stderr: "null",
+        }).output();
+        if (out.stdout.length === 0) throw new Error("plain rg found nothing");
+      };
+      benches.push({ name: "plain rg (files)", base: "files", fn: plain(grepArgs) });
+      benches.push({ name: "plain rg (content)", base: "content", fn: plain(contentArgs) });
+    }
+    for (
+      const [engine, label] of [["ripgrep", "rg engine"], ["typescript", "TS engine"]] as const
+    ) {
+      if (engine === "ripgrep" && !rgPath) continue;
+      const tool: Tool = (await grepToolWith({ engine, timeoutMs: 600_000 })(env))!;
+      benches.push({
+        name: `Grep ${label} (files)`,
+        vs: "files",
+        fn: async () => check(await runTool(tool, grepArgs, ctx), true),
+      });
+      benches.push({
+        name: `Grep ${label} (content)`,
+        vs: "content",
+        fn: async () => check(await runTool(tool, contentArgs, ctx), false),
+      });
+    }
+    const glob = (await globTool(env))!;
+    benches.push({
+      name: "Glob src/**/*.py",
+      vs: "files",
+      fn: async () => {
+        const rv = await runTool(glob, { pattern: "src/**/*.py", include_dirs: false }, ctx);
+        if (rv.is_error || !rv.message.startsWith(`Found ${count / 4} matches`)) {
+          throw new Error(`unexpected Glob result: ${rv.message}`);
+        }
+      },
+    });
+    const medians = await runInterleaved(benches);
+    const baseOf = (kind: string | undefined) => {
+      const i = benches.findIndex((b) => b.base === kind);
+      return i >= 0 ? medians[i] : NaN;
+    };
+    const rows: [string, number, string][] = benches.map((b, i) => {
+      const base = b.base ? medians[i] : baseOf(b.vs);
+      return [
+        b.name,
+        medians[i],
+        Number.isNaN(base) ? "n/a" : `${(medians[i] / base).toFixed(2)}x`,
+      ];
+    });
+
+    const sub = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        "--no-prompt",
+        new URL(import.meta.url).pathname,
+        "--readfile-only",
+        root,
+      ],
+      stdout: "piped",
+      stderr: "inherit",
+    }).output();
+    const rf = JSON.parse(new TextDecoder().decode(sub.stdout).trim().split("\n").pop()!);
+    rows.push([`ReadFile ${READ_FILE_MB} MB, head`, rf.head, ""]);
+    rows.push([`ReadFile ${READ_FILE_MB} MB, tail 1000`, rf.tail, ""]);
+
+    const width = Math.max(...rows.map((r) => r[0].length));
+    console.log(`\n${count} files, median of ${RUNS} runs\n`);
+    console.log(`${"benchmark".padEnd(width)}  ${"time".padStart(12)}  vs plain rg`);
+    console.log(`${"-".repeat(width)}  ${"-".repeat(12)}  -----------`);
+    for (const [name, ms, r] of rows) {
+      console.log(`${name.padEnd(width)}  ${fmtMs(ms).padStart(12)}  ${r}`);
+    }
+    const mb = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MB`;
+    console.log(
+      `\nReadFile peak RSS ${mb(rf.peak)} (process baseline ${mb(rf.baseline)}, ` +
+        `growth ${mb(rf.peak - rf.baseline)})`,
+    );
+    console.log(`ReadFile tail message: ${rf.message}`);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+}
+
+if (import.meta.main) await main();
