@@ -88,7 +88,8 @@ export class WireServer {
   readonly #app: KimiApp;
   readonly #write: (text: string) => Promise<void>;
   readonly #wireFile: WireFile;
-  #writeChain: Promise<void> = Promise.resolve();
+  #pendingLines: string[] = [];
+  #draining: Promise<void> | null = null;
   #writerClosed = false;
   #initialized = false;
   #client: ClientProfile = { version: null, name: null };
@@ -180,17 +181,29 @@ export class WireServer {
 
   /** Wait until everything queued so far is written. */
   async flush(): Promise<void> {
-    await this.#writeChain;
+    while (this.#draining) await this.#draining;
   }
 
   // ---- output -------------------------------------------------------------------------------
 
   #send(msg: OutboundMessage): void {
     if (this.#writerClosed) return;
-    const text = serialize(msg);
-    this.#writeChain = this.#writeChain.then(() => this.#write(text)).catch((err) => {
-      log("WARNING", "wire", `could not write to stdout: ${(err as Error).message}`);
-    });
+    this.#pendingLines.push(serialize(msg));
+    if (!this.#draining) this.#draining = this.#drain();
+  }
+
+  /** Write queued lines, batching everything queued while the previous write ran. */
+  async #drain(): Promise<void> {
+    while (this.#pendingLines.length > 0) {
+      const batch = this.#pendingLines.join("\n");
+      this.#pendingLines = [];
+      try {
+        await this.#write(batch);
+      } catch (err) {
+        log("WARNING", "wire", `could not write to stdout: ${(err as Error).message}`);
+      }
+    }
+    this.#draining = null;
   }
 
   #sendEvent(env: Envelope): void {
@@ -539,7 +552,7 @@ function errorText(err: unknown): string {
 export interface RunWireOptions {
   /** Input stream (default: the process's stdin). */
   stdin?: ReadableStream<Uint8Array>;
-  /** Writes one line of output without its newline (default: the process's stdout). */
+  /** Writes one or more lines (joined by "\n", no final newline; default: stdout). */
   writeLine?: (text: string) => Promise<void>;
   /** Whether SIGTERM/SIGINT shut the server down (default true). */
   handleSignals?: boolean;
