@@ -26,6 +26,14 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)];
 }
 
+/** One line of the result table. */
+interface Row {
+  name: string;
+  median: number;
+  min: number;
+  ratio: string;
+}
+
 /** One timed benchmark. */
 interface Bench {
   name: string;
@@ -36,8 +44,11 @@ interface Bench {
   fn: () => Promise<unknown>;
 }
 
-/** Run every benchmark once per round (after a warm-up round), so load affects all alike. */
-async function runInterleaved(benches: Bench[]): Promise<number[]> {
+/**
+ * Run every benchmark once per round (after a warm-up round), so load affects all alike.
+ * Returns the median and the minimum of each.
+ */
+async function runInterleaved(benches: Bench[]): Promise<{ median: number; min: number }[]> {
   const times = benches.map(() => [] as number[]);
   for (let round = -1; round < RUNS; round++) {
     for (let i = 0; i < benches.length; i++) {
@@ -46,7 +57,7 @@ async function runInterleaved(benches: Bench[]): Promise<number[]> {
       if (round >= 0) times[i].push(performance.now() - t0);
     }
   }
-  return times.map(median);
+  return times.map((t) => ({ median: median(t), min: Math.min(...t) }));
 }
 
 async function timeIt(fn: () => Promise<unknown>): Promise<number> {
@@ -190,18 +201,20 @@ async function main(): Promise<void> {
         }
       },
     });
-    const medians = await runInterleaved(benches);
+    const stats = await runInterleaved(benches);
     const baseOf = (kind: string | undefined) => {
       const i = benches.findIndex((b) => b.base === kind);
-      return i >= 0 ? medians[i] : NaN;
+      return i >= 0 ? stats[i] : null;
     };
-    const rows: [string, number, string][] = benches.map((b, i) => {
-      const base = b.base ? medians[i] : baseOf(b.vs);
-      return [
-        b.name,
-        medians[i],
-        Number.isNaN(base) ? "n/a" : `${(medians[i] / base).toFixed(2)}x`,
-      ];
+    const ratio = (a: number, b: number | undefined) => b ? `${(a / b).toFixed(2)}x` : "n/a";
+    const rows: Row[] = benches.map((b, i) => {
+      const base = b.base ? stats[i] : baseOf(b.vs);
+      return {
+        name: b.name,
+        median: stats[i].median,
+        min: stats[i].min,
+        ratio: `${ratio(stats[i].median, base?.median)} (min ${ratio(stats[i].min, base?.min)})`,
+      };
     });
 
     const sub = await new Deno.Command(Deno.execPath(), {
@@ -217,15 +230,25 @@ async function main(): Promise<void> {
       stderr: "inherit",
     }).output();
     const rf = JSON.parse(new TextDecoder().decode(sub.stdout).trim().split("\n").pop()!);
-    rows.push([`ReadFile ${READ_FILE_MB} MB, head`, rf.head, ""]);
-    rows.push([`ReadFile ${READ_FILE_MB} MB, tail 1000`, rf.tail, ""]);
+    rows.push({ name: `ReadFile ${READ_FILE_MB} MB, head`, median: rf.head, min: NaN, ratio: "" });
+    rows.push({
+      name: `ReadFile ${READ_FILE_MB} MB, tail 1000`,
+      median: rf.tail,
+      min: NaN,
+      ratio: "",
+    });
 
-    const width = Math.max(...rows.map((r) => r[0].length));
-    console.log(`\n${count} files, median of ${RUNS} runs\n`);
-    console.log(`${"benchmark".padEnd(width)}  ${"time".padStart(12)}  vs plain rg`);
-    console.log(`${"-".repeat(width)}  ${"-".repeat(12)}  -----------`);
-    for (const [name, ms, r] of rows) {
-      console.log(`${name.padEnd(width)}  ${fmtMs(ms).padStart(12)}  ${r}`);
+    const width = Math.max(...rows.map((r) => r.name.length));
+    console.log(`\n${count} files, ${RUNS} interleaved runs after a warm-up\n`);
+    console.log(
+      `${"benchmark".padEnd(width)}  ${"median".padStart(11)}  ${"min".padStart(11)}  vs plain rg`,
+    );
+    console.log(`${"-".repeat(width)}  ${"-".repeat(11)}  ${"-".repeat(11)}  -----------`);
+    for (const r of rows) {
+      const min = Number.isNaN(r.min) ? "" : fmtMs(r.min);
+      console.log(
+        `${r.name.padEnd(width)}  ${fmtMs(r.median).padStart(11)}  ${min.padStart(11)}  ${r.ratio}`,
+      );
     }
     const mb = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MB`;
     console.log(

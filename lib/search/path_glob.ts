@@ -1,0 +1,209 @@
+/**
+ * Glob matching with Python `pathlib.Path.glob` semantics (Python 3.13, POSIX): `*`, `?` and
+ * `[...]` within one path segment, hidden files matched, `**` as a whole segment matching zero or
+ * more directories without following symlinked directories, a pattern ending in `**` yielding
+ * files and directories, and a trailing `/` selecting directories only.
+ *
+ * @module
+ */
+import { join } from "node:path";
+
+/** Options of {@link pathGlob}. */
+export interface PathGlobOptions {
+  /** Stops the walk (the promise rejects with the signal's reason). */
+  signal?: AbortSignal;
+  /** Return regular files only (symlinks count by their target, like `Path.is_file()`). */
+  filesOnly?: boolean;
+}
+
+/** Translate one fnmatch segment (`*`, `?`, `[seq]`, `[!seq]`) to an anchored RegExp. */
+export function fnmatchToRegExp(pattern: string): RegExp {
+  let re = "";
+  let i = 0;
+  const n = pattern.length;
+  while (i < n) {
+    const c = pattern[i++];
+    if (c === "*") {
+      if (!re.endsWith(".*")) re += ".*";
+    } else if (c === "?") {
+      re += ".";
+    } else if (c === "[") {
+      let j = i;
+      if (j < n && pattern[j] === "!") j++;
+      if (j < n && pattern[j] === "]") j++;
+      while (j < n && pattern[j] !== "]") j++;
+      if (j >= n) {
+        re += "\\[";
+      } else {
+        let stuff = pattern.slice(i, j).replaceAll("\\", "\\\\");
+        i = j + 1;
+        if (stuff.startsWith("!")) stuff = "^" + stuff.slice(1);
+        else if (stuff.startsWith("^") || stuff.startsWith("[")) stuff = "\\" + stuff;
+        re += `[${stuff}]`;
+      }
+    } else {
+      re += c.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+    }
+  }
+  return new RegExp(`^(?:${re})$`, "s");
+}
+
+function hasMagic(segment: string): boolean {
+  return /[*?[]/.test(segment);
+}
+
+async function isDir(path: string): Promise<boolean> {
+  try {
+    return (await Deno.stat(path)).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function readDirUncached(path: string): Promise<Deno.DirEntry[]> {
+  try {
+    return await Array.fromAsync(Deno.readDir(path));
+  } catch {
+    return [];
+  }
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await Deno.stat(path)).isFile;
+  } catch {
+    return false;
+  }
+}
+
+async function entryIsDir(parent: string, e: Deno.DirEntry): Promise<boolean> {
+  if (e.isDirectory) return true;
+  return e.isSymlink ? await isDir(join(parent, e.name)) : false;
+}
+
+function rel(dir: string, name: string): string {
+  return dir === "" ? name : `${dir}/${name}`;
+}
+
+/**
+ * All paths below `root` matching `pattern`, relative to `root`, without duplicates, in walk
+ * order. Throws for absolute or empty patterns (as pathlib does).
+ */
+export async function pathGlob(
+  root: string,
+  pattern: string,
+  opts: PathGlobOptions = {},
+): Promise<string[]> {
+  if (pattern.startsWith("/")) throw new Error("Non-relative patterns are unsupported");
+  const dirOnly = pattern.endsWith("/");
+  const parts: string[] = [];
+  for (const p of pattern.split("/")) {
+    if (p === "" || p === ".") continue;
+    if (p === "**" && parts[parts.length - 1] === "**") continue;
+    parts.push(p);
+  }
+  if (parts.length === 0) throw new Error(`Unacceptable pattern: '${pattern}'`);
+
+  const abs = (r: string) => (r === "" ? root : join(root, r));
+  const listings = new Map<string, Promise<Deno.DirEntry[]>>();
+  const readDir = (path: string) => {
+    let hit = listings.get(path);
+    if (!hit) {
+      hit = readDirUncached(path);
+      listings.set(path, hit);
+    }
+    return hit;
+  };
+  const results: string[] = [];
+  const seen = new Set<string>();
+  /** Record a match; `entry` (when known) saves a stat for `filesOnly`. */
+  const emit = async (r: string, entry?: Deno.DirEntry) => {
+    if (r === "" || seen.has(r)) return;
+    if (opts.filesOnly) {
+      const file = entry && !entry.isSymlink ? entry.isFile : await isFile(abs(r));
+      if (!file) return;
+    }
+    seen.add(r);
+    results.push(r);
+  };
+
+  let dirs: string[] = [""];
+  for (let k = 0; k < parts.length; k++) {
+    opts.signal?.throwIfAborted();
+    const seg = parts[k];
+    const last = k === parts.length - 1;
+    const next: string[] = [];
+    const nextSeen = new Set<string>();
+    const addDir = (r: string) => {
+      if (!nextSeen.has(r)) {
+        nextSeen.add(r);
+        next.push(r);
+      }
+    };
+    if (seg === "**") {
+      for (const d of dirs) {
+        if (last) await emit(d);
+        else addDir(d);
+        const stack = [d];
+        while (stack.length > 0) {
+          opts.signal?.throwIfAborted();
+          const cur = stack.pop()!;
+          for (const e of await readDir(abs(cur))) {
+            const r = rel(cur, e.name);
+            if (e.isDirectory) {
+              stack.push(r);
+              if (last) await emit(r, e);
+              else addDir(r);
+            } else if (last && (!dirOnly || await entryIsDir(abs(cur), e))) {
+              await emit(r, e);
+            }
+          }
+        }
+      }
+    } else if (hasMagic(seg)) {
+      const re = fnmatchToRegExp(seg);
+      for (const d of dirs) {
+        for (const e of await readDir(abs(d))) {
+          if (!re.test(e.name)) continue;
+          const r = rel(d, e.name);
+          if (last) {
+            if (!dirOnly || await entryIsDir(abs(d), e)) await emit(r, e);
+          } else if (await entryIsDir(abs(d), e)) {
+            addDir(r);
+          }
+        }
+      }
+    } else {
+      for (const d of dirs) {
+        const r = rel(d, seg);
+        if (last) {
+          if (dirOnly ? await isDir(abs(r)) : await exists(abs(r))) await emit(r);
+        } else if (await isDir(abs(r))) {
+          addDir(r);
+        }
+      }
+    }
+    dirs = next;
+  }
+  return results;
+}
+
+/** Compare two relative paths segment by segment (like sorting `pathlib` paths). */
+export function comparePathParts(a: string, b: string): number {
+  const pa = a.split("/");
+  const pb = b.split("/");
+  const n = Math.min(pa.length, pb.length);
+  for (let i = 0; i < n; i++) {
+    if (pa[i] !== pb[i]) return pa[i] < pb[i] ? -1 : 1;
+  }
+  return pa.length - pb.length;
+}

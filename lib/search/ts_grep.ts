@@ -1,0 +1,426 @@
+/**
+ * The pure-TS Grep engine, used when this run may not execute ripgrep. It walks like ripgrep
+ * (`--hidden`, ignore files, `--glob` overrides, `--type`, VCS directories skipped, symlinks not
+ * followed, binary files skipped) and prints ripgrep's output format for the same query, so the
+ * shared post-processing gives the same final result as the ripgrep engine.
+ *
+ * @module
+ */
+import { resolve } from "node:path";
+import {
+  contextOf,
+  GREP_MAX_BUFFER,
+  GREP_TIMEOUT_MS,
+  type GrepBlock,
+  type GrepEngineOptions,
+  type GrepQuery,
+  type GrepRun,
+  VCS_DIRS,
+} from "./grep_query.ts";
+import {
+  type IgnoreLevel,
+  ignoreVerdict,
+  isEmptyLevel,
+  loadIgnoreLevel,
+  Overrides,
+  TypeFilter,
+} from "./ignore_rules.ts";
+import { compileRustRegex, hasLiteralNewline, RG_NEWLINE_ERROR } from "./rust_regex.ts";
+
+/** Files read at once. */
+const READ_CONCURRENCY = 16;
+
+interface Matchers {
+  /** Tests one line (non-multiline mode). */
+  line: RegExp;
+  /** Counts matches in one line, or in the whole text in multiline mode. */
+  global: RegExp;
+  /** Quick whole-text test that never misses a line match. */
+  prefilter: RegExp;
+}
+
+/** A file's text, or null when it is binary. */
+function decodeFile(bytes: Uint8Array): { text: string; nulAt: number } {
+  if (bytes.length >= 2 && bytes[0] === 0xff && bytes[1] === 0xfe) {
+    const text = new TextDecoder("utf-16le").decode(bytes);
+    return { text, nulAt: text.indexOf("\0") };
+  }
+  if (bytes.length >= 2 && bytes[0] === 0xfe && bytes[1] === 0xff) {
+    const text = new TextDecoder("utf-16be").decode(bytes);
+    return { text, nulAt: text.indexOf("\0") };
+  }
+  const nulAt = bytes.indexOf(0);
+  return { text: new TextDecoder().decode(bytes), nulAt };
+}
+
+function splitFileLines(text: string): string[] {
+  if (text === "") return [];
+  const lines = text.split("\n");
+  if (lines[lines.length - 1] === "") lines.pop();
+  return lines;
+}
+
+function countIn(re: RegExp, text: string): number {
+  let n = 0;
+  re.lastIndex = 0;
+  for (const _ of text.matchAll(re)) n++;
+  return n;
+}
+
+/** The result of searching one file's text. */
+interface FileHits {
+  /** Number of matches. */
+  count: number;
+  /** Sorted indices of matched lines (content mode only). */
+  matched: number[];
+  /** The file's lines (content mode only). */
+  lines: string[];
+}
+
+function lineStarts(text: string): number[] {
+  const starts = [0];
+  let i = text.indexOf("\n");
+  while (i !== -1) {
+    starts.push(i + 1);
+    i = text.indexOf("\n", i + 1);
+  }
+  return starts;
+}
+
+function lineAt(starts: number[], offset: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid] <= offset) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+function searchText(
+  text: string,
+  m: Matchers,
+  mode: "any" | "count" | "lines",
+  multiline: boolean,
+): FileHits | null {
+  if (!m.prefilter.test(text)) return null;
+  if (multiline) {
+    if (mode === "any") return { count: 1, matched: [], lines: [] };
+    if (mode === "count") {
+      const count = countIn(m.global, text);
+      return count > 0 ? { count, matched: [], lines: [] } : null;
+    }
+    const lines = splitFileLines(text);
+    const starts = lineStarts(text);
+    const hit = new Set<number>();
+    let count = 0;
+    m.global.lastIndex = 0;
+    for (const match of text.matchAll(m.global)) {
+      const s = match.index;
+      const e = s + match[0].length;
+      const first = lineAt(starts, s);
+      const last = e > s ? lineAt(starts, e - 1) : first;
+      if (first >= lines.length) continue;
+      count++;
+      for (let i = first; i <= Math.min(last, lines.length - 1); i++) hit.add(i);
+    }
+    if (count === 0) return null;
+    return { count, matched: [...hit].sort((a, b) => a - b), lines };
+  }
+  const lines = splitFileLines(text);
+  const matched: number[] = [];
+  let count = 0;
+  for (let i = 0; i < lines.length; i++) {
+    if (!m.line.test(lines[i])) continue;
+    if (mode === "any") return { count: 1, matched: [], lines: [] };
+    matched.push(i);
+    if (mode === "count") count += countIn(m.global, lines[i]);
+  }
+  if (matched.length === 0) return null;
+  return { count, matched, lines };
+}
+
+/** Format matched lines with context the way ripgrep prints them. */
+function contentLines(
+  hits: FileHits,
+  prefix: string | null,
+  numbers: boolean,
+  before: number,
+  after: number,
+): string[] {
+  const n = hits.lines.length;
+  const shown = new Uint8Array(n); // 1 = context, 2 = match
+  for (const m of hits.matched) {
+    for (let i = Math.max(0, m - before); i <= Math.min(n - 1, m + after); i++) {
+      if (shown[i] === 0) shown[i] = 1;
+    }
+  }
+  for (const m of hits.matched) shown[m] = 2;
+  const contextActive = before > 0 || after > 0;
+  const out: string[] = [];
+  let last = -1;
+  for (let i = 0; i < n; i++) {
+    if (shown[i] === 0) continue;
+    if (contextActive && last >= 0 && i > last + 1) out.push("--");
+    const sep = shown[i] === 2 ? ":" : "-";
+    out.push(
+      (prefix === null ? "" : prefix + sep) + (numbers ? `${i + 1}${sep}` : "") + hits.lines[i],
+    );
+    last = i;
+  }
+  return out;
+}
+
+function errorRun(stderr: string): GrepRun {
+  return {
+    stdout: "",
+    stderr,
+    exitCode: 2,
+    timedOut: false,
+    bufferTruncated: false,
+    blocks: null,
+  };
+}
+
+function ioErrorText(display: string, e: unknown): string {
+  if (e instanceof Deno.errors.NotFound) {
+    return `rg: ${display}: No such file or directory (os error 2)\n`;
+  }
+  if (e instanceof Deno.errors.PermissionDenied || e instanceof Deno.errors.NotCapable) {
+    return `rg: ${display}: Permission denied (os error 13)\n`;
+  }
+  return `rg: ${display}: ${e instanceof Error ? e.message : String(e)}\n`;
+}
+
+function joinDisplay(base: string, rel: string): string {
+  return base.endsWith("/") ? base + rel : `${base}/${rel}`;
+}
+
+async function parentLevels(root: string): Promise<IgnoreLevel | null> {
+  const ancestors: string[] = [];
+  let cur = root;
+  while (true) {
+    const parent = resolve(cur, "..");
+    if (parent === cur) break;
+    ancestors.unshift(parent);
+    cur = parent;
+  }
+  let level: IgnoreLevel | null = null;
+  for (const dir of ancestors) {
+    const next = await loadIgnoreLevel(dir, level);
+    if (!isEmptyLevel(next)) level = next;
+  }
+  return level;
+}
+
+/** Output accumulated under ripgrep's buffer cap. */
+class OutputSink {
+  readonly blocks: GrepBlock[] = [];
+  size = 0;
+  truncated = false;
+  constructor(readonly cap: number, readonly separated: boolean) {}
+
+  add(block: GrepBlock): boolean {
+    const kept: string[] = [];
+    for (const line of block.lines) {
+      const cost = line.length + 1;
+      if (this.size + cost > this.cap) {
+        this.truncated = true;
+        break;
+      }
+      this.size += cost;
+      kept.push(line);
+    }
+    if (kept.length > 0) this.blocks.push({ path: block.path, lines: kept });
+    return !this.truncated;
+  }
+
+  stdout(): string {
+    const parts: string[] = [];
+    this.blocks.forEach((b, i) => {
+      if (this.separated && i > 0) parts.push("--");
+      parts.push(...b.lines);
+    });
+    return parts.length > 0 ? parts.join("\n") + "\n" : "";
+  }
+}
+
+/** Search like ripgrep with the Grep tool's flags, without spawning anything. */
+export async function runTsGrep(q: GrepQuery, opts: GrepEngineOptions = {}): Promise<GrepRun> {
+  const deadline = performance.now() + (opts.timeoutMs ?? GREP_TIMEOUT_MS);
+  const signal = opts.signal;
+  signal?.throwIfAborted();
+
+  if (q.outputMode === "content") {
+    const flags: [string, number | null][] = [
+      ["--before-context", q.before],
+      ["--after-context", q.after],
+      ["--context", q.context],
+    ];
+    for (const [flag, value] of flags) {
+      if (value !== null && value < 0) {
+        return errorRun(
+          `rg: error parsing flag ${flag}: value is not a valid number: invalid digit found in string\n`,
+        );
+      }
+    }
+  }
+  const types = q.type ? TypeFilter.of(q.type) : null;
+  if (q.type && !types) return errorRun(`rg: unrecognized file type: ${q.type}\n`);
+  if (!q.multiline && hasLiteralNewline(q.pattern)) return errorRun(RG_NEWLINE_ERROR);
+  const compile = (multiLine: boolean, global: boolean) =>
+    compileRustRegex(q.pattern, {
+      ignoreCase: q.ignoreCase,
+      dotAll: q.multiline,
+      multiLine,
+      global,
+    });
+  const line = compile(false, false);
+  if (!line.ok) return errorRun(line.stderr);
+  const global = compile(q.multiline, true);
+  const prefilter = compile(true, false);
+  if (!global.ok) return errorRun(global.stderr);
+  if (!prefilter.ok) return errorRun(prefilter.stderr);
+  const matchers: Matchers = { line: line.regex, global: global.regex, prefilter: prefilter.regex };
+
+  const rootAbs = resolve(q.cwd, q.path);
+  let rootStat: Deno.FileInfo;
+  try {
+    rootStat = await Deno.stat(rootAbs);
+  } catch (e) {
+    const cause = ioErrorText(q.path, e).slice(`rg: ${q.path}: `.length);
+    return errorRun(`rg: ${q.path}: IO error for operation on ${q.path}: ${cause}`);
+  }
+
+  const mode = q.outputMode;
+  const searchMode = mode === "files_with_matches"
+    ? "any"
+    : mode === "count_matches"
+    ? "count"
+    : "lines";
+  const numbers = mode === "content" && q.lineNumber;
+  const [before, after] = contextOf(q);
+  const sink = new OutputSink(opts.maxBuffer ?? GREP_MAX_BUFFER, before > 0 || after > 0);
+  let stderr = "";
+  let errored = false;
+  let timedOut = false;
+
+  const render = (hits: FileHits, display: string, prefix: string | null): GrepBlock => {
+    if (searchMode === "any") return { path: display, lines: [display] };
+    if (searchMode === "count") {
+      return {
+        path: display,
+        lines: [prefix === null ? `${hits.count}` : `${display}:${hits.count}`],
+      };
+    }
+    return { path: prefix ?? "", lines: contentLines(hits, prefix, numbers, before, after) };
+  };
+
+  if (!rootStat.isDirectory) {
+    // An explicit file: no filters, and NUL bytes do not skip it.
+    let bytes: Uint8Array;
+    try {
+      bytes = await Deno.readFile(rootAbs);
+    } catch (e) {
+      return errorRun(ioErrorText(q.path, e));
+    }
+    const { text, nulAt } = decodeFile(bytes);
+    const hits = searchText(text, matchers, searchMode, q.multiline);
+    if (hits) {
+      if (nulAt >= 0 && searchMode === "lines") {
+        sink.add({
+          path: "",
+          lines: [`binary file matches (found "\\0" byte around offset ${nulAt})`],
+        });
+      } else {
+        sink.add(render(hits, q.path, null));
+      }
+    }
+  } else {
+    const overrides = new Overrides(VCS_DIRS.map((d) => `!${d}`).concat(q.glob ? [q.glob] : []));
+    const rootLevel = q.includeIgnored ? null : await parentLevels(rootAbs);
+    const overrideRel = (abs: string) =>
+      abs.startsWith(q.cwd + "/") ? abs.slice(q.cwd.length + 1) : abs.replace(/^\/+/, "");
+    const allowed = (abs: string, name: string, isDir: boolean, level: IgnoreLevel | null) => {
+      const o = overrides.matched(overrideRel(abs), isDir);
+      if (o === "ignore") return false;
+      if (o === "whitelist") return true;
+      if (!q.includeIgnored && ignoreVerdict(level, abs, isDir) === "ignore") return false;
+      if (types && types.matched(name, isDir) === "ignore") return false;
+      return true;
+    };
+
+    const files: { abs: string; display: string }[] = [];
+    const stack: { abs: string; display: string; level: IgnoreLevel | null }[] = [
+      { abs: rootAbs, display: q.path, level: rootLevel },
+    ];
+    while (stack.length > 0) {
+      signal?.throwIfAborted();
+      if (performance.now() > deadline) {
+        timedOut = true;
+        break;
+      }
+      const dir = stack.pop()!;
+      let entries: Deno.DirEntry[];
+      try {
+        entries = await Array.fromAsync(Deno.readDir(dir.abs));
+      } catch (e) {
+        stderr += ioErrorText(dir.display, e);
+        errored = true;
+        continue;
+      }
+      let level = dir.level;
+      if (!q.includeIgnored) {
+        const names = new Set(entries.map((e) => e.name));
+        const loaded = await loadIgnoreLevel(dir.abs, dir.level, names);
+        if (!isEmptyLevel(loaded)) level = loaded;
+      }
+      for (const e of entries) {
+        if (!e.isFile && !e.isDirectory) continue;
+        const abs = dir.abs === "/" ? `/${e.name}` : `${dir.abs}/${e.name}`;
+        if (!allowed(abs, e.name, e.isDirectory, level)) continue;
+        const display = joinDisplay(dir.display, e.name);
+        if (e.isDirectory) stack.push({ abs, display, level });
+        else files.push({ abs, display });
+      }
+    }
+
+    let next = 0;
+    let stop = false;
+    const worker = async () => {
+      while (!stop && next < files.length) {
+        if (signal?.aborted) return;
+        if (performance.now() > deadline) {
+          timedOut = true;
+          stop = true;
+          return;
+        }
+        const f = files[next++];
+        let bytes: Uint8Array;
+        try {
+          bytes = await Deno.readFile(f.abs);
+        } catch (e) {
+          stderr += ioErrorText(f.display, e);
+          errored = true;
+          continue;
+        }
+        const { text, nulAt } = decodeFile(bytes);
+        if (nulAt >= 0) continue;
+        const hits = searchText(text, matchers, searchMode, q.multiline);
+        if (hits && !sink.add(render(hits, f.display, f.display))) stop = true;
+      }
+    };
+    await Promise.all(Array.from({ length: READ_CONCURRENCY }, worker));
+    signal?.throwIfAborted();
+  }
+
+  return {
+    stdout: sink.stdout(),
+    stderr,
+    exitCode: errored ? 2 : sink.blocks.length > 0 ? 0 : 1,
+    timedOut,
+    bufferTruncated: sink.truncated,
+    blocks: sink.blocks,
+  };
+}

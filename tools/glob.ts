@@ -1,0 +1,136 @@
+/**
+ * Glob: list files and directories matching a pathlib-style glob pattern inside the workspace.
+ *
+ * @module
+ */
+import { isAbsolute } from "node:path";
+import { z } from "zod";
+import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
+import { comparePathParts, pathGlob } from "../lib/search/path_glob.ts";
+import { listDirectoryTree } from "../lib/tooling/dir_tree.ts";
+import { orNull } from "../lib/tooling/param_types.ts";
+import { toolError, toolOk } from "../lib/tooling/result.ts";
+import type {
+  Tool,
+  ToolCallContext,
+  ToolEnv,
+  ToolFactory,
+  ToolReturnValue,
+} from "../lib/tooling/tool.ts";
+import { canonicalPath, expandHome, isInsideWorkspace } from "../lib/tooling/workspace.ts";
+
+/** Most matches returned. */
+export const MAX_MATCHES = 1000;
+
+/** Glob parameters. */
+export const GlobParamsSchema = z.object({
+  pattern: z.string().describe("The glob pattern files or directories must match."),
+  directory: orNull(z.string()).default(null).describe(
+    "Absolute path of the directory to search from; the working directory when omitted.",
+  ),
+  include_dirs: z.boolean().default(true).describe(
+    "Whether directories are listed along with files.",
+  ),
+});
+/** Glob parameters. */
+export type GlobParams = z.infer<typeof GlobParamsSchema>;
+
+async function statOrNull(path: string): Promise<Deno.FileInfo | null> {
+  try {
+    return await Deno.stat(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return null;
+    throw e;
+  }
+}
+
+class GlobTool implements Tool<GlobParams> {
+  readonly name = "Glob";
+  readonly description = renderTemplate(readAsset("tools/glob.md"), {
+    MAX_MATCHES: String(MAX_MATCHES),
+  });
+  readonly parameters = GlobParamsSchema;
+  readonly #env: ToolEnv;
+
+  constructor(env: ToolEnv) {
+    this.#env = env;
+  }
+
+  async call(params: GlobParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
+    const env = this.#env;
+    try {
+      if (params.pattern.startsWith("**")) {
+        const decision = env.scope.check("read", env.workDir);
+        return toolError({
+          output: decision.allowed ? listDirectoryTree(env.workDir) : "",
+          message: `Pattern \`${params.pattern}\` starts with '**' which is not allowed. ` +
+            "This would recursively search all directories and may include large directories " +
+            "like `node_modules`. Use more specific patterns instead. For your convenience, a " +
+            "list of all files and directories in the top level of the working directory is " +
+            "provided below.",
+          brief: "Unsafe pattern",
+        });
+      }
+      const shownDir = params.directory ?? env.workDir;
+      const expanded = params.directory ? expandHome(params.directory) : env.workDir;
+      if (!isAbsolute(expanded)) {
+        return toolError({
+          message: `\`${params.directory}\` is not an absolute path. ` +
+            "You must provide an absolute path to search.",
+          brief: "Invalid directory",
+        });
+      }
+      const dir = canonicalPath(expanded, env.workDir);
+      if (!isInsideWorkspace(dir, env)) {
+        return toolError({
+          message: `\`${shownDir}\` is outside the workspace. You can only search within the ` +
+            "working directory, additional directories, and skills directories.",
+          brief: "Directory outside workspace",
+        });
+      }
+      const decision = env.scope.check("read", dir);
+      if (!decision.allowed) {
+        return toolError({ message: decision.message, brief: "Sandbox denied" });
+      }
+      const info = await statOrNull(dir);
+      if (!info) {
+        return toolError({
+          message: `\`${shownDir}\` does not exist.`,
+          brief: "Directory not found",
+        });
+      }
+      if (!info.isDirectory) {
+        return toolError({
+          message: `\`${shownDir}\` is not a directory.`,
+          brief: "Invalid directory",
+        });
+      }
+
+      let matches = await pathGlob(dir, params.pattern, {
+        signal: ctx.signal,
+        filesOnly: !params.include_dirs,
+      });
+      matches.sort(comparePathParts);
+      let message = matches.length > 0
+        ? `Found ${matches.length} matches for pattern \`${params.pattern}\`.`
+        : `No matches found for pattern \`${params.pattern}\`.`;
+      if (matches.length > MAX_MATCHES) {
+        matches = matches.slice(0, MAX_MATCHES);
+        message += ` Only the first ${MAX_MATCHES} matches are returned. ` +
+          "You may want to use a more specific pattern.";
+      }
+      return toolOk({ output: matches.join("\n"), message });
+    } catch (e) {
+      ctx.signal.throwIfAborted();
+      return toolError({
+        message: `Failed to search for pattern ${params.pattern}. Error: ${
+          e instanceof Error ? e.message : e
+        }`,
+        brief: "Glob failed",
+      });
+    }
+  }
+}
+
+/** Builds the Glob tool. */
+export const globTool: ToolFactory = (env) => new GlobTool(env);

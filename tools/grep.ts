@@ -1,0 +1,179 @@
+/**
+ * Grep: regular-expression search over file contents with ripgrep's semantics. Runs the bundled
+ * `rg` binary when this run may execute it, else the pure-TS engine; both feed the same
+ * post-processing, so the result does not depend on the engine.
+ *
+ * @module
+ */
+import { resolve } from "node:path";
+import { z } from "zod";
+import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
+import { finishGrep } from "../lib/search/grep_output.ts";
+import {
+  GREP_TIMEOUT_MS,
+  type GrepEngineOptions,
+  type GrepQuery,
+  type GrepRun,
+} from "../lib/search/grep_query.ts";
+import { findRipgrep, runRipgrep } from "../lib/search/ripgrep.ts";
+import { runTsGrep } from "../lib/search/ts_grep.ts";
+import { integer, orNull } from "../lib/tooling/param_types.ts";
+import { toolError } from "../lib/tooling/result.ts";
+import type {
+  Tool,
+  ToolCallContext,
+  ToolEnv,
+  ToolFactory,
+  ToolReturnValue,
+} from "../lib/tooling/tool.ts";
+import { canonicalPath, expandHome } from "../lib/tooling/workspace.ts";
+
+/** Default cap on returned lines or entries. */
+export const DEFAULT_HEAD_LIMIT = 250;
+
+/** Grep parameters (JSON names as the model sends them). */
+export const GrepParamsSchema = z.object({
+  pattern: z.string().describe("Regular expression to search file contents for."),
+  path: z.string().default(".").describe(
+    "File or directory to search; the working directory by default. Give an absolute path " +
+      "when you set it.",
+  ),
+  glob: orNull(z.string()).default(null).describe(
+    "Only search files whose names match this glob, e.g. `*.ts` or `*.{js,jsx}`. Unset: no " +
+      "filter.",
+  ),
+  output_mode: z.string().default("files_with_matches").describe(
+    "`files_with_matches` (default) lists matching file paths; `content` shows matching lines " +
+      "(honours `-A`, `-B`, `-C`, `-n`); `count_matches` gives the number of matches per file. " +
+      "`head_limit` applies to all three.",
+  ),
+  "-B": orNull(integer()).default(null).describe(
+    "Lines of context to show before each match (`content` mode only).",
+  ),
+  "-A": orNull(integer()).default(null).describe(
+    "Lines of context to show after each match (`content` mode only).",
+  ),
+  "-C": orNull(integer()).default(null).describe(
+    "Lines of context to show before and after each match (`content` mode only).",
+  ),
+  "-n": z.boolean().default(true).describe(
+    "Prefix matching lines with their line numbers (`content` mode only). On by default.",
+  ),
+  "-i": z.boolean().default(false).describe("Match without regard to letter case."),
+  type: orNull(z.string()).default(null).describe(
+    "Only search files of this ripgrep file type, e.g. `py`, `rust`, `js`, `ts`, `go`, " +
+      "`java`. Faster than an equivalent `glob`.",
+  ),
+  head_limit: orNull(integer().min(0)).default(DEFAULT_HEAD_LIMIT).describe(
+    "Return at most this many output lines or entries (like `| head -N`), in every output " +
+      `mode. Defaults to ${DEFAULT_HEAD_LIMIT}; 0 means no limit, which can flood the context.`,
+  ),
+  offset: integer().min(0).default(0).describe(
+    "Skip this many lines or entries before `head_limit` applies (like " +
+      "`| tail -n +N | head -N`), to page through long results. Defaults to 0.",
+  ),
+  multiline: z.boolean().default(false).describe(
+    "Let a match span several lines, with `.` also matching line breaks (ripgrep's `-U " +
+      "--multiline-dotall`). Off by default.",
+  ),
+  include_ignored: z.boolean().default(false).describe(
+    "Also search files excluded by `.gitignore`, `.ignore` and similar rules, such as build " +
+      "output or `node_modules`. Files likely to hold secrets stay excluded. Off by default.",
+  ),
+});
+/** Grep parameters. */
+export type GrepParams = z.infer<typeof GrepParamsSchema>;
+
+/** Which engine a Grep call uses. */
+export type GrepEngine = "ripgrep" | "typescript";
+
+/** The query a Grep call runs, from its parameters. */
+export function grepQuery(params: GrepParams, workDir: string): GrepQuery {
+  return {
+    pattern: params.pattern,
+    path: expandHome(params.path),
+    cwd: workDir,
+    glob: params.glob,
+    outputMode: params.output_mode,
+    before: params["-B"],
+    after: params["-A"],
+    context: params["-C"],
+    lineNumber: params["-n"],
+    ignoreCase: params["-i"],
+    type: params.type,
+    multiline: params.multiline,
+    includeIgnored: params.include_ignored,
+  };
+}
+
+/** Options of {@link grepToolWith}, for tests and benchmarks. */
+export interface GrepToolOptions {
+  /** Force an engine (default: ripgrep when allowed and available). */
+  engine?: GrepEngine;
+  /** Search timeout (default 20 s). */
+  timeoutMs?: number;
+}
+
+class GrepTool implements Tool<GrepParams> {
+  readonly name = "Grep";
+  readonly description = renderTemplate(readAsset("tools/grep.md"), {
+    DEFAULT_HEAD_LIMIT: String(DEFAULT_HEAD_LIMIT),
+  });
+  readonly parameters = GrepParamsSchema;
+  readonly #env: ToolEnv;
+  readonly #opts: GrepToolOptions;
+  readonly #shareDir: string;
+
+  constructor(env: ToolEnv, opts: GrepToolOptions) {
+    this.#env = env;
+    this.#opts = opts;
+    this.#shareDir = canonicalPath(env.shareDir, env.workDir);
+  }
+
+  async #rgPath(): Promise<string | null> {
+    if (this.#opts.engine === "typescript") return null;
+    const path = await findRipgrep();
+    if (path === null || !this.#env.scope.check("run", path).allowed) {
+      if (this.#opts.engine === "ripgrep") throw new Error("ripgrep is not available to this run");
+      return null;
+    }
+    return path;
+  }
+
+  async call(params: GrepParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
+    const env = this.#env;
+    try {
+      const q = grepQuery(params, env.workDir);
+      const decision = env.scope.check("read", resolve(env.workDir, q.path));
+      if (!decision.allowed) {
+        return toolError({ message: decision.message, brief: "Sandbox denied" });
+      }
+      const timeoutMs = this.#opts.timeoutMs ?? GREP_TIMEOUT_MS;
+      const engineOpts: GrepEngineOptions = { signal: ctx.signal, timeoutMs };
+      const rg = await this.#rgPath();
+      const run: GrepRun = rg
+        ? await runRipgrep(rg, q, { ...engineOpts, env: env.childEnv() })
+        : await runTsGrep(q, engineOpts);
+      return finishGrep(run, q, {
+        headLimit: params.head_limit,
+        offset: params.offset,
+        shareDir: this.#shareDir,
+        timeoutMs,
+      });
+    } catch (e) {
+      ctx.signal.throwIfAborted();
+      return toolError({
+        message: `Failed to grep. Error: ${e instanceof Error ? e.message : e}`,
+        brief: "Failed to grep",
+      });
+    }
+  }
+}
+
+/** Builds the Grep tool with explicit engine options. */
+export function grepToolWith(opts: GrepToolOptions): ToolFactory {
+  return (env) => new GrepTool(env, opts);
+}
+
+/** Builds the Grep tool. */
+export const grepTool: ToolFactory = grepToolWith({});

@@ -1,0 +1,164 @@
+/**
+ * ReadFile: read a window of lines from a text file, numbered like `cat -n`, within line, line
+ * length and byte limits; negative offsets read the tail.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
+import { detectFileType, readHeader } from "../lib/tooling/file_type.ts";
+import { integer } from "../lib/tooling/param_types.ts";
+import { toolError, toolOk } from "../lib/tooling/result.ts";
+import { isSensitiveFile, sensitiveFileMessage } from "../lib/tooling/sensitive.ts";
+import { readForward, readTail, type TextWindow } from "../lib/tooling/text_window.ts";
+import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
+import { canonicalPath, resolveToolPath } from "../lib/tooling/workspace.ts";
+
+/** Most lines one call returns. */
+export const MAX_LINES = 1000;
+/** Longest line returned, in characters (longer lines are cut). */
+export const MAX_LINE_LENGTH = 2000;
+/** Most bytes one call returns. */
+export const MAX_BYTES = 100 << 10;
+
+/** ReadFile parameters. */
+export const ReadFileParamsSchema = z.object({
+  path: z.string().describe(
+    "Path of the file to read. Relative paths are resolved against the working directory; " +
+      "files outside it need an absolute path.",
+  ),
+  line_offset: integer().default(1).describe(
+    "Line number to start from (1 = first line). Use it to page through a file too large for " +
+      `one call. Negative values read from the end: -N returns the last N lines (N at most ${MAX_LINES}).`,
+  ),
+  n_lines: integer().min(1).default(MAX_LINES).describe(
+    `How many lines to read; ${MAX_LINES}, the default, is also the most one call returns.`,
+  ),
+}).superRefine((p, ctx) => {
+  if (p.line_offset === 0) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["line_offset"],
+      message: "line_offset cannot be 0; use 1 for the first line or -1 for the last line",
+    });
+  } else if (p.line_offset < -MAX_LINES) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["line_offset"],
+      message: `line_offset cannot be less than -${MAX_LINES}. Use a positive line_offset ` +
+        "with the total line count to read from a specific position.",
+    });
+  }
+});
+/** ReadFile parameters. */
+export type ReadFileParams = z.infer<typeof ReadFileParamsSchema>;
+
+/** The refusal for a binary (non-text, non-media) file. */
+export function notReadableMessage(shownPath: string): string {
+  return `\`${shownPath}\` seems not readable. It does not look like text; inspect it with ` +
+    "shell commands, a script or an MCP tool instead (and keep any Python packages you " +
+    "install in a virtual environment).";
+}
+
+function pyList(nums: number[]): string {
+  return `[${nums.join(", ")}]`;
+}
+
+function render(win: TextWindow, nLines: number, startLine: number): ToolReturnValue {
+  const output = win.lines.map((l) => `${String(l.lineNo).padStart(6)}\t${l.text}`).join("");
+  let message = win.lines.length > 0
+    ? `${win.lines.length} lines read from file starting from line ${startLine}.`
+    : "No lines read from file.";
+  message += ` Total lines in file: ${win.totalLines}.`;
+  if (win.maxLinesReached) message += ` Max ${MAX_LINES} lines reached.`;
+  else if (win.maxBytesReached) message += ` Max ${MAX_BYTES} bytes reached.`;
+  else if (win.lines.length < nLines) message += " End of file reached.";
+  const cut = win.lines.filter((l) => l.truncated).map((l) => l.lineNo);
+  if (cut.length > 0) message += ` Lines ${pyList(cut)} were truncated.`;
+  return toolOk({ output, message });
+}
+
+class ReadFileTool implements Tool<ReadFileParams> {
+  readonly name = "ReadFile";
+  readonly description = renderTemplate(readAsset("tools/read_file.md"), {
+    MAX_LINES: String(MAX_LINES),
+    MAX_LINE_LENGTH: String(MAX_LINE_LENGTH),
+    MAX_BYTES: String(MAX_BYTES),
+  });
+  readonly parameters = ReadFileParamsSchema;
+  readonly #env: ToolEnv;
+  readonly #shareDir: string;
+
+  constructor(env: ToolEnv) {
+    this.#env = env;
+    this.#shareDir = canonicalPath(env.shareDir, env.workDir);
+  }
+
+  async call(params: ReadFileParams): Promise<ToolReturnValue> {
+    if (!params.path) {
+      return toolError({ message: "File path cannot be empty.", brief: "Empty file path" });
+    }
+    try {
+      const resolved = resolveToolPath(params.path, this.#env, "read");
+      if (!resolved.ok) return resolved.error;
+      const p = resolved.path;
+      if (isSensitiveFile(p, { shareDir: this.#shareDir })) {
+        return toolError({ message: sensitiveFileMessage(params.path), brief: "Sensitive file" });
+      }
+      const decision = this.#env.scope.check("read", p);
+      if (!decision.allowed) {
+        return toolError({ message: decision.message, brief: "Sandbox denied" });
+      }
+
+      let info: Deno.FileInfo;
+      try {
+        info = await Deno.stat(p);
+      } catch (e) {
+        if (!(e instanceof Deno.errors.NotFound)) throw e;
+        return toolError({
+          message: `\`${params.path}\` does not exist.`,
+          brief: "File not found",
+        });
+      }
+      if (!info.isFile) {
+        return toolError({ message: `\`${params.path}\` is not a file.`, brief: "Invalid path" });
+      }
+      const type = detectFileType(p, await readHeader(p));
+      if (type.kind === "image" || type.kind === "video") {
+        return toolError({
+          message: `\`${params.path}\` is a ${type.kind} file. ` +
+            "Use other appropriate tools to read image or video files.",
+          brief: "Unsupported file type",
+        });
+      }
+      if (type.kind === "binary") {
+        return toolError({
+          message: notReadableMessage(params.path),
+          brief: "File not readable",
+        });
+      }
+
+      const limits = {
+        nLines: params.n_lines,
+        maxLines: MAX_LINES,
+        maxBytes: MAX_BYTES,
+        maxLineLength: MAX_LINE_LENGTH,
+      };
+      if (params.line_offset < 0) {
+        const win = await readTail(p, -params.line_offset, limits);
+        const start = win.lines.length > 0 ? win.lines[0].lineNo : win.totalLines + 1;
+        return render(win, params.n_lines, start);
+      }
+      const win = await readForward(p, params.line_offset, limits);
+      return render(win, params.n_lines, params.line_offset);
+    } catch (e) {
+      return toolError({
+        message: `Failed to read ${params.path}. Error: ${e instanceof Error ? e.message : e}`,
+        brief: "Failed to read file",
+      });
+    }
+  }
+}
+
+/** Builds the ReadFile tool. */
+export const readFileTool: ToolFactory = (env) => new ReadFileTool(env);

@@ -1,0 +1,163 @@
+/**
+ * StrReplaceFile: apply exact string replacements to a file after the user approves the diff.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { readAsset } from "../lib/assets/mod.ts";
+import { buildDiffBlocks } from "../lib/tooling/diff_blocks.ts";
+import { editAction } from "../lib/tooling/file_actions.ts";
+import { inspectPlanTarget } from "../lib/tooling/plan_target.ts";
+import { toolError, toolOk, toolRejected } from "../lib/tooling/result.ts";
+import type {
+  Tool,
+  ToolCallContext,
+  ToolEnv,
+  ToolFactory,
+  ToolReturnValue,
+} from "../lib/tooling/tool.ts";
+import { resolveToolPath } from "../lib/tooling/workspace.ts";
+
+/** One replacement. */
+export const EditSchema = z.object({
+  old: z.string().describe("The exact text to find; it may span several lines."),
+  new: z.string().describe("The text to put in its place; it may span several lines."),
+  replace_all: z.boolean().default(false).describe(
+    "Replace every occurrence instead of only the first.",
+  ),
+});
+/** One replacement. */
+export type Edit = z.infer<typeof EditSchema>;
+
+/** StrReplaceFile parameters. */
+export const StrReplaceFileParamsSchema = z.object({
+  path: z.string().describe(
+    "Path of the file to edit. Relative paths are resolved against the working directory; " +
+      "files outside it need an absolute path.",
+  ),
+  edit: z.union([EditSchema, z.array(EditSchema)]).describe(
+    "One edit, or a list of edits applied in order.",
+  ),
+});
+/** StrReplaceFile parameters. */
+export type StrReplaceFileParams = z.infer<typeof StrReplaceFileParamsSchema>;
+
+/** Non-overlapping occurrences of `needle` in `haystack`. */
+function occurrences(haystack: string, needle: string): number {
+  let n = 0;
+  let i = haystack.indexOf(needle);
+  while (i !== -1) {
+    n++;
+    i = haystack.indexOf(needle, i + needle.length);
+  }
+  return n;
+}
+
+/** Apply one edit (first occurrence, or all with `replace_all`). */
+export function applyEdit(content: string, edit: Edit): string {
+  if (edit.replace_all) return content.split(edit.old).join(edit.new);
+  const i = content.indexOf(edit.old);
+  return i === -1 ? content : content.slice(0, i) + edit.new + content.slice(i + edit.old.length);
+}
+
+class StrReplaceFileTool implements Tool<StrReplaceFileParams> {
+  readonly name = "StrReplaceFile";
+  readonly description = readAsset("tools/str_replace_file.md");
+  readonly parameters = StrReplaceFileParamsSchema;
+  readonly #env: ToolEnv;
+
+  constructor(env: ToolEnv) {
+    this.#env = env;
+  }
+
+  async call(params: StrReplaceFileParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
+    const env = this.#env;
+    if (!params.path) {
+      return toolError({ message: "File path cannot be empty.", brief: "Empty file path" });
+    }
+    try {
+      const resolved = resolveToolPath(params.path, env, "edit");
+      if (!resolved.ok) return resolved.error;
+      const p = resolved.path;
+      const plan = inspectPlanTarget(p, env);
+      if (!plan.ok) return plan.error;
+      for (const kind of ["read", "write"] as const) {
+        const decision = env.scope.check(kind, p);
+        if (!decision.allowed) {
+          return toolError({ message: decision.message, brief: "Sandbox denied" });
+        }
+      }
+
+      let info: Deno.FileInfo;
+      try {
+        info = await Deno.stat(p);
+      } catch (e) {
+        if (!(e instanceof Deno.errors.NotFound)) throw e;
+        if (plan.isPlanFile) {
+          return toolError({
+            message: "The current plan file does not exist yet. " +
+              "Use WriteFile to create it before calling StrReplaceFile.",
+            brief: "Plan file not created",
+          });
+        }
+        return toolError({
+          message: `\`${params.path}\` does not exist.`,
+          brief: "File not found",
+        });
+      }
+      if (!info.isFile) {
+        return toolError({ message: `\`${params.path}\` is not a file.`, brief: "Invalid path" });
+      }
+
+      const edits = Array.isArray(params.edit) ? params.edit : [params.edit];
+      if (edits.some((e) => e.old === "")) {
+        return toolError({ message: "The `old` string cannot be empty.", brief: "Invalid edit" });
+      }
+      const raw = new TextDecoder().decode(await Deno.readFile(p));
+      const crlf = raw.includes("\r\n");
+      const original = crlf ? raw.replaceAll("\r\n", "\n") : raw;
+      let content = original;
+      for (const edit of edits) content = applyEdit(content, edit);
+      if (content === original) {
+        return toolError({
+          message: "No replacements were made. The old string was not found in the file.",
+          brief: "No replacements made",
+        });
+      }
+      let replacements = 0;
+      for (const edit of edits) {
+        replacements += edit.replace_all
+          ? occurrences(original, edit.old)
+          : original.includes(edit.old)
+          ? 1
+          : 0;
+      }
+
+      const diff = buildDiffBlocks(p, original, content);
+      if (!plan.isPlanFile) {
+        const outcome = await ctx.requestApproval({
+          action: editAction(resolved.inside),
+          description: `Edit file \`${p}\``,
+          display: diff,
+        });
+        if (!outcome.approved) return toolRejected(outcome.feedback, { isRoot: env.isRoot });
+      }
+
+      await Deno.writeTextFile(p, crlf ? content.replaceAll("\n", "\r\n") : content);
+      return toolOk({
+        output: "",
+        message: "File successfully edited. " +
+          `Applied ${edits.length} edit(s) with ${replacements} total replacement(s).`,
+        display: diff,
+      });
+    } catch (e) {
+      return toolError({
+        message: `Failed to edit. Error: ${e instanceof Error ? e.message : e}`,
+        brief: "Failed to edit file",
+      });
+    }
+  }
+}
+
+/** Builds the StrReplaceFile tool. */
+export const strReplaceFileTool: ToolFactory = (env) => new StrReplaceFileTool(env);
