@@ -276,3 +276,46 @@ Deno.test("CLI errors: mutually exclusive flags, empty prompt, --version and inf
     await sb.cleanup();
   }
 });
+
+Deno.test("a background task started in one turn is listed and read in the next", async () => {
+  const sb = await kimiSandbox();
+  try {
+    const config = await sb.scriptedConfig([
+      toolCallLine("t1", "Shell", {
+        command: "sleep 0.3; echo bg-finished",
+        run_in_background: true,
+        description: "slow echo",
+      }),
+      "text: started",
+      toolCallLine("t2", "TaskList", { active_only: false }),
+      "text: listed",
+    ]);
+    const stdin = '{"role":"user","content":"start it"}\n' +
+      '{"role":"user","content":"check it"}\n';
+    const r = await sb.run([
+      "--print",
+      "--input-format",
+      "stream-json",
+      "--output-format",
+      "stream-json",
+      "--config-file",
+      config,
+    ], { stdin });
+    assertEquals(r.code, 0, r.stderr);
+    const lines = jsonLines(r.stdout);
+    const started = lines[1].content.map((p: { text: string }) => p.text).join("");
+    assertStringIncludes(started, "Background task started");
+    const taskId = started.match(/bash-[0-9a-f]{8}/)?.[0];
+    assert(taskId, started);
+    const listed = lines[4].content.map((p: { text: string }) => p.text).join("");
+    assertStringIncludes(listed, taskId);
+    assertStringIncludes(listed, "slow echo");
+    const [dir] = await sb.sessionDirs();
+    // The task's record and output are kept on disk under the session.
+    const record = JSON.parse(await Deno.readTextFile(`${dir}/tasks/${taskId}/task.json`));
+    assertEquals(record.description, "slow echo");
+    assert((await Deno.stat(`${dir}/tasks/${taskId}/output`)).isFile);
+  } finally {
+    await sb.cleanup();
+  }
+});
