@@ -7,7 +7,7 @@ import { z } from "zod";
 import { readAsset } from "../lib/assets/mod.ts";
 import { buildDiffBlocks } from "../lib/tooling/diff_blocks.ts";
 import { editAction } from "../lib/tooling/file_actions.ts";
-import { inspectPlanTarget } from "../lib/tooling/plan_target.ts";
+import { resolveFileTarget } from "../lib/tooling/file_target.ts";
 import { toolError, toolOk, toolRejected } from "../lib/tooling/result.ts";
 import type {
   Tool,
@@ -16,7 +16,6 @@ import type {
   ToolFactory,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
-import { resolveToolPath } from "../lib/tooling/workspace.ts";
 
 /** One replacement. */
 export const EditSchema = z.object({
@@ -72,21 +71,11 @@ class StrReplaceFileTool implements Tool<StrReplaceFileParams> {
 
   async call(params: StrReplaceFileParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
     const env = this.#env;
-    if (!params.path) {
-      return toolError({ message: "File path cannot be empty.", brief: "Empty file path" });
-    }
     try {
-      const resolved = resolveToolPath(params.path, env, "edit");
-      if (!resolved.ok) return resolved.error;
-      const p = resolved.path;
-      const plan = inspectPlanTarget(p, env);
-      if (!plan.ok) return plan.error;
-      for (const kind of ["read", "write"] as const) {
-        const decision = env.scope.check(kind, p);
-        if (!decision.allowed) {
-          return toolError({ message: decision.message, brief: "Sandbox denied" });
-        }
-      }
+      const target = resolveFileTarget(params.path, env, "edit");
+      if (!target.ok) return target.error;
+      const p = target.path;
+      const plan = target;
 
       let info: Deno.FileInfo;
       try {
@@ -136,7 +125,7 @@ class StrReplaceFileTool implements Tool<StrReplaceFileParams> {
       const diff = buildDiffBlocks(p, original, content);
       if (!plan.isPlanFile) {
         const outcome = await ctx.requestApproval({
-          action: editAction(resolved.inside),
+          action: editAction(target.inside),
           description: `Edit file \`${p}\``,
           display: diff,
         });

@@ -8,7 +8,7 @@ import { z } from "zod";
 import { readAsset } from "../lib/assets/mod.ts";
 import { buildDiffBlocks } from "../lib/tooling/diff_blocks.ts";
 import { editAction } from "../lib/tooling/file_actions.ts";
-import { inspectPlanTarget } from "../lib/tooling/plan_target.ts";
+import { resolveFileTarget } from "../lib/tooling/file_target.ts";
 import { toolError, toolOk, toolRejected } from "../lib/tooling/result.ts";
 import type {
   Tool,
@@ -17,7 +17,6 @@ import type {
   ToolFactory,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
-import { resolveToolPath } from "../lib/tooling/workspace.ts";
 
 /** WriteFile parameters. */
 export const WriteFileParamsSchema = z.object({
@@ -64,21 +63,11 @@ class WriteFileTool implements Tool<WriteFileParams> {
 
   async call(params: WriteFileParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
     const env = this.#env;
-    if (!params.path) {
-      return toolError({ message: "File path cannot be empty.", brief: "Empty file path" });
-    }
     try {
-      const resolved = resolveToolPath(params.path, env, "write");
-      if (!resolved.ok) return resolved.error;
-      const p = resolved.path;
-      const plan = inspectPlanTarget(p, env);
-      if (!plan.ok) return plan.error;
-      for (const kind of ["write", "read"] as const) {
-        const decision = env.scope.check(kind, p);
-        if (!decision.allowed) {
-          return toolError({ message: decision.message, brief: "Sandbox denied" });
-        }
-      }
+      const target = resolveFileTarget(params.path, env, "write");
+      if (!target.ok) return target.error;
+      const p = target.path;
+      const plan = target;
       if (plan.isPlanFile) await Deno.mkdir(dirname(p), { recursive: true });
       if (!(await isDirectory(dirname(p)))) {
         return toolError({
@@ -95,7 +84,7 @@ class WriteFileTool implements Tool<WriteFileParams> {
 
       if (!plan.isPlanFile) {
         const outcome = await ctx.requestApproval({
-          action: editAction(resolved.inside),
+          action: editAction(target.inside),
           description: `Write file \`${p}\``,
           display: diff,
         });

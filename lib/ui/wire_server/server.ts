@@ -42,24 +42,13 @@ import {
   successResponse,
 } from "./jsonrpc.ts";
 import { readLines } from "./line_reader.ts";
+import { HookEventSchema } from "../../config/schema.ts";
 import { type ClientProfile, filterForClient, parseProtocolVersion } from "./version_filter.ts";
 
 /** The 13 hook events of the hook system (initialize `hooks.supported_events`). */
-export const HOOK_EVENT_TYPES: readonly string[] = [
-  "PreToolUse",
-  "PostToolUse",
-  "PostToolUseFailure",
-  "UserPromptSubmit",
-  "Stop",
-  "StopFailure",
-  "SessionStart",
-  "SessionEnd",
-  "SubagentStart",
-  "SubagentStop",
-  "PreCompact",
-  "PostCompact",
-  "Notification",
-];
+export const HOOK_EVENT_TYPES: readonly string[] = HookEventSchema.options.filter((e) =>
+  e !== "MessageDisplay"
+);
 
 /** Tools hidden unless the client declares plan mode support. */
 const PLAN_MODE_TOOLS = ["EnterPlanMode", "ExitPlanMode"];
