@@ -72,6 +72,11 @@ Deno.test("wire: initialize golden, external tools accepted/rejected, round trip
         protocol_version: "1.10",
         server: { name: "Kimi Code CLI", version: "<VERSION>" },
         slash_commands: [
+          {
+            name: "compact",
+            description: "Compact the context (optionally: what to focus the summary on)",
+            aliases: [],
+          },
           { name: "clear", description: "Clear the context", aliases: ["reset"] },
           { name: "yolo", description: "Toggle YOLO mode (auto-approve all actions)", aliases: [] },
           {

@@ -8,6 +8,12 @@ import type { AgentSpecSource, ResolvedAgentSpec } from "../agent/spec.ts";
 import type { Config } from "../config/schema.ts";
 import { createLLM } from "../llm/create.ts";
 import type { LLM } from "../llm/provider.ts";
+import {
+  capabilityNotes,
+  computeRunScope,
+  unavailableTools,
+  urlHost,
+} from "../sandbox/run_scope.ts";
 import type { Session } from "../session/session.ts";
 import { DenoPermissionScope, type PermissionScope } from "../tooling/scope.ts";
 import type { ToolEnv } from "../tooling/tool.ts";
@@ -108,12 +114,27 @@ export class KimiApp {
     });
     await session.saveState();
 
+    const scope = opts.scope ?? new DenoPermissionScope();
+    const runScope = computeRunScope({
+      workDir: session.workDir,
+      shareDir: session.shareDir,
+      additionalDirs: state.additional_dirs,
+      modelHost: urlHost(resolved.provider.base_url),
+    });
+    const disabled = new Set(
+      unavailableTools(runScope, scope, {
+        workDir: session.workDir,
+        searchHost: urlHost(config.services.moonshot_search?.base_url),
+      }).map((t) => t.name),
+    );
+
     const context = await Context.restore(session.contextFile);
     if (context.systemPrompt === null) {
       const builtins = await sp.builtinPromptArgs({
         workDir: session.workDir,
         additionalDirs: state.additional_dirs,
         skillsText: "",
+        capabilityNotes: capabilityNotes(runScope),
       });
       await context.writeSystemPrompt(sp.renderSystemPrompt(agent, builtins));
     }
@@ -129,7 +150,10 @@ export class KimiApp {
       loop: {
         maxStepsPerTurn: opts.maxStepsPerTurn ?? config.loop_control.max_steps_per_turn,
         maxRetriesPerStep: opts.maxRetriesPerStep ?? config.loop_control.max_retries_per_step,
+        reservedContextSize: config.loop_control.reserved_context_size,
+        compactionTriggerRatio: config.loop_control.compaction_trigger_ratio,
       },
+      compactionNotes: () => compactionNotes(session),
       isRoot: true,
       checkpointMarkers: agent.tools.includes("SendDMail"),
       skipAfkPromptInjection: config.skip_afk_prompt_injection,
@@ -155,7 +179,7 @@ export class KimiApp {
       sessionId: session.id,
       modelCapabilities: llm?.capabilities ?? new Set(),
       isRoot: true,
-      scope: opts.scope ?? new DenoPermissionScope(),
+      scope,
       services: {
         moonshotSearch: service(config.services.moonshot_search),
         moonshotFetch: service(config.services.moonshot_fetch),
@@ -196,10 +220,20 @@ export class KimiApp {
     };
     for (const name of agent.tools) {
       const load = BUILTIN_TOOLS[name];
-      if (!load) continue;
+      if (!load || disabled.has(name)) continue;
       const tool = await (await load())(env);
       if (tool) toolset.add(tool);
     }
     return app;
   }
+}
+
+/** What is re-inserted after compaction so the agent keeps its goal: the current todo list. */
+function compactionNotes(session: Session): string[] {
+  const todos = session.state.todos;
+  if (todos.length === 0) return [];
+  const lines = todos.map((t) => `- [${t.status}] ${t.title}`).join("\n");
+  return [
+    `<system-reminder>\nThe todo list before compaction (still current):\n${lines}\n</system-reminder>`,
+  ];
 }

@@ -52,6 +52,35 @@ export const clearCommand: SoulCommand = {
   },
 };
 
+/** `/compact [instruction]`: summarise the older context now. */
+export const compactCommand: SoulCommand = {
+  name: "compact",
+  description: "Compact the context (optionally: what to focus the summary on)",
+  aliases: [],
+  async run({ soul, args, say }) {
+    if (soul.context.nCheckpoints === 0) {
+      say("The context is empty.");
+      return;
+    }
+    await soul.compact({ instruction: args, trigger: "manual" });
+    say("The context has been compacted.");
+    const max = soul.llm?.maxContextSize ?? null;
+    const tokens = soul.context.tokenCount;
+    soul.emit({
+      type: "StatusUpdate",
+      payload: {
+        context_usage: max ? tokens / max : null,
+        context_tokens: tokens,
+        max_context_tokens: max,
+        token_usage: null,
+        message_id: null,
+        plan_mode: null,
+        mcp_status: null,
+      },
+    });
+  },
+};
+
 /** `/yolo`: toggle auto-approval. */
 export const yoloCommand: SoulCommand = {
   name: "yolo",
@@ -102,4 +131,9 @@ export const afkCommand: SoulCommand = {
 };
 
 /** The soul commands implemented so far, in the order clients list them. */
-export const SOUL_COMMANDS: readonly SoulCommand[] = [clearCommand, yoloCommand, afkCommand];
+export const SOUL_COMMANDS: readonly SoulCommand[] = [
+  compactCommand,
+  clearCommand,
+  yoloCommand,
+  afkCommand,
+];

@@ -31,6 +31,8 @@ import type { ApprovalRuntime, ApprovalSource } from "./approval.ts";
 import type { Context } from "./context.ts";
 import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "./errors.ts";
 import { sleep, withRetry } from "./retry.ts";
+import { compactHistory } from "./compaction.ts";
+import { isContextOverflowError } from "../llm/errors.ts";
 import type { SoulCommand } from "./slash_commands.ts";
 import { systemReminder, toolResultToMessage } from "./tool_result_message.ts";
 import type { Toolset } from "./toolset.ts";
@@ -41,6 +43,10 @@ export interface LoopControl {
   maxStepsPerTurn: number;
   /** Attempts per LLM call. */
   maxRetriesPerStep: number;
+  /** Tokens kept free for the next reply; compaction starts when they no longer fit. */
+  reservedContextSize?: number;
+  /** Fraction of the context window at which compaction starts. */
+  compactionTriggerRatio?: number;
 }
 
 /** Why a turn stopped. */
@@ -78,6 +84,8 @@ export interface SoulOptions {
   skipAfkPromptInjection?: boolean;
   /** Soul-level slash commands. */
   commands?: readonly SoulCommand[];
+  /** Notes re-inserted after compaction so the agent keeps its goal (todo list, plan). */
+  compactionNotes?: () => string[];
 }
 
 /** Matches a slash command at the start of the input. */
@@ -113,6 +121,7 @@ export class KimiSoul {
   #source: ApprovalSource | null = null;
   #steers: UserInput[] = [];
   #planMode = false;
+  #compactionNotes: () => string[];
 
   /** Create a soul. */
   constructor(opts: SoulOptions) {
@@ -126,6 +135,7 @@ export class KimiSoul {
     this.#commands = opts.commands ?? [];
     this.#checkpointMarkers = opts.checkpointMarkers ?? false;
     this.#skipAfk = opts.skipAfkPromptInjection ?? false;
+    this.#compactionNotes = opts.compactionNotes ?? (() => []);
   }
 
   /** The model, or null. */
@@ -236,10 +246,18 @@ export class KimiSoul {
     for (let n = 1;; n++) {
       if (n > this.loop.maxStepsPerTurn) throw new MaxStepsReached(this.loop.maxStepsPerTurn);
       this.emit(event("StepBegin", { n }));
+      if (this.#needsCompaction(llm)) await this.compact({ trigger: "auto" });
       await this.context.checkpoint(this.#checkpointMarkers);
       let outcome: StepOutcome;
       try {
-        outcome = await this.#step(llm, n);
+        try {
+          outcome = await this.#step(llm, n);
+        } catch (err) {
+          if (this.#signal?.aborted || !isContextOverflowError(err)) throw err;
+          // The prompt no longer fits: compact once and try the step again.
+          await this.compact({ trigger: "auto" });
+          outcome = await this.#step(llm, n);
+        }
       } catch (err) {
         if (!this.#signal?.aborted) this.emit(event("StepInterrupted", {}));
         throw err;
@@ -249,6 +267,46 @@ export class KimiSoul {
         return { reason: outcome.stop, finalMessage: outcome.message, steps: n };
       }
     }
+  }
+
+  #needsCompaction(llm: LLM): boolean {
+    const tokens = this.context.tokenCountWithPending;
+    const ratio = this.loop.compactionTriggerRatio ?? 0.85;
+    const reserved = this.loop.reservedContextSize ?? 50_000;
+    return tokens >= llm.maxContextSize * ratio || tokens + reserved >= llm.maxContextSize;
+  }
+
+  /**
+   * Compact the context: older messages are summarised by the model, the last exchanges kept,
+   * and the todo list / plan re-inserted. Emits CompactionBegin/CompactionEnd.
+   */
+  async compact(opts: { instruction?: string; trigger: "auto" | "manual" }): Promise<void> {
+    const llm = this.#llm;
+    if (!llm) throw new LLMNotSet();
+    const signal = this.#signal ?? undefined;
+    this.emit(event("CompactionBegin", {}));
+    const result = await withRetry(
+      () =>
+        compactHistory(llm.provider, this.context.history, {
+          instruction: opts.instruction,
+          signal,
+          extraNotes: this.#compactionNotes(),
+        }),
+      { maxAttempts: this.loop.maxRetriesPerStep, signal },
+    );
+    const prompt = this.context.systemPrompt ?? "";
+    await this.context.clear();
+    await this.context.writeSystemPrompt(prompt);
+    await this.context.checkpoint(this.#checkpointMarkers);
+    await this.context.append(...result.messages);
+    const chars = (ms: readonly NormalizedMessage[]) =>
+      ms.reduce((n, m) => n + extractText(m.content).length, 0);
+    const preserved = result.messages.slice(1);
+    const tokens = result.usage
+      ? result.usage.output + Math.floor(chars(preserved) / 4)
+      : Math.floor(chars(result.messages) / 4);
+    await this.context.updateTokenCount(tokens);
+    this.emit(event("CompactionEnd", {}));
   }
 
   async #drainSteers(): Promise<boolean> {
