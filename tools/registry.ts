@@ -26,4 +26,5 @@ export const BUILTIN_TOOLS: Readonly<Record<string, ToolLoader>> = {
   SearchWeb: async () => (await import("./search_web.ts")).searchWebTool,
   FetchURL: async () => (await import("./fetch_url.ts")).fetchUrlTool,
   Think: async () => (await import("./think.ts")).thinkTool,
+  SendDMail: async () => (await import("./send_dmail.ts")).sendDMailTool,
 };

@@ -213,6 +213,7 @@ export class KimiApp {
         return (await req.result).answers;
       },
       isAfk: () => approvalState.isAfk,
+      dmail: agent.tools.includes("SendDMail") ? soul.denwaRenji : undefined,
       request: <T extends RequestType>(req: PendingRequest<T>) => {
         soul.emit(req as PendingRequest);
         return req.result;

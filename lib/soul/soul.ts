@@ -32,6 +32,7 @@ import type { Context } from "./context.ts";
 import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "./errors.ts";
 import { sleep, withRetry } from "./retry.ts";
 import { compactHistory } from "./compaction.ts";
+import { DenwaRenji, dmailMessage } from "./dmail.ts";
 import { isContextOverflowError } from "../llm/errors.ts";
 import type { SoulCommand } from "./slash_commands.ts";
 import { systemReminder, toolResultToMessage } from "./tool_result_message.ts";
@@ -122,6 +123,8 @@ export class KimiSoul {
   #steers: UserInput[] = [];
   #planMode = false;
   #compactionNotes: () => string[];
+  /** Pending D-Mail of the current step. */
+  readonly denwaRenji: DenwaRenji = new DenwaRenji(() => this.context.nCheckpoints);
 
   /** Create a soul. */
   constructor(opts: SoulOptions) {
@@ -261,6 +264,17 @@ export class KimiSoul {
       } catch (err) {
         if (!this.#signal?.aborted) this.emit(event("StepInterrupted", {}));
         throw err;
+      }
+      const dmail = this.denwaRenji.take();
+      if (dmail && outcome.stop !== "tool_rejected") {
+        await this.context.revertTo(dmail.checkpointId);
+        this.toolset.resetRepeatTracking();
+        await this.context.checkpoint(this.#checkpointMarkers);
+        await this.context.append({
+          role: "user",
+          content: [{ type: "text", text: dmailMessage(dmail.message) }],
+        });
+        continue;
       }
       const steered = await this.#drainSteers();
       if (outcome.stop && !steered) {

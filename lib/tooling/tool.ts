@@ -124,6 +124,8 @@ export interface ToolEnv {
   ): Promise<RequestResult<"QuestionRequest">["answers"] | null>;
   /** Whether runtime afk is on (no user present: questions auto-dismissed). */
   isAfk(): boolean;
+  /** D-Mail delivery (agents with SendDMail): queue a message; returns an error or null. */
+  readonly dmail?: { send(checkpointId: number, message: string): string | null };
   /** Send a request on the current turn's wire and wait for the answer. */
   request<T extends RequestType>(req: PendingRequest<T>): Promise<RequestResult<T>>;
 }
