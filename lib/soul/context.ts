@@ -64,6 +64,11 @@ export class Context {
       if (!(err instanceof Deno.errors.NotFound)) throw err;
     }
     ctx.#replay(text);
+    if (text.length > 0 && !text.endsWith("\n")) {
+      // A kill mid-write left a torn last line: end it so the next record starts on its own
+      // line (readers skip the torn one).
+      await Deno.writeTextFile(file, "\n", { append: true });
+    }
     return ctx;
   }
 

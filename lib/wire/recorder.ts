@@ -55,6 +55,10 @@ export class WireFile {
       );
       return;
     }
+    if (!(await endsWithNewline(this.path, size))) {
+      // A kill mid-write left a torn last line: end it so the next record is not glued to it.
+      await appendText(this.path, "\n");
+    }
     const first = await readFirstLine(this.path);
     try {
       const obj = JSON.parse(first);
@@ -111,6 +115,18 @@ async function appendText(path: string, text: string): Promise<void> {
     const data = encoder.encode(text);
     let off = 0;
     while (off < data.length) off += await f.write(data.subarray(off));
+  } finally {
+    f.close();
+  }
+}
+
+async function endsWithNewline(path: string, size: number): Promise<boolean> {
+  const f = await Deno.open(path);
+  try {
+    await f.seek(size - 1, Deno.SeekMode.Start);
+    const b = new Uint8Array(1);
+    await f.read(b);
+    return b[0] === 0x0a;
   } finally {
     f.close();
   }
