@@ -245,6 +245,8 @@ Deno.test("two turns: context.jsonl and wire.jsonl record sequences; --continue 
       ),
     );
     assert(wire[2].startsWith('{"timestamp": '));
+    const state = JSON.parse(await Deno.readTextFile(`${dir}/state.json`));
+    assertEquals(state.custom_title, "one");
     const kimiJson = JSON.parse(await Deno.readTextFile(`${sb.shareDir}/kimi.json`));
     assertEquals(kimiJson.work_dirs[0].last_session_id, dir.split("/").pop());
   } finally {

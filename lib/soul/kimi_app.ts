@@ -14,10 +14,19 @@ import {
   unavailableTools,
   urlHost,
 } from "../sandbox/run_scope.ts";
+import { setupShellConfinement } from "../sandbox/setup.ts";
 import type { Session } from "../session/session.ts";
+import { loadState, saveState } from "../session/state.ts";
+import { shortenTitle } from "../session/title.ts";
+import { extractText } from "../llm/message.ts";
 import { DenoPermissionScope, type PermissionScope } from "../tooling/scope.ts";
 import type { ToolEnv } from "../tooling/tool.ts";
-import { PendingRequest, type Question, type RequestType } from "../wire/messages.ts";
+import {
+  PendingRequest,
+  type Question,
+  type RequestType,
+  type UserInput,
+} from "../wire/messages.ts";
 import { BUILTIN_TOOLS } from "../../tools/registry.ts";
 import { ApprovalRuntime, ApprovalState } from "./approval.ts";
 import { childEnvironment, readableEnvironment } from "./child_env.ts";
@@ -154,6 +163,7 @@ export class KimiApp {
         compactionTriggerRatio: config.loop_control.compaction_trigger_ratio,
       },
       compactionNotes: () => compactionNotes(session),
+      afterUserTurn: (input) => autoTitle(session, input),
       isRoot: true,
       checkpointMarkers: agent.tools.includes("SendDMail"),
       skipAfkPromptInjection: config.skip_afk_prompt_injection,
@@ -171,6 +181,16 @@ export class KimiApp {
     const service = (s: Config["services"]["moonshot_search"]) =>
       s ? { baseUrl: s.base_url, apiKey: s.api_key, customHeaders: s.custom_headers ?? {} } : null;
     const bg = config.background;
+    // Shell confinement (bubblewrap) for this run: installs the command wrapper, warns once
+    // when commands cannot be confined, or makes Shell refuse when confinement is required.
+    const shellConfinement = await setupShellConfinement({
+      workDir: session.workDir,
+      additionalDirs: () => session.state.additional_dirs,
+      shareDir: session.shareDir,
+      scope,
+      requireConfinement: config.sandbox.require_shell_confinement,
+      getEnv: opts.getEnv,
+    });
     const env: ToolEnv = {
       workDir: session.workDir,
       additionalDirs: () => session.state.additional_dirs,
@@ -180,6 +200,7 @@ export class KimiApp {
       modelCapabilities: llm?.capabilities ?? new Set(),
       isRoot: true,
       scope,
+      shellConfinement,
       services: {
         moonshotSearch: service(config.services.moonshot_search),
         moonshotFetch: service(config.services.moonshot_fetch),
@@ -237,4 +258,15 @@ function compactionNotes(session: Session): string[] {
   return [
     `<system-reminder>\nThe todo list before compaction (still current):\n${lines}\n</system-reminder>`,
   ];
+}
+
+/** Title an untitled session after its first real turn (the user's words, shortened). */
+async function autoTitle(session: Session, input: UserInput): Promise<void> {
+  const fresh = await loadState(session.dir);
+  if (fresh.custom_title !== null && fresh.custom_title !== undefined) return;
+  const text = typeof input === "string" ? input : extractText(input, " ");
+  const title = shortenTitle(text, 50);
+  if (!title) return;
+  session.state.custom_title = title;
+  await saveState(session.dir, session.state, { keepExternalFields: false });
 }

@@ -87,6 +87,8 @@ export interface SoulOptions {
   commands?: readonly SoulCommand[];
   /** Notes re-inserted after compaction so the agent keeps its goal (todo list, plan). */
   compactionNotes?: () => string[];
+  /** Called after each non-command turn (e.g. to title the session). */
+  afterUserTurn?: (input: UserInput) => Promise<void>;
 }
 
 /** Matches a slash command at the start of the input. */
@@ -123,6 +125,7 @@ export class KimiSoul {
   #steers: UserInput[] = [];
   #planMode = false;
   #compactionNotes: () => string[];
+  #afterUserTurn: (input: UserInput) => Promise<void>;
   /** Pending D-Mail of the current step. */
   readonly denwaRenji: DenwaRenji = new DenwaRenji(() => this.context.nCheckpoints);
 
@@ -139,6 +142,7 @@ export class KimiSoul {
     this.#checkpointMarkers = opts.checkpointMarkers ?? false;
     this.#skipAfk = opts.skipAfkPromptInjection ?? false;
     this.#compactionNotes = opts.compactionNotes ?? (() => []);
+    this.#afterUserTurn = opts.afterUserTurn ?? (() => Promise.resolve());
   }
 
   /** The model, or null. */
@@ -196,12 +200,14 @@ export class KimiSoul {
     this.#signal = opts.signal;
     this.#source = { kind: "foreground_turn", id: crypto.randomUUID() };
     let begun = false;
+    let isCommand = false;
     try {
       this.emit(event("TurnBegin", { user_input: input }));
       begun = true;
       const text = typeof input === "string" ? input : extractText(input, " ");
       const cmd = parseSlashCommand(text);
       if (cmd) {
+        isCommand = true;
         await this.#runCommand(cmd.name, cmd.args);
         return { reason: "command", finalMessage: null, steps: 0 };
       }
@@ -216,6 +222,7 @@ export class KimiSoul {
       this.#wire = null;
       this.#signal = null;
       this.#source = null;
+      if (begun && !isCommand) await this.#afterUserTurn(input).catch(() => {});
     }
   }
 
