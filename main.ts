@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { startupPermissionProblem } from "./lib/sandbox/startup_permissions.ts";
 import { VERSION } from "./lib/version.ts";
 
 if (import.meta.main) {
@@ -11,6 +12,15 @@ if (import.meta.main) {
   if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
     console.log(`kimi, version ${VERSION}`);
     Deno.exit(0);
+  }
+  const here = new URL(".", import.meta.url);
+  const problem = startupPermissionProblem(
+    args,
+    here.protocol === "file:" ? decodeURIComponent(here.pathname) : null,
+  );
+  if (problem !== null) {
+    console.error(problem);
+    Deno.exit(1);
   }
   // A non-literal specifier: Deno preloads literal dynamic imports, which would make even the
   // `--version` fast path above load the whole CLI graph.

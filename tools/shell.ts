@@ -18,7 +18,7 @@ import type {
   ToolFactory,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
-import type { ShellBlock } from "../lib/wire/display.ts";
+import { brief, type DisplayBlock, type ShellBlock } from "../lib/wire/display.ts";
 
 /** Longest foreground timeout, in seconds. */
 export const MAX_FOREGROUND_TIMEOUT_S = 300;
@@ -63,6 +63,12 @@ function shellBlock(command: string): ShellBlock {
   return { type: "shell", language: "bash", command };
 }
 
+/** `message` with the sandbox noted before its final period, e.g. `... (sandboxed: ...).` */
+function noting(message: string, sandbox: string | null): string {
+  if (!sandbox) return message;
+  return `${message.replace(/\.$/, "")} (${sandbox}).`;
+}
+
 function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
@@ -90,6 +96,18 @@ class ShellTool implements Tool<ShellParams> {
     });
   }
 
+  /** The sandbox description when commands run confined, else null. */
+  #sandbox(): string | null {
+    const c = this.#env.shellConfinement;
+    return c && !c.refusal ? c.description : null;
+  }
+
+  /** Blocks shown in the approval request: the command, then the sandbox if any. */
+  #approvalDisplay(command: string): DisplayBlock[] {
+    const sandbox = this.#sandbox();
+    return sandbox ? [shellBlock(command), brief(sandbox)] : [shellBlock(command)];
+  }
+
   #childEnv(): Record<string, string> {
     const base = this.#env.childEnv();
     return { GIT_TERMINAL_PROMPT: "0", ...base, SHELL: this.#shell.path };
@@ -104,6 +122,8 @@ class ShellTool implements Tool<ShellParams> {
       this.#shell.name === "bash" ? "bash" : this.#shell.path,
     );
     if (!decision.allowed) return toolError({ message: decision.message, brief: "Sandbox denied" });
+    const refusal = this.#env.shellConfinement?.refusal;
+    if (refusal) return toolError({ message: refusal, brief: "Shell not confined" });
     return params.run_in_background
       ? await this.#background(params, ctx)
       : await this.#foreground(params, ctx);
@@ -113,10 +133,11 @@ class ShellTool implements Tool<ShellParams> {
     const approval = await ctx.requestApproval({
       action: "run command",
       description: `Run command \`${params.command}\``,
-      display: [shellBlock(params.command)],
+      display: this.#approvalDisplay(params.command),
     });
     if (!approval.approved) return toolRejected(approval.feedback, { isRoot: this.#env.isRoot });
     ctx.signal.throwIfAborted();
+    const sandbox = this.#sandbox();
 
     const builder = new ToolResultBuilder();
     const tail = new TailLines(BRIEF_TAIL_LINES);
@@ -149,13 +170,13 @@ class ShellTool implements Tool<ShellParams> {
       case "terminated":
         throw ctx.signal.reason ?? new DOMException("The command was cancelled.", "AbortError");
       case "timeout":
-        return builder.error(`Command killed by timeout (${params.timeout}s)`, {
+        return builder.error(noting(`Command killed by timeout (${params.timeout}s)`, sandbox), {
           brief: `Killed by timeout (${params.timeout}s)`,
         });
       case "exited": {
         const code = exitCodeOf(outcome);
-        if (code === 0) return builder.ok("Command executed successfully.");
-        return builder.error(`Command failed with exit code: ${code}.`, {
+        if (code === 0) return builder.ok(noting("Command executed successfully.", sandbox));
+        return builder.error(noting(`Command failed with exit code: ${code}.`, sandbox), {
           brief: failureBrief(code, tail.lines()),
         });
       }
@@ -173,7 +194,7 @@ class ShellTool implements Tool<ShellParams> {
     const approval = await ctx.requestApproval({
       action: "run background command",
       description: `Run background command \`${params.command}\``,
-      display: [shellBlock(params.command)],
+      display: this.#approvalDisplay(params.command),
     });
     if (!approval.approved) return toolRejected(approval.feedback, { isRoot: this.#env.isRoot });
 
@@ -206,7 +227,7 @@ class ShellTool implements Tool<ShellParams> {
         "slash command /task; do not suggest any other task command.",
       ].join("\n"),
     );
-    return builder.ok("Background task started", {
+    return builder.ok(noting("Background task started.", this.#sandbox()), {
       brief: `Started ${task.id}`,
       display: [taskDisplayBlock(task)],
     });

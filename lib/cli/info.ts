@@ -1,9 +1,29 @@
 /**
- * `kimi info [--json]`: versions of this program and its protocols.
+ * `kimi info [--json]`: versions of this program and its protocols, and the effective
+ * permission scope of this run with the tools it leaves out.
  *
  * @module
  */
+import { readProcessEnv, shareDir } from "../config/share_dir.ts";
+import { modelHostFromConfig } from "../sandbox/model_host.ts";
+import {
+  ACCESS_KINDS,
+  computeRunScope,
+  describeRunScope,
+  type RunScopeSummary,
+  type UnavailableTool,
+  unavailableTools,
+} from "../sandbox/run_scope.ts";
+import { findRipgrep } from "../search/ripgrep.ts";
+import { type ShellConfinementStatus, shellConfinementStatus } from "../sandbox/setup.ts";
+import { DenoPermissionScope } from "../tooling/scope.ts";
 import { AGENT_SPEC_VERSIONS, VERSION, WIRE_PROTOCOL_VERSION } from "../version.ts";
+
+/** The effective permission scope as `kimi info --json` prints it. */
+export type ScopeReport = RunScopeSummary & {
+  /** Built-in tools left out of the model's tool list in this scope. */
+  disabled_tools: UnavailableTool[];
+};
 
 /** What `kimi info --json` prints. */
 export interface InfoReport {
@@ -15,21 +35,75 @@ export interface InfoReport {
   wire_protocol_version: string;
   /** Runtime version (the reference reports Python's; we report Deno's). */
   deno_version: string;
+  /** Effective permission scope of this run (work dir: the current directory). */
+  scope: ScopeReport;
+  /** Whether shell commands of a run started here would be confined with bubblewrap. */
+  shell_confinement: ShellConfinementStatus;
+}
+
+function currentDir(): string {
+  try {
+    return Deno.cwd();
+  } catch {
+    return ".";
+  }
+}
+
+/** The scope of a run started here with these permissions. */
+export async function scopeReport(): Promise<ScopeReport> {
+  const workDir = currentDir();
+  let share: string | null = null;
+  try {
+    share = shareDir(readProcessEnv);
+  } catch {
+    // no HOME: the share dir is unknown
+  }
+  const modelHost = share
+    ? await modelHostFromConfig({ shareDir: share, getEnv: readProcessEnv })
+    : null;
+  const rg = await findRipgrep();
+  const summary = computeRunScope({
+    workDir,
+    shareDir: share,
+    additionalDirs: [],
+    modelHost,
+    programs: rg ? [rg] : [],
+  });
+  const disabled = unavailableTools(summary, new DenoPermissionScope(), { workDir });
+  return { ...summary, disabled_tools: disabled };
+}
+
+/** Shell confinement of a run started here with these permissions. */
+export async function shellConfinementReport(): Promise<ShellConfinementStatus> {
+  let share = "";
+  try {
+    share = shareDir(readProcessEnv);
+  } catch {
+    // no HOME: nothing of the share dir to hide
+  }
+  return await shellConfinementStatus({
+    workDir: currentDir(),
+    additionalDirs: [],
+    shareDir: share,
+    scope: new DenoPermissionScope(),
+  }, readProcessEnv);
 }
 
 /** Collect the report. */
-export function infoReport(): InfoReport {
+export async function infoReport(): Promise<InfoReport> {
   return {
     kimi_cli_version: VERSION,
     agent_spec_versions: [...AGENT_SPEC_VERSIONS],
     wire_protocol_version: WIRE_PROTOCOL_VERSION,
     deno_version: Deno.version.deno,
+    scope: await scopeReport(),
+    shell_confinement: await shellConfinementReport(),
   };
 }
 
 /** Print the report as text or JSON. */
-export function printInfo(json: boolean): void {
-  const r = infoReport();
+export async function printInfo(json: boolean): Promise<void> {
+  const r = await infoReport();
   if (json) {
     console.log(JSON.stringify(r, null, 2));
     return;
@@ -38,4 +112,25 @@ export function printInfo(json: boolean): void {
   console.log(`agent spec versions: ${r.agent_spec_versions.join(", ")}`);
   console.log(`wire protocol: ${r.wire_protocol_version}`);
   console.log(`deno version: ${r.deno_version}`);
+  const summary = Object.fromEntries(ACCESS_KINDS.map((k) => [k, r.scope[k]])) as RunScopeSummary;
+  for (const line of describeRunScope(summary)) console.log(`scope ${line}`);
+  const disabled = r.scope.disabled_tools;
+  console.log(
+    `disabled tools: ${
+      disabled.length === 0 ? "none" : disabled.map((t) => `${t.name} (${t.reason})`).join("; ")
+    }`,
+  );
+  const sc = r.shell_confinement;
+  console.log(
+    sc.confined
+      ? `shell confinement: on (${sc.description})`
+      : `shell confinement: off (${sc.reason})`,
+  );
+  console.log(
+    sc.secrets_hidden
+      ? "shell secrets: hidden (config.toml and credentials/ masked, own pid namespace)"
+      : "shell secrets: not hidden (shell commands can read the share dir's config.toml and " +
+        "credentials/ and the agent's /proc environment; hiding them needs bubblewrap (bwrap) " +
+        "confinement)",
+  );
 }

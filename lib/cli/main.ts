@@ -26,7 +26,7 @@ export async function main(args: string[]): Promise<number> {
     .option("--json", "Print JSON.")
     .action(async (o) => {
       const { printInfo } = await import("./info.ts");
-      printInfo(Boolean(o.json));
+      await printInfo(Boolean(o.json));
     });
   program.action((raw) => {
     if (raw.version) {

@@ -145,6 +145,18 @@ export const MCPConfigSchema = z.object({
 /** MCP settings. */
 export type MCPConfig = z.infer<typeof MCPConfigSchema>;
 
+/**
+ * `sandbox`: how shell commands are confined. When the run's write or net permission is
+ * narrower than everything, Shell commands and background tasks run inside bubblewrap; with
+ * `require_shell_confinement = true` they are refused instead of running unconfined when
+ * bubblewrap is unavailable.
+ */
+export const SandboxConfigSchema = z.object({
+  require_shell_confinement: z.boolean().default(false),
+});
+/** Sandbox settings. */
+export type SandboxConfig = z.infer<typeof SandboxConfigSchema>;
+
 /** Lifecycle events a hook may subscribe to. */
 export const HookEventSchema = z.enum([
   "PreToolUse",
@@ -195,6 +207,7 @@ export const ConfigSchema = z.object({
   notifications: NotificationConfigSchema.prefault({}),
   services: ServicesSchema.prefault({}),
   mcp: MCPConfigSchema.prefault({}),
+  sandbox: SandboxConfigSchema.prefault({}),
   hooks: z.array(HookDefSchema).default([]),
 }).superRefine((config, ctx) => {
   if (config.default_model && !Object.hasOwn(config.models, config.default_model)) {

@@ -108,6 +108,15 @@ export interface ToolEnv {
   readonly background: BackgroundSettings;
   /** Environment for child processes: the user's variables without the agent's secrets. */
   childEnv(): Record<string, string>;
+  /**
+   * How Shell commands are confined (bubblewrap) in this run: `description` is shown in the
+   * approval and the tool result; `refusal`, when set, is the error Shell returns instead of
+   * running anything (confinement required but unavailable). `null`/absent: not confined.
+   */
+  readonly shellConfinement?: {
+    readonly description: string;
+    readonly refusal?: string;
+  } | null;
   /** Plan mode state. */
   planMode(): PlanModeView;
   /** Todo storage. */

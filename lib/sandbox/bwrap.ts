@@ -1,0 +1,141 @@
+/**
+ * Locating bubblewrap (`bwrap`) and checking that it can actually build a sandbox here.
+ *
+ * @module
+ */
+import type { PermissionScope } from "../tooling/scope.ts";
+
+/** Reads one environment variable; `undefined` when unset or not readable. */
+export type EnvReader = (name: string) => string | undefined;
+
+/**
+ * Environment variable that overrides the `PATH` lookup of bwrap with an explicit path (used
+ * by tests to make bwrap unavailable). A path that is not an executable file means "missing".
+ */
+export const BWRAP_PATH_ENV = "KIMI_BWRAP_PATH";
+
+/** Why bwrap cannot be used. */
+export type BwrapProblem =
+  /** Not found on `PATH` (or `KIMI_BWRAP_PATH` names no executable file). */
+  | "missing"
+  /** Found, but this run's permissions do not allow starting it. */
+  | "not_permitted"
+  /** Found and allowed, but it fails to create a sandbox (e.g. user namespaces disabled). */
+  | "broken";
+
+/** The outcome of looking for a usable bwrap. */
+export type BwrapLookup =
+  | { readonly ok: true; readonly path: string }
+  | { readonly ok: false; readonly problem: BwrapProblem; readonly detail: string };
+
+function safeEnv(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
+}
+
+function isExecutableFile(path: string): boolean {
+  try {
+    const st = Deno.statSync(path);
+    return st.isFile && (st.mode === null || (st.mode & 0o111) !== 0);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The absolute path of an executable `bwrap`: `KIMI_BWRAP_PATH` when set, else the first
+ * `bwrap` on `PATH` that is an executable file. `null` when there is none (or nothing can be
+ * inspected for lack of read permission).
+ */
+export function findBwrap(getEnv: EnvReader = safeEnv): string | null {
+  const override = getEnv(BWRAP_PATH_ENV);
+  if (override !== undefined) {
+    return override.startsWith("/") && isExecutableFile(override) ? override : null;
+  }
+  const path = getEnv("PATH") || "/usr/local/bin:/usr/bin:/bin";
+  for (const dir of path.split(":")) {
+    if (!dir.startsWith("/")) continue;
+    const candidate = `${dir.replace(/\/+$/, "")}/bwrap`;
+    if (isExecutableFile(candidate)) return candidate;
+  }
+  return null;
+}
+
+/**
+ * Whether `bwrap` at `path` can build the kind of sandbox used for shell commands: runs
+ * `bwrap --unshare-pid --ro-bind / / --proc /proc --dev /dev -- true` once. Resolves with
+ * `null` on success, else with the first line of bwrap's complaint.
+ */
+export async function probeBwrap(path: string): Promise<string | null> {
+  try {
+    const out = await new Deno.Command(path, {
+      args: [
+        "--die-with-parent",
+        "--unshare-pid",
+        "--unshare-net",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
+        "--",
+        "true",
+      ],
+      clearEnv: true,
+      env: { PATH: "/usr/local/bin:/usr/bin:/bin" },
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    if (out.success) return null;
+    const first = new TextDecoder().decode(out.stderr).trim().split("\n")[0];
+    return first || `bwrap exited with code ${out.code}`;
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
+  }
+}
+
+/**
+ * Find bwrap, check that this run may start it (`scope`), and that it works. Never throws.
+ */
+export async function lookupBwrap(
+  scope: PermissionScope,
+  getEnv: EnvReader = safeEnv,
+): Promise<BwrapLookup> {
+  const path = findBwrap(getEnv);
+  if (path === null) {
+    return { ok: false, problem: "missing", detail: "bubblewrap (bwrap) was not found" };
+  }
+  const run = scope.check("run", path);
+  if (!run.allowed) {
+    return {
+      ok: false,
+      problem: "not_permitted",
+      detail: `this run may not start ${path} (needs --allow-run=${path})`,
+    };
+  }
+  const failure = await probeBwrap(path);
+  if (failure !== null) {
+    return { ok: false, problem: "broken", detail: `${path} cannot create a sandbox: ${failure}` };
+  }
+  return { ok: true, path };
+}
+
+/** What to do about an unusable bwrap, as one sentence. */
+export function bwrapFix(problem: BwrapProblem): string {
+  switch (problem) {
+    case "missing":
+      return "Install it (e.g. apt-get install bubblewrap) to confine them.";
+    case "not_permitted":
+      return "Allow running bwrap (--allow-run) to confine them.";
+    case "broken":
+      return "Enable unprivileged user namespaces (or run where bwrap works) to confine them.";
+  }
+}

@@ -1,0 +1,153 @@
+/**
+ * Per-run setup of shell confinement: plan it from the permission scope, find bwrap, install
+ * the bwrap wrapper, and otherwise warn once (or refuse shell commands when the config
+ * requires confinement). Also the status `kimi info` reports.
+ *
+ * @module
+ */
+import { setCommandWrapper } from "../process/command_wrapper.ts";
+import type { PermissionScope } from "../tooling/scope.ts";
+import { bwrapFix, type BwrapLookup, type EnvReader, lookupBwrap } from "./bwrap.ts";
+import { type ConfinementPlan, installConfinement, planConfinement } from "./confinement.ts";
+
+/** Options of {@link setupShellConfinement}. */
+export interface ShellConfinementSetup {
+  /** Absolute working directory. */
+  readonly workDir: string;
+  /** Extra workspace directories, read before each command (they can change). */
+  readonly additionalDirs: () => readonly string[];
+  /** Share dir (its config and credentials are hidden from confined commands). */
+  readonly shareDir: string;
+  /** What this run may touch. */
+  readonly scope: PermissionScope;
+  /** `sandbox.require_shell_confinement`: refuse shell commands when they cannot be confined. */
+  readonly requireConfinement: boolean;
+  /** Reads the environment (`PATH`, `KIMI_BWRAP_PATH`). */
+  readonly getEnv?: EnvReader;
+  /** Prints the one-time "not confined" warning (default: stderr). */
+  readonly warn?: (line: string) => void;
+}
+
+/** How Shell commands run, as the Shell tool sees it. */
+export interface ShellConfinementView {
+  /** Short description, e.g. `sandboxed: writes only to /w and a private /tmp; network off`. */
+  readonly description: string;
+  /** When set, Shell refuses every command with this message. */
+  readonly refusal?: string;
+}
+
+let warned = false;
+
+function writeStderr(line: string): void {
+  try {
+    Deno.stderr.writeSync(new TextEncoder().encode(line + "\n"));
+  } catch {
+    // stderr closed: nothing to do
+  }
+}
+
+/** The refusal Shell gives when confinement is required but bwrap is unusable. */
+export function refusalMessage(lookup: BwrapLookup & { ok: false }): string {
+  return `Shell commands must run confined (sandbox.require_shell_confinement = true), but ` +
+    `${lookup.detail}. Install bubblewrap (e.g. apt-get install bubblewrap) and make sure ` +
+    "this run may start it, or set sandbox.require_shell_confinement = false in the config " +
+    "to run shell commands unconfined.";
+}
+
+/**
+ * Plan and install shell confinement for a run. Resolves with what Shell should show, or
+ * `null` when commands run unconfined (because the scope is not narrowed, or bwrap is unusable
+ * and not required; the latter is announced once on stderr).
+ */
+export async function setupShellConfinement(
+  opts: ShellConfinementSetup,
+): Promise<ShellConfinementView | null> {
+  const replan = (): ConfinementPlan =>
+    planConfinement({
+      workDir: opts.workDir,
+      additionalDirs: opts.additionalDirs(),
+      shareDir: opts.shareDir,
+      scope: opts.scope,
+    });
+  const plan = replan();
+  if (!plan.confined) {
+    setCommandWrapper(null);
+    return null;
+  }
+  const lookup = await lookupBwrap(opts.scope, opts.getEnv);
+  if (lookup.ok) {
+    installConfinement(plan, { bwrap: lookup.path, shareDir: opts.shareDir, replan });
+    return {
+      get description() {
+        return replan().description;
+      },
+    };
+  }
+  if (opts.requireConfinement) {
+    const refusal = refusalMessage(lookup);
+    // Defence in depth: anything spawned through the wrapper fails with the same message.
+    setCommandWrapper(() => {
+      throw new Error(refusal);
+    });
+    return { description: "not sandboxed", refusal };
+  }
+  setCommandWrapper(null);
+  if (!warned) {
+    warned = true;
+    (opts.warn ?? writeStderr)(
+      `kimi: shell commands are not confined: ${lookup.detail}. ${bwrapFix(lookup.problem)}`,
+    );
+  }
+  return null;
+}
+
+/** What `kimi info --json` reports as `shell_confinement`. */
+export interface ShellConfinementStatus {
+  /** Whether shell commands run inside bubblewrap. */
+  confined: boolean;
+  /** Whether the permission scope asks for confinement. */
+  needed: boolean;
+  /** Path of a usable bwrap, or null. */
+  bwrap: string | null;
+  /** Why commands are (not) confined. */
+  reason: string;
+  /** Short description of the sandbox (or `not sandboxed`). */
+  description: string;
+  /** Paths writable inside the sandbox. */
+  writable: string[];
+  /** Whether confined commands keep the network. */
+  network: boolean;
+  /** Whether the agent's config, credentials and environment are hidden from commands. */
+  secrets_hidden: boolean;
+}
+
+/** The confinement shell commands would get in a run with these inputs. Never throws. */
+export async function shellConfinementStatus(
+  inputs: {
+    readonly workDir: string;
+    readonly additionalDirs: readonly string[];
+    readonly shareDir: string;
+    readonly scope: PermissionScope;
+  },
+  getEnv?: EnvReader,
+): Promise<ShellConfinementStatus> {
+  const plan = planConfinement(inputs);
+  const lookup = await lookupBwrap(inputs.scope, getEnv);
+  const confined = plan.confined && lookup.ok;
+  let reason: string;
+  if (confined) reason = plan.reason;
+  else if (!plan.confined) {
+    reason = `${plan.reason}; start kimi with narrower --allow-write/--allow-net to confine ` +
+      "shell commands";
+  } else reason = lookup.ok ? plan.reason : lookup.detail;
+  return {
+    confined,
+    needed: plan.confined,
+    bwrap: lookup.ok ? lookup.path : null,
+    reason,
+    description: confined ? plan.description : "not sandboxed",
+    writable: confined ? [...plan.writable] : ["/"],
+    network: confined ? plan.network : true,
+    secrets_hidden: confined,
+  };
+}
