@@ -5,10 +5,28 @@
  */
 import type { KimiSoul } from "./soul.ts";
 
+/** Session services available to commands (absent for souls without a session). */
+export interface CommandServices {
+  /** Session id. */
+  sessionId: string;
+  /** Session directory. */
+  sessionDir: string;
+  /** Share dir. */
+  shareDir: string;
+  /** Working directory. */
+  workDir: string;
+  /** Extra workspace directories. */
+  additionalDirs(): readonly string[];
+  /** Add a workspace directory (persisted). */
+  addDir(path: string): Promise<void>;
+}
+
 /** What a command gets when it runs. */
 export interface SoulCommandContext {
   /** The soul. */
   soul: KimiSoul;
+  /** Session services, when the soul belongs to a session. */
+  services?: CommandServices;
   /** Text after the command name. */
   args: string;
   /** Show a line of text to the user (a TextPart on the wire). */

@@ -34,7 +34,7 @@ import { sleep, withRetry } from "./retry.ts";
 import { compactHistory } from "./compaction.ts";
 import { DenwaRenji, dmailMessage } from "./dmail.ts";
 import { isContextOverflowError } from "../llm/errors.ts";
-import type { SoulCommand } from "./slash_commands.ts";
+import type { CommandServices, SoulCommand } from "./slash_commands.ts";
 import { systemReminder, toolResultToMessage } from "./tool_result_message.ts";
 import type { Toolset } from "./toolset.ts";
 
@@ -87,6 +87,8 @@ export interface SoulOptions {
   commands?: readonly SoulCommand[];
   /** Notes re-inserted after compaction so the agent keeps its goal (todo list, plan). */
   compactionNotes?: () => string[];
+  /** Session services handed to slash commands. */
+  commandServices?: CommandServices;
   /** Called after each non-command turn (e.g. to title the session). */
   afterUserTurn?: (input: UserInput) => Promise<void>;
 }
@@ -126,6 +128,7 @@ export class KimiSoul {
   #planMode = false;
   #compactionNotes: () => string[];
   #afterUserTurn: (input: UserInput) => Promise<void>;
+  #commandServices: CommandServices | undefined;
   /** Pending D-Mail of the current step. */
   readonly denwaRenji: DenwaRenji = new DenwaRenji(() => this.context.nCheckpoints);
 
@@ -143,6 +146,7 @@ export class KimiSoul {
     this.#skipAfk = opts.skipAfkPromptInjection ?? false;
     this.#compactionNotes = opts.compactionNotes ?? (() => []);
     this.#afterUserTurn = opts.afterUserTurn ?? (() => Promise.resolve());
+    this.#commandServices = opts.commandServices;
   }
 
   /** The model, or null. */
@@ -235,6 +239,7 @@ export class KimiSoul {
     await cmd.run({
       soul: this,
       args,
+      services: this.#commandServices,
       say: (text) => this.emit(partEvent({ type: "text", text })),
     });
   }
