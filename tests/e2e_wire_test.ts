@@ -84,6 +84,21 @@ Deno.test("wire: initialize golden, external tools accepted/rejected, round trip
             description: "Toggle afk mode (auto-approve and auto-dismiss questions)",
             aliases: [],
           },
+          {
+            name: "add-dir",
+            description: "Add a directory to the workspace, or list the added ones",
+            aliases: [],
+          },
+          {
+            name: "export",
+            description: "Export the conversation to a Markdown file",
+            aliases: [],
+          },
+          {
+            name: "import",
+            description: "Import a file or another session's conversation as reference context",
+            aliases: [],
+          },
         ],
         external_tools: {
           accepted: ["open_in_ide"],

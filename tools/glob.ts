@@ -7,7 +7,7 @@ import { isAbsolute } from "node:path";
 import { z } from "zod";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
 import { comparePathParts, pathGlob } from "../lib/search/path_glob.ts";
-import { listDirectoryTree } from "../lib/tooling/dir_tree.ts";
+import { listWorkDir } from "../lib/agent/work_dir_listing.ts";
 import { orNull } from "../lib/tooling/param_types.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
 import type {
@@ -62,7 +62,7 @@ class GlobTool implements Tool<GlobParams> {
       if (params.pattern.startsWith("**")) {
         const decision = env.scope.check("read", env.workDir);
         return toolError({
-          output: decision.allowed ? listDirectoryTree(env.workDir) : "",
+          output: decision.allowed ? await listWorkDir(env.workDir) : "",
           message: `Pattern \`${params.pattern}\` starts with '**' which is not allowed. ` +
             "This would recursively search all directories and may include large directories " +
             "like `node_modules`. Use more specific patterns instead. For your convenience, a " +

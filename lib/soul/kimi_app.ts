@@ -31,7 +31,7 @@ import { BUILTIN_TOOLS } from "../../tools/registry.ts";
 import { ApprovalRuntime, ApprovalState } from "./approval.ts";
 import { childEnvironment, readableEnvironment } from "./child_env.ts";
 import { Context } from "./context.ts";
-import { SOUL_COMMANDS } from "./slash_commands.ts";
+import { SOUL_COMMANDS } from "./commands/mod.ts";
 import { KimiSoul } from "./soul.ts";
 import { Toolset } from "./toolset.ts";
 
@@ -164,6 +164,17 @@ export class KimiApp {
       },
       compactionNotes: () => compactionNotes(session),
       afterUserTurn: (input) => autoTitle(session, input),
+      commandServices: {
+        sessionId: session.id,
+        sessionDir: session.dir,
+        shareDir: session.shareDir,
+        workDir: session.workDir,
+        additionalDirs: () => session.state.additional_dirs,
+        addDir: async (dir) => {
+          session.state.additional_dirs.push(dir);
+          await session.saveState();
+        },
+      },
       isRoot: true,
       checkpointMarkers: agent.tools.includes("SendDMail"),
       skipAfkPromptInjection: config.skip_afk_prompt_injection,

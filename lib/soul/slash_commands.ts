@@ -147,11 +147,3 @@ export const afkCommand: SoulCommand = {
     }
   },
 };
-
-/** The soul commands implemented so far, in the order clients list them. */
-export const SOUL_COMMANDS: readonly SoulCommand[] = [
-  compactCommand,
-  clearCommand,
-  yoloCommand,
-  afkCommand,
-];

@@ -1,0 +1,26 @@
+/**
+ * The soul-level slash commands, in the order clients list them.
+ *
+ * @module
+ */
+import {
+  afkCommand,
+  clearCommand,
+  compactCommand,
+  type SoulCommand,
+  yoloCommand,
+} from "../slash_commands.ts";
+import { addDirCommand } from "./add_dir.ts";
+import { exportCommand } from "./export.ts";
+import { importCommand } from "./import.ts";
+
+/** Soul commands available in every UI. */
+export const SOUL_COMMANDS: readonly SoulCommand[] = [
+  compactCommand,
+  clearCommand,
+  yoloCommand,
+  afkCommand,
+  addDirCommand,
+  exportCommand,
+  importCommand,
+];

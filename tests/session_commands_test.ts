@@ -1,0 +1,55 @@
+import { assert, assertEquals, assertStringIncludes } from "./helpers/assert.ts";
+import { kimiSandbox } from "./helpers/kimi_process.ts";
+
+const jsonLines = (s: string) => s.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
+
+Deno.test("/add-dir, /export and /import through print mode", async () => {
+  const sb = await kimiSandbox();
+  try {
+    const extra = `${sb.root}/extra`;
+    await Deno.mkdir(`${extra}/sub`, { recursive: true });
+    await Deno.writeTextFile(`${extra}/a.txt`, "A");
+    await Deno.writeTextFile(`${sb.workDir}/notes.md`, "remember the milk");
+    const config = await sb.scriptedConfig(["text: hello"]);
+    const cmds = [
+      "hi",
+      "/add-dir",
+      `/add-dir ${extra}`,
+      "/add-dir",
+      "/import notes.md",
+      "/export out.md",
+    ];
+    const r = await sb.run([
+      "--print",
+      "--input-format",
+      "stream-json",
+      "--output-format",
+      "stream-json",
+      "--config-file",
+      config,
+    ], { stdin: cmds.map((c) => JSON.stringify({ role: "user", content: c })).join("\n") + "\n" });
+    assertEquals(r.code, 0, r.stderr);
+    const says = jsonLines(r.stdout).map((m) => m.content);
+    assertEquals(says[0], "hello");
+    assertStringIncludes(says[1], "No additional directories.");
+    assertEquals(says[2], `Added \`${extra}\` to the workspace.`);
+    assertStringIncludes(says[3], `- ${extra}`);
+    assertStringIncludes(says[4], "Imported the file");
+    assertEquals(says[5], `Exported the conversation to \`${sb.workDir}/out.md\`.`);
+    const md = await Deno.readTextFile(`${sb.workDir}/out.md`);
+    assertStringIncludes(md, "## User\n\nhi");
+    assertStringIncludes(md, "## Assistant\n\nhello");
+    assertStringIncludes(md, "remember the milk");
+    const [dir] = await sb.sessionDirs();
+    const state = JSON.parse(await Deno.readTextFile(`${dir}/state.json`));
+    assertEquals(state.additional_dirs, [extra]);
+    const ctx = (await Deno.readTextFile(`${dir}/context.jsonl`)).trim().split("\n").map((l) =>
+      JSON.parse(l)
+    );
+    const injected = ctx.filter((c) => c.role === "user").map((c) => String(c.content));
+    assert(injected.some((t) => t.includes(`The user added \`${extra}\``) && t.includes("a.txt")));
+    assert(injected.some((t) => t.includes("remember the milk")));
+  } finally {
+    await sb.cleanup();
+  }
+});
