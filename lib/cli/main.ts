@@ -5,7 +5,7 @@
  */
 import { CommanderError } from "@commander-js/extra-typings";
 import { VERSION } from "../version.ts";
-import { rootCommand, UsageError, validateOptions } from "./options.ts";
+import { resolvePath, rootCommand, UsageError, validateOptions } from "./options.ts";
 
 function usageFailure(message: string): number {
   console.error(
@@ -17,7 +17,7 @@ function usageFailure(message: string): number {
 /** Run the CLI with `args`; resolves with the exit code. */
 export async function main(args: string[]): Promise<number> {
   let result: Promise<number> = Promise.resolve(0);
-  const program = rootCommand().exitOverride();
+  const program = rootCommand().exitOverride().enablePositionalOptions();
   program.configureOutput({
     writeOut: (s) => Deno.stdout.writeSync(new TextEncoder().encode(s)),
     writeErr: (s) => Deno.stderr.writeSync(new TextEncoder().encode(s)),
@@ -27,6 +27,21 @@ export async function main(args: string[]): Promise<number> {
     .action(async (o) => {
       const { printInfo } = await import("./info.ts");
       await printInfo(Boolean(o.json));
+    });
+  program.command("export").description("Zip a session (and recent logs) to share diagnostics.")
+    .argument("[session_id]", "Session to export (default: the last session of the work dir).")
+    .option("-o, --output <path>", "Where to write the zip (default: session-<id>.zip).")
+    .option("-y, --yes", "Do not ask for confirmation.")
+    .option("-w, --work-dir <dir>", "Working directory whose sessions to look in.")
+    .action((sessionId, o) => {
+      result = import("./export_session.ts").then((m) =>
+        m.exportSession({
+          sessionId,
+          output: o.output,
+          yes: Boolean(o.yes),
+          workDir: o.workDir ? resolvePath(Deno.cwd(), o.workDir) : Deno.cwd(),
+        })
+      );
     });
   program.action((raw) => {
     if (raw.version) {
