@@ -73,6 +73,11 @@ Deno.test("wire: initialize golden, external tools accepted/rejected, round trip
         server: { name: "Kimi Code CLI", version: "<VERSION>" },
         slash_commands: [
           {
+            name: "init",
+            description: "Analyze the codebase and generate an `AGENTS.md` file",
+            aliases: [],
+          },
+          {
             name: "compact",
             description: "Compact the context (optionally: what to focus the summary on)",
             aliases: [],

@@ -53,3 +53,44 @@ Deno.test("/add-dir, /export and /import through print mode", async () => {
     await sb.cleanup();
   }
 });
+
+Deno.test("/init runs a throwaway agent that writes AGENTS.md, then tells the conversation", async () => {
+  const sb = await kimiSandbox();
+  try {
+    const config = await sb.scriptedConfig([
+      `tool_call: ${
+        JSON.stringify({
+          id: "w1",
+          name: "WriteFile",
+          arguments: JSON.stringify({ path: "AGENTS.md", content: "# Guide\nRun `make test`.\n" }),
+        })
+      }`,
+      "text: written",
+    ]);
+    const r = await sb.run([
+      "--print",
+      "--output-format",
+      "stream-json",
+      "--config-file",
+      config,
+      "-p",
+      "/init",
+    ]);
+    assertEquals(r.code, 0, r.stderr);
+    assertEquals(await Deno.readTextFile(`${sb.workDir}/AGENTS.md`), "# Guide\nRun `make test`.\n");
+    const [dir] = await sb.sessionDirs();
+    const ctx = (await Deno.readTextFile(`${dir}/context.jsonl`)).trim().split("\n").map((l) =>
+      JSON.parse(l)
+    );
+    assertEquals(ctx.map((c) => c.role), ["_system_prompt", "user"]);
+    assertStringIncludes(ctx[1].content, "The user just ran /init");
+    assertStringIncludes(ctx[1].content, "Run `make test`.");
+    const wire = (await Deno.readTextFile(`${dir}/wire.jsonl`)).trim().split("\n").slice(1).map((
+      l,
+    ) => JSON.parse(l).message.type);
+    assertEquals(wire.filter((t) => t === "TurnBegin").length, 2);
+    assertEquals(wire[wire.length - 1], "TurnEnd");
+  } finally {
+    await sb.cleanup();
+  }
+});

@@ -34,6 +34,7 @@ import { sleep, withRetry } from "./retry.ts";
 import { compactHistory } from "./compaction.ts";
 import { DenwaRenji, dmailMessage } from "./dmail.ts";
 import { isContextOverflowError } from "../llm/errors.ts";
+import type { PlanMode, PlanModeSource } from "./plan_mode.ts";
 import type { CommandServices, SoulCommand } from "./slash_commands.ts";
 import { systemReminder, toolResultToMessage } from "./tool_result_message.ts";
 import type { Toolset } from "./toolset.ts";
@@ -91,6 +92,8 @@ export interface SoulOptions {
   commandServices?: CommandServices;
   /** Called after each non-command turn (e.g. to title the session). */
   afterUserTurn?: (input: UserInput) => Promise<void>;
+  /** Plan mode of the session (root agent); without it plan mode is a plain in-memory flag. */
+  plan?: PlanMode;
 }
 
 /** Matches a slash command at the start of the input. */
@@ -126,6 +129,7 @@ export class KimiSoul {
   #source: ApprovalSource | null = null;
   #steers: UserInput[] = [];
   #planMode = false;
+  #plan: PlanMode | null;
   #compactionNotes: () => string[];
   #afterUserTurn: (input: UserInput) => Promise<void>;
   #commandServices: CommandServices | undefined;
@@ -147,6 +151,7 @@ export class KimiSoul {
     this.#compactionNotes = opts.compactionNotes ?? (() => []);
     this.#afterUserTurn = opts.afterUserTurn ?? (() => Promise.resolve());
     this.#commandServices = opts.commandServices;
+    this.#plan = opts.plan ?? null;
   }
 
   /** The model, or null. */
@@ -166,12 +171,22 @@ export class KimiSoul {
 
   /** Whether plan mode is on. */
   get planMode(): boolean {
-    return this.#planMode;
+    return this.#plan ? this.#plan.active : this.#planMode;
   }
 
-  /** Set plan mode. */
-  setPlanMode(on: boolean): void {
+  /** The session's plan mode (plan file, reminders), when this soul has one. */
+  get plan(): PlanMode | null {
+    return this.#plan;
+  }
+
+  /**
+   * Set plan mode (persisted when the soul has a {@link PlanMode}). A manual switch on schedules
+   * the activation reminder for the next step. Resolves with the new state.
+   */
+  async setPlanMode(on: boolean, source: PlanModeSource = "manual"): Promise<boolean> {
+    if (this.#plan) return await this.#plan.set(on, source);
     this.#planMode = on;
+    return on;
   }
 
   /** Whether a turn is running. */
@@ -187,6 +202,15 @@ export class KimiSoul {
   /** Send a message on the running turn's wire (dropped between turns). */
   emit(msg: WireMessage): void {
     this.#wire?.send(msg);
+  }
+
+  /**
+   * Run a turn of another soul on this turn's wire (nested TurnBegin/TurnEnd), e.g. the
+   * throwaway soul of `/init`. Only valid while this soul runs a turn.
+   */
+  runChild(child: KimiSoul, input: UserInput): Promise<TurnResult> {
+    if (!this.#wire || !this.#signal) throw new Error("runChild needs a running turn");
+    return child.run(input, { wire: this.#wire, signal: this.#signal });
   }
 
   /** Queue input to be consumed after the current step. */
@@ -359,6 +383,17 @@ export class KimiSoul {
 
   async #step(llm: LLM, n: number): Promise<StepOutcome> {
     const signal = this.#signal!;
+    const planReminder = this.isRoot && this.#plan
+      ? await this.#plan.reminder(this.context.history, { afk: this.approval.state.isAfk })
+      : null;
+    if (planReminder) {
+      // Kept in the context (unlike the afk reminder) so later steps still see the rules and
+      // the schedule can count the assistant turns since the last one.
+      await this.context.append({
+        role: "user",
+        content: [{ type: "text", text: systemReminder(planReminder) }],
+      });
+    }
     const injections = this.#injections();
     const history: NormalizedMessage[] = [...this.context.history];
     if (injections.length > 0) {
@@ -421,8 +456,20 @@ export class KimiSoul {
     this.emit(event("StatusUpdate", this.#statusPayload(llm, result.usage, result.id)));
     if (result.usage) await this.context.updateTokenCount(usageInput(result.usage));
 
+    const planBefore = this.planMode;
     const results = await raceAbort(Promise.all(pending), signal);
     this.toolset.endStep(calls.length > 0);
+    if (this.planMode !== planBefore) {
+      this.emit(event("StatusUpdate", {
+        context_usage: null,
+        context_tokens: null,
+        max_context_tokens: null,
+        token_usage: null,
+        message_id: null,
+        plan_mode: this.planMode,
+        mcp_status: null,
+      }));
+    }
 
     await this.context.append(result.message);
     if (result.usage) await this.context.updateTokenCount(usageTotal(result.usage));
@@ -448,7 +495,7 @@ export class KimiSoul {
       max_context_tokens: input !== null ? llm.maxContextSize : null,
       token_usage: usage,
       message_id: messageId,
-      plan_mode: this.#planMode,
+      plan_mode: this.planMode,
       mcp_status: null,
     };
   }

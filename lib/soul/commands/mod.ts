@@ -13,9 +13,11 @@ import {
 import { addDirCommand } from "./add_dir.ts";
 import { exportCommand } from "./export.ts";
 import { importCommand } from "./import.ts";
+import { initCommand } from "./init.ts";
 
 /** Soul commands available in every UI. */
 export const SOUL_COMMANDS: readonly SoulCommand[] = [
+  initCommand,
   compactCommand,
   clearCommand,
   yoloCommand,
