@@ -8,7 +8,7 @@ Deno.test("DenwaRenji validation messages", () => {
   assertEquals(d.send(2, "x"), "There is no checkpoint with the given ID");
   assertEquals(d.send(1, "x"), null);
   assertEquals(d.send(0, "y"), "Only one D-Mail can be sent at a time");
-  assertEquals(d.take(), { checkpointId: 1, message: "x" });
+  assertEquals(d.take(), { checkpointId: 1, message: "x", restoreFiles: false });
   assertEquals(d.take(), null);
 });
 

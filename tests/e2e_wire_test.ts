@@ -90,6 +90,11 @@ Deno.test("wire: initialize golden, external tools accepted/rejected, round trip
             aliases: [],
           },
           {
+            name: "plan",
+            description: "Toggle plan mode. Usage: /plan [on|off|view|clear]",
+            aliases: [],
+          },
+          {
             name: "add-dir",
             description: "Add a directory to the workspace, or list the added ones",
             aliases: [],
@@ -102,6 +107,12 @@ Deno.test("wire: initialize golden, external tools accepted/rejected, round trip
           {
             name: "import",
             description: "Import a file or another session's conversation as reference context",
+            aliases: [],
+          },
+          {
+            name: "undo",
+            description:
+              "Undo the last n turns (default 1): rewind the conversation and restore files",
             aliases: [],
           },
         ],

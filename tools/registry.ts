@@ -27,4 +27,6 @@ export const BUILTIN_TOOLS: Readonly<Record<string, ToolLoader>> = {
   FetchURL: async () => (await import("./fetch_url.ts")).fetchUrlTool,
   Think: async () => (await import("./think.ts")).thinkTool,
   SendDMail: async () => (await import("./send_dmail.ts")).sendDMailTool,
+  EnterPlanMode: async () => (await import("./enter_plan_mode.ts")).enterPlanModeTool,
+  ExitPlanMode: async () => (await import("./exit_plan_mode.ts")).exitPlanModeTool,
 };

@@ -13,6 +13,10 @@ import type { Tool, ToolFactory } from "../lib/tooling/tool.ts";
 export const SendDMailParamsSchema = z.object({
   message: z.string().describe("The message for your past self."),
   checkpoint_id: integer().min(0).describe("The checkpoint to send the D-Mail to."),
+  restore_files: z.boolean().default(false).describe(
+    "Also put the files changed (by WriteFile or StrReplaceFile) since that checkpoint back as " +
+      "they were.",
+  ),
 });
 /** Parameters of SendDMail. */
 export type SendDMailParams = z.infer<typeof SendDMailParamsSchema>;
@@ -26,7 +30,9 @@ export const sendDMailTool: ToolFactory = (env) => {
     description: readAsset("tools/send_dmail.md"),
     parameters: SendDMailParamsSchema,
     call(params) {
-      const error = dmail.send(params.checkpoint_id, params.message);
+      const error = dmail.send(params.checkpoint_id, params.message, {
+        restoreFiles: params.restore_files,
+      });
       if (error) {
         return Promise.resolve(toolError({
           message: `Failed to send D-Mail. Error: ${error}`,

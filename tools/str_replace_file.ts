@@ -132,7 +132,12 @@ class StrReplaceFileTool implements Tool<StrReplaceFileParams> {
         if (!outcome.approved) return toolRejected(outcome.feedback, { isRoot: env.isRoot });
       }
 
-      await Deno.writeTextFile(p, crlf ? content.replaceAll("\n", "\r\n") : content);
+      await env.fileHistory?.beforeChange(p);
+      try {
+        await Deno.writeTextFile(p, crlf ? content.replaceAll("\n", "\r\n") : content);
+      } finally {
+        await env.fileHistory?.afterChange(p);
+      }
       return toolOk({
         output: "",
         message: "File successfully edited. " +

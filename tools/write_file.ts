@@ -91,7 +91,12 @@ class WriteFileTool implements Tool<WriteFileParams> {
         if (!outcome.approved) return toolRejected(outcome.feedback, { isRoot: env.isRoot });
       }
 
-      await Deno.writeTextFile(p, params.content, { append: params.mode === "append" });
+      await env.fileHistory?.beforeChange(p);
+      try {
+        await Deno.writeTextFile(p, params.content, { append: params.mode === "append" });
+      } finally {
+        await env.fileHistory?.afterChange(p);
+      }
       const size = (await Deno.stat(p)).size;
       const verb = params.mode === "overwrite" ? "overwritten" : "appended to";
       return toolOk({

@@ -43,6 +43,7 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   }
 
   let session: Session;
+  let resumed = true;
   if (opts.continue) {
     try {
       session = await Session.continue({ shareDir, workDir: opts.workDir });
@@ -51,9 +52,11 @@ export async function runAgent(opts: CliOptions): Promise<number> {
       throw err;
     }
   } else if (opts.session) {
-    session = await Session.find({ shareDir, workDir: opts.workDir, id: opts.session }) ??
-      await Session.create({ shareDir, workDir: opts.workDir, id: opts.session });
+    const found = await Session.find({ shareDir, workDir: opts.workDir, id: opts.session });
+    resumed = found !== null;
+    session = found ?? await Session.create({ shareDir, workDir: opts.workDir, id: opts.session });
   } else {
+    resumed = false;
     session = await Session.create({ shareDir, workDir: opts.workDir });
   }
   setLogSession(session.id);
@@ -66,7 +69,7 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   }
 
   try {
-    return await runUI(opts, config, session);
+    return await runUI(opts, config, session, resumed);
   } finally {
     if (!config.background.keep_alive_on_exit) {
       const { closeTaskManager } = await import("../background/task_manager.ts");
@@ -78,7 +81,12 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   }
 }
 
-async function runUI(opts: CliOptions, config: Config, session: Session): Promise<number> {
+async function runUI(
+  opts: CliOptions,
+  config: Config,
+  session: Session,
+  resumed: boolean,
+): Promise<number> {
   const app = await KimiApp.create({
     config,
     session,
@@ -91,6 +99,8 @@ async function runUI(opts: CliOptions, config: Config, session: Session): Promis
     maxStepsPerTurn: opts.maxStepsPerTurn,
     maxRetriesPerStep: opts.maxRetriesPerStep,
     getEnv: safeGetEnv,
+    plan: opts.plan,
+    resumed,
   });
 
   let code: number;

@@ -20,9 +20,18 @@ export interface AtomicWriteOptions {
  * which is synced to disk and renamed over `path`. Readers see the old or the new content,
  * never a mix. The temp file is removed when anything fails.
  */
-export async function atomicWriteText(
+export function atomicWriteText(
   path: string,
   text: string,
+  opts: AtomicWriteOptions = {},
+): Promise<void> {
+  return atomicWriteBytes(path, new TextEncoder().encode(text), opts);
+}
+
+/** Like {@linkcode atomicWriteText}, for raw bytes (restored file snapshots, blobs). */
+export async function atomicWriteBytes(
+  path: string,
+  data: Uint8Array,
   opts: AtomicWriteOptions = {},
 ): Promise<void> {
   const dir = dirname(path);
@@ -35,7 +44,6 @@ export async function atomicWriteText(
       mode = undefined;
     }
   }
-  const data = new TextEncoder().encode(text);
   for (let attempt = 0;; attempt++) {
     const tmp = join(dir, `.${basename(path)}.${crypto.randomUUID().slice(0, 8)}.tmp`);
     let file: Deno.FsFile;

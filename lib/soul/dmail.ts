@@ -11,6 +11,8 @@ export interface DMail {
   checkpointId: number;
   /** Message for the past self. */
   message: string;
+  /** Whether files changed since the checkpoint are restored too (`restore_files`). */
+  restoreFiles: boolean;
 }
 
 /** Holds at most one pending D-Mail per step ("DenwaRenji"). */
@@ -24,11 +26,15 @@ export class DenwaRenji {
   }
 
   /** Queue a D-Mail; returns an error message, or null when accepted. */
-  send(checkpointId: number, message: string): string | null {
+  send(
+    checkpointId: number,
+    message: string,
+    opts: { restoreFiles?: boolean } = {},
+  ): string | null {
     if (this.#pending) return "Only one D-Mail can be sent at a time";
     if (checkpointId < 0) return "The checkpoint ID can not be negative";
     if (checkpointId >= this.#nCheckpoints()) return "There is no checkpoint with the given ID";
-    this.#pending = { checkpointId, message };
+    this.#pending = { checkpointId, message, restoreFiles: opts.restoreFiles ?? false };
     return null;
   }
 
@@ -46,4 +52,23 @@ export function dmailMessage(message: string): string {
     "has already done something in the current working directory. Please read the D-Mail and " +
     "decide what to do next. You MUST NEVER mention to the user about this information. " +
     `D-Mail content:\n\n${message.trim()}</system>`;
+}
+
+/**
+ * A note for the past self about files a `restore_files` D-Mail could not restore (empty when
+ * every file was restored).
+ */
+export function dmailRestoreNote(
+  report: { conflicts: { path: string; reason: string }[]; unavailable: string[] },
+): string {
+  const lines = [
+    ...report.conflicts.map((c) => `- \`${c.path}\` ${c.reason}; it was left as it is.`),
+    ...report.unavailable.map((p) =>
+      `- \`${p}\` could not be restored: its snapshot is no longer stored.`
+    ),
+  ];
+  if (lines.length === 0) return "";
+  return `<system>Files changed after the checkpoint were restored, except:\n${
+    lines.join("\n")
+  }</system>`;
 }

@@ -31,7 +31,9 @@ import { BUILTIN_TOOLS } from "../../tools/registry.ts";
 import { ApprovalRuntime, ApprovalState } from "./approval.ts";
 import { childEnvironment, readableEnvironment } from "./child_env.ts";
 import { Context } from "./context.ts";
+import { FileSnapshots } from "../session/file_snapshots.ts";
 import { SOUL_COMMANDS } from "./commands/mod.ts";
+import { PlanMode } from "./plan_mode.ts";
 import { KimiSoul } from "./soul.ts";
 import { Toolset } from "./toolset.ts";
 
@@ -63,6 +65,10 @@ export interface KimiAppOptions {
   getEnv: (name: string) => string | undefined;
   /** Writes a line to stdout (scripted-echo trace). */
   writeStdout?: (line: string) => void;
+  /** `--plan`: start in plan mode, even when resuming. */
+  plan?: boolean;
+  /** Whether the session existed before this run (`default_plan_mode` applies to new ones only). */
+  resumed?: boolean;
 }
 
 /** A runnable agent bound to a session. */
@@ -150,6 +156,11 @@ export class KimiApp {
 
     const toolset = new Toolset();
     const approval = new ApprovalRuntime(approvalState);
+    const plan = new PlanMode({
+      home: homeDir(opts.getEnv, session.shareDir),
+      store: { state: () => session.state, save: () => session.saveState() },
+    });
+    const fileSnapshots = new FileSnapshots(session.dir);
     const soul = new KimiSoul({
       name: agent.name,
       llm,
@@ -164,6 +175,7 @@ export class KimiApp {
       },
       compactionNotes: () => compactionNotes(session),
       afterUserTurn: (input) => autoTitle(session, input),
+      fileSnapshots,
       commandServices: {
         sessionId: session.id,
         sessionDir: session.dir,
@@ -179,7 +191,13 @@ export class KimiApp {
       checkpointMarkers: agent.tools.includes("SendDMail"),
       skipAfkPromptInjection: config.skip_afk_prompt_injection,
       commands: SOUL_COMMANDS,
+      plan,
     });
+    await plan.restore();
+    if (opts.plan || (!opts.resumed && config.default_plan_mode)) {
+      if (plan.active) plan.scheduleActivationReminder();
+      else await plan.set(true, "manual");
+    }
     const app = new KimiApp(soul, session, config, agent);
 
     const secretValues = [
@@ -225,7 +243,12 @@ export class KimiApp {
       },
       childEnv: () =>
         childEnvironment(readableEnvironment(), { values: secretValues, names: secretNames }),
-      planMode: () => ({ active: soul.planMode, planFile: null }),
+      planMode: () => ({ active: soul.planMode, planFile: soul.planMode ? plan.planFile : null }),
+      planControl: {
+        set: (enabled) => soul.setPlanMode(enabled, "tool"),
+        autoApprove: () => approvalState.autoApprove,
+        readPlan: () => plan.readPlan(),
+      },
       todos: {
         get: () => session.state.todos,
         set: async (items) => {
@@ -246,6 +269,11 @@ export class KimiApp {
       },
       isAfk: () => approvalState.isAfk,
       dmail: agent.tools.includes("SendDMail") ? soul.denwaRenji : undefined,
+      // keyed by the checkpoint of the step making the change
+      fileHistory: {
+        beforeChange: (path) => fileSnapshots.recordBefore(path, context.nCheckpoints - 1),
+        afterChange: (path) => fileSnapshots.recordAfter(path, context.nCheckpoints - 1),
+      },
       request: <T extends RequestType>(req: PendingRequest<T>) => {
         soul.emit(req as PendingRequest);
         return req.result;
@@ -280,4 +308,12 @@ async function autoTitle(session: Session, input: UserInput): Promise<void> {
   if (!title) return;
   session.state.custom_title = title;
   await saveState(session.dir, session.state, { keepExternalFields: false });
+}
+
+/** HOME (plan files live in `<home>/.kimi/plans`); falls back to the share dir's parent. */
+function homeDir(getEnv: (name: string) => string | undefined, shareDir: string): string {
+  const home = getEnv("HOME") ?? getEnv("USERPROFILE");
+  if (home) return home;
+  const i = shareDir.lastIndexOf("/");
+  return i > 0 ? shareDir.slice(0, i) : shareDir;
 }

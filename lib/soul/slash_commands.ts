@@ -53,6 +53,7 @@ export const clearCommand: SoulCommand = {
   async run({ soul, say }) {
     const prompt = soul.context.systemPrompt ?? "";
     await soul.context.clear();
+    await soul.fileSnapshots?.keepSince(0);
     await soul.context.writeSystemPrompt(prompt);
     say("The context has been cleared.");
     soul.emit({

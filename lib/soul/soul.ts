@@ -32,7 +32,8 @@ import type { Context } from "./context.ts";
 import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "./errors.ts";
 import { sleep, withRetry } from "./retry.ts";
 import { compactHistory } from "./compaction.ts";
-import { DenwaRenji, dmailMessage } from "./dmail.ts";
+import { DenwaRenji, dmailMessage, dmailRestoreNote } from "./dmail.ts";
+import type { FileSnapshots } from "../session/file_snapshots.ts";
 import { isContextOverflowError } from "../llm/errors.ts";
 import type { PlanMode, PlanModeSource } from "./plan_mode.ts";
 import type { CommandServices, SoulCommand } from "./slash_commands.ts";
@@ -90,6 +91,8 @@ export interface SoulOptions {
   compactionNotes?: () => string[];
   /** Session services handed to slash commands. */
   commandServices?: CommandServices;
+  /** Snapshots of the files the tools change (file undo); absent: not tracked. */
+  fileSnapshots?: FileSnapshots;
   /** Called after each non-command turn (e.g. to title the session). */
   afterUserTurn?: (input: UserInput) => Promise<void>;
   /** Plan mode of the session (root agent); without it plan mode is a plain in-memory flag. */
@@ -120,6 +123,8 @@ export class KimiSoul {
   readonly loop: LoopControl;
   /** Whether this is the root agent. */
   readonly isRoot: boolean;
+  /** Snapshots of the files the tools changed (`/undo`, D-Mail `restore_files`), or null. */
+  readonly fileSnapshots: FileSnapshots | null;
   #llm: LLM | null;
   #commands: readonly SoulCommand[];
   #checkpointMarkers: boolean;
@@ -145,6 +150,7 @@ export class KimiSoul {
     this.approval = opts.approval;
     this.loop = opts.loop;
     this.isRoot = opts.isRoot;
+    this.fileSnapshots = opts.fileSnapshots ?? null;
     this.#commands = opts.commands ?? [];
     this.#checkpointMarkers = opts.checkpointMarkers ?? false;
     this.#skipAfk = opts.skipAfkPromptInjection ?? false;
@@ -304,11 +310,18 @@ export class KimiSoul {
       const dmail = this.denwaRenji.take();
       if (dmail && outcome.stop !== "tool_rejected") {
         await this.context.revertTo(dmail.checkpointId);
+        let note = "";
+        if (dmail.restoreFiles && this.fileSnapshots) {
+          note = dmailRestoreNote(await this.fileSnapshots.restoreSince(dmail.checkpointId));
+        } else await this.fileSnapshots?.keepSince(dmail.checkpointId);
         this.toolset.resetRepeatTracking();
         await this.context.checkpoint(this.#checkpointMarkers);
         await this.context.append({
           role: "user",
-          content: [{ type: "text", text: dmailMessage(dmail.message) }],
+          content: [
+            { type: "text", text: dmailMessage(dmail.message) },
+            ...(note ? [{ type: "text" as const, text: note }] : []),
+          ],
         });
         continue;
       }
@@ -346,6 +359,7 @@ export class KimiSoul {
     );
     const prompt = this.context.systemPrompt ?? "";
     await this.context.clear();
+    await this.fileSnapshots?.keepSince(0);
     await this.context.writeSystemPrompt(prompt);
     await this.context.checkpoint(this.#checkpointMarkers);
     await this.context.append(...result.messages);

@@ -73,6 +73,16 @@ export interface PlanModeView {
   readonly planFile: string | null;
 }
 
+/** Plan mode switches for EnterPlanMode / ExitPlanMode (root agent only). */
+export interface PlanControl {
+  /** Turn plan mode on or off on a tool's behalf (persisted); resolves with the new state. */
+  set(enabled: boolean): Promise<boolean>;
+  /** Whether entering plan mode needs no confirmation (yolo or afk). */
+  autoApprove(): boolean;
+  /** The current plan file's content, or null when there is none. */
+  readPlan(): Promise<string | null>;
+}
+
 /** Todo list storage (state.json for the root agent, the subagent's own state otherwise). */
 export interface TodoStore {
   /** Current todos. */
@@ -119,6 +129,8 @@ export interface ToolEnv {
   } | null;
   /** Plan mode state. */
   planMode(): PlanModeView;
+  /** Plan mode switches (root agent with a session only; plan tools are left out without it). */
+  readonly planControl?: PlanControl;
   /** Todo storage. */
   readonly todos: TodoStore;
   /** Send an event on the current turn's wire (e.g. PlanDisplay). */
@@ -134,7 +146,17 @@ export interface ToolEnv {
   /** Whether runtime afk is on (no user present: questions auto-dismissed). */
   isAfk(): boolean;
   /** D-Mail delivery (agents with SendDMail): queue a message; returns an error or null. */
-  readonly dmail?: { send(checkpointId: number, message: string): string | null };
+  readonly dmail?: {
+    send(checkpointId: number, message: string, opts?: { restoreFiles?: boolean }): string | null;
+  };
+  /**
+   * File undo (absent: changes are not tracked). File-changing tools call `beforeChange` after
+   * approval, right before writing, and `afterChange` right after (also when the write failed).
+   */
+  readonly fileHistory?: {
+    beforeChange(path: string): Promise<void>;
+    afterChange(path: string): Promise<void>;
+  };
   /** Send a request on the current turn's wire and wait for the answer. */
   request<T extends RequestType>(req: PendingRequest<T>): Promise<RequestResult<T>>;
 }

@@ -14,6 +14,8 @@ import { addDirCommand } from "./add_dir.ts";
 import { exportCommand } from "./export.ts";
 import { importCommand } from "./import.ts";
 import { initCommand } from "./init.ts";
+import { planCommand } from "./plan.ts";
+import { undoCommand } from "./undo.ts";
 
 /** Soul commands available in every UI. */
 export const SOUL_COMMANDS: readonly SoulCommand[] = [
@@ -22,7 +24,9 @@ export const SOUL_COMMANDS: readonly SoulCommand[] = [
   clearCommand,
   yoloCommand,
   afkCommand,
+  planCommand,
   addDirCommand,
   exportCommand,
   importCommand,
+  undoCommand,
 ];

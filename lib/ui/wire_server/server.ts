@@ -445,7 +445,7 @@ export class WireServer {
 
   async #setPlanMode(id: string, enabled: boolean): Promise<OutboundMessage> {
     const soul = this.#app.soul;
-    soul.setPlanMode(enabled);
+    await soul.setPlanMode(enabled);
     const status = event("StatusUpdate", {
       context_usage: null,
       context_tokens: null,

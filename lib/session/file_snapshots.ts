@@ -1,0 +1,345 @@
+/**
+ * File undo storage: snapshots of the files the agent changes (WriteFile, StrReplaceFile),
+ * kept under `<sessionDir>/snapshots/` and keyed by the context checkpoint of the change.
+ *
+ * - `objects/<sha256>`: file contents as they were before a change, content-addressed (the
+ *   same content is stored once).
+ * - `index.jsonl`: append-only log. A change record
+ *   `{"checkpoint", "path", "before", "after", "at"}` names the content hash before and after
+ *   the change (`null`: the file did not exist); a rewind record `{"rewind", "restored", "at"}`
+ *   says the conversation went back to before checkpoint `rewind`, with the files restored
+ *   (their records are dropped) or kept (their records now count as earlier history).
+ *
+ * Storage has a size cap: blobs no record needs any more are deleted, then the blobs whose
+ * last use is oldest are evicted until the cap holds. A change whose blob was evicted can no
+ * longer be undone and is reported as `unavailable`.
+ *
+ * @module
+ */
+import { dirname } from "node:path";
+import { z } from "zod";
+import { appendLine, atomicWriteBytes } from "./atomic_write.ts";
+
+/** Default size cap of the stored blobs: 256 MiB. */
+export const DEFAULT_SNAPSHOT_CAP_BYTES = 256 * 1024 * 1024;
+
+/** A change record of `index.jsonl`. */
+export const ChangeRecordSchema = z.object({
+  checkpoint: z.number().int(),
+  path: z.string(),
+  before: z.string().nullable(),
+  after: z.string().nullable(),
+  at: z.number(),
+});
+/** A change record of `index.jsonl`. */
+export type ChangeRecord = z.infer<typeof ChangeRecordSchema>;
+
+/** A rewind record of `index.jsonl`. */
+export const RewindRecordSchema = z.object({
+  rewind: z.number().int(),
+  restored: z.boolean(),
+  at: z.number(),
+});
+/** A rewind record of `index.jsonl`. */
+export type RewindRecord = z.infer<typeof RewindRecordSchema>;
+
+/** A file that was left alone by a restore because it changed since the agent's last write. */
+export interface RestoreConflict {
+  /** Absolute path. */
+  path: string;
+  /** Why, as a sentence predicate (e.g. "was changed outside the agent since"). */
+  reason: string;
+}
+
+/** The outcome of {@linkcode FileSnapshots.restoreSince}. */
+export interface RestoreReport {
+  /** Files put back as they were (deleted when they did not exist), in order of first change. */
+  restored: string[];
+  /** Files left as they are because something else changed them since. */
+  conflicts: RestoreConflict[];
+  /** Files whose earlier content is no longer stored (evicted by the size cap). */
+  unavailable: string[];
+}
+
+/** Options of {@linkcode FileSnapshots}. */
+export interface FileSnapshotsOptions {
+  /** Size cap of the stored blobs in bytes (default {@linkcode DEFAULT_SNAPSHOT_CAP_BYTES}). */
+  maxBytes?: number;
+  /** Clock (tests). */
+  now?: () => number;
+}
+
+interface Entry extends ChangeRecord {
+  /** Position in the log (larger = newer). */
+  seq: number;
+}
+
+/** Snapshots of changed files for one session. */
+export class FileSnapshots {
+  /** The snapshot directory (`<sessionDir>/snapshots`). */
+  readonly dir: string;
+  readonly #maxBytes: number;
+  readonly #now: () => number;
+  #loaded = false;
+  #entries: Entry[] = [];
+  #seq = 0;
+  #sizes = new Map<string, number>();
+  #pending = new Map<string, { checkpoint: number; before: string | null }>();
+  #queue: Promise<unknown> = Promise.resolve();
+
+  /** Snapshots under `<sessionDir>/snapshots/` (created on first change). */
+  constructor(sessionDir: string, opts: FileSnapshotsOptions = {}) {
+    this.dir = `${sessionDir}/snapshots`;
+    this.#maxBytes = opts.maxBytes ?? DEFAULT_SNAPSHOT_CAP_BYTES;
+    this.#now = opts.now ?? (() => Date.now() / 1000);
+  }
+
+  get #objects(): string {
+    return `${this.dir}/objects`;
+  }
+
+  get #index(): string {
+    return `${this.dir}/index.jsonl`;
+  }
+
+  /** Run `fn` after every earlier operation (tool calls of one step run concurrently). */
+  #serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(fn, fn);
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  /**
+   * Snapshot `path` before a change at `checkpoint`: its current content is stored (nothing
+   * when it does not exist). Call {@linkcode recordAfter} once the change is done.
+   */
+  recordBefore(path: string, checkpoint: number): Promise<void> {
+    return this.#serial(async () => {
+      await this.#load();
+      const data = await readOrNull(path);
+      const before = data === null ? null : await this.#store(data);
+      this.#pending.set(path, { checkpoint, before });
+    });
+  }
+
+  /**
+   * Record the result of the change announced by {@linkcode recordBefore} (its hash, to
+   * notice later changes by something else). A change that left the file as it was is not
+   * recorded.
+   */
+  recordAfter(path: string, checkpoint: number): Promise<void> {
+    return this.#serial(async () => {
+      await this.#load();
+      const pending = this.#pending.get(path);
+      if (!pending) return;
+      this.#pending.delete(path);
+      const data = await readOrNull(path);
+      const after = data === null ? null : await sha256(data);
+      if (after === pending.before) return;
+      const record: ChangeRecord = {
+        checkpoint: Math.min(pending.checkpoint, checkpoint),
+        path,
+        before: pending.before,
+        after,
+        at: this.#now(),
+      };
+      await this.#append(record);
+      this.#entries.push({ ...record, seq: this.#seq++ });
+      await this.#collect();
+    });
+  }
+
+  /** Paths changed at or after `checkpoint` (in order of first change). */
+  changedSince(checkpoint: number): Promise<string[]> {
+    return this.#serial(async () => {
+      await this.#load();
+      return [
+        ...new Set(this.#entries.filter((e) => e.checkpoint >= checkpoint).map((e) => e.path)),
+      ];
+    });
+  }
+
+  /**
+   * Put every file changed at or after `checkpoint` back as it was before its first such
+   * change (deleting files that did not exist). A file whose current content is not what the
+   * agent last wrote is left alone and reported; so is one whose snapshot was evicted. The
+   * records at or after `checkpoint` are then dropped (the conversation went back before it).
+   */
+  restoreSince(checkpoint: number): Promise<RestoreReport> {
+    return this.#serial(async () => {
+      await this.#load();
+      const report: RestoreReport = { restored: [], conflicts: [], unavailable: [] };
+      const first = new Map<string, Entry>();
+      const last = new Map<string, Entry>();
+      for (const e of this.#entries) {
+        if (e.checkpoint >= checkpoint && !first.has(e.path)) first.set(e.path, e);
+        last.set(e.path, e);
+      }
+      for (const [path, entry] of first) {
+        const expected = last.get(path)!.after;
+        const data = await readOrNull(path);
+        const current = data === null ? null : await sha256(data);
+        if (current !== expected) {
+          report.conflicts.push({
+            path,
+            reason: current === null
+              ? "was deleted outside the agent since"
+              : "was changed outside the agent since",
+          });
+          continue;
+        }
+        if (entry.before === current) {
+          report.restored.push(path);
+          continue;
+        }
+        if (entry.before === null) {
+          await Deno.remove(path).catch((err) => {
+            if (!(err instanceof Deno.errors.NotFound)) throw err;
+          });
+          report.restored.push(path);
+          continue;
+        }
+        const blob = await readOrNull(`${this.#objects}/${entry.before}`);
+        if (blob === null || await sha256(blob) !== entry.before) {
+          report.unavailable.push(path);
+          continue;
+        }
+        await Deno.mkdir(dirname(path), { recursive: true });
+        await atomicWriteBytes(path, blob);
+        report.restored.push(path);
+      }
+      await this.#rewind(checkpoint, true);
+      await this.#collect();
+      return report;
+    });
+  }
+
+  /**
+   * The conversation went back to before `checkpoint` but the files stay as they are (a D-Mail
+   * without `restore_files`, compaction, `/clear`): changes recorded at or after it now count
+   * as made before it, so a later undo of an earlier turn still covers them.
+   */
+  keepSince(checkpoint: number): Promise<void> {
+    return this.#serial(async () => {
+      await this.#load();
+      if (!this.#entries.some((e) => e.checkpoint >= checkpoint)) return;
+      await this.#rewind(checkpoint, false);
+    });
+  }
+
+  async #rewind(checkpoint: number, restored: boolean): Promise<void> {
+    if (!this.#entries.some((e) => e.checkpoint >= checkpoint)) return;
+    const record: RewindRecord = { rewind: checkpoint, restored, at: this.#now() };
+    await this.#append(record);
+    this.#applyRewind(record);
+  }
+
+  #applyRewind(record: RewindRecord): void {
+    if (record.restored) {
+      this.#entries = this.#entries.filter((e) => e.checkpoint < record.rewind);
+    } else {
+      for (const e of this.#entries) {
+        if (e.checkpoint >= record.rewind) e.checkpoint = record.rewind - 1;
+      }
+    }
+  }
+
+  async #append(record: ChangeRecord | RewindRecord): Promise<void> {
+    await Deno.mkdir(this.dir, { recursive: true, mode: 0o700 });
+    await appendLine(this.#index, JSON.stringify(record));
+  }
+
+  /** Store a blob (once per content); returns its hash. */
+  async #store(data: Uint8Array): Promise<string> {
+    const hash = await sha256(data);
+    if (this.#sizes.has(hash)) {
+      try {
+        await Deno.stat(`${this.#objects}/${hash}`);
+        return hash;
+      } catch {
+        // removed behind our back: store it again
+      }
+    }
+    await Deno.mkdir(this.#objects, { recursive: true, mode: 0o700 });
+    await atomicWriteBytes(`${this.#objects}/${hash}`, data, { mode: 0o600 });
+    this.#sizes.set(hash, data.length);
+    return hash;
+  }
+
+  /** Delete blobs nothing needs, then evict the least recently used ones above the cap. */
+  async #collect(): Promise<void> {
+    const lastUse = new Map<string, number>();
+    for (const e of this.#entries) if (e.before !== null) lastUse.set(e.before, e.seq);
+    for (const p of this.#pending.values()) if (p.before !== null) lastUse.set(p.before, Infinity);
+    let total = 0;
+    for (const [hash, size] of [...this.#sizes]) {
+      if (lastUse.has(hash)) total += size;
+      else await this.#evict(hash);
+    }
+    const byAge = [...lastUse].sort((a, b) => a[1] - b[1]);
+    for (const [hash] of byAge) {
+      if (total <= this.#maxBytes) break;
+      const size = this.#sizes.get(hash);
+      if (size === undefined) continue;
+      total -= size;
+      await this.#evict(hash);
+    }
+  }
+
+  async #evict(hash: string): Promise<void> {
+    this.#sizes.delete(hash);
+    await Deno.remove(`${this.#objects}/${hash}`).catch((err) => {
+      if (!(err instanceof Deno.errors.NotFound)) throw err;
+    });
+  }
+
+  async #load(): Promise<void> {
+    if (this.#loaded) return;
+    let text = "";
+    try {
+      text = await Deno.readTextFile(this.#index);
+    } catch (err) {
+      if (!(err instanceof Deno.errors.NotFound)) throw err;
+    }
+    for (const line of text.split("\n")) {
+      if (!line.trim()) continue;
+      let raw: unknown;
+      try {
+        raw = JSON.parse(line);
+      } catch {
+        continue; // a torn last line
+      }
+      const change = ChangeRecordSchema.safeParse(raw);
+      if (change.success) {
+        this.#entries.push({ ...change.data, seq: this.#seq++ });
+        continue;
+      }
+      const rewind = RewindRecordSchema.safeParse(raw);
+      if (rewind.success) this.#applyRewind(rewind.data);
+    }
+    try {
+      for await (const e of Deno.readDir(this.#objects)) {
+        if (!e.isFile || !/^[0-9a-f]{64}$/.test(e.name)) continue;
+        const info = await Deno.stat(`${this.#objects}/${e.name}`);
+        this.#sizes.set(e.name, info.size);
+      }
+    } catch (err) {
+      if (!(err instanceof Deno.errors.NotFound)) throw err;
+    }
+    this.#loaded = true;
+  }
+}
+
+async function readOrNull(path: string): Promise<Uint8Array | null> {
+  try {
+    return await Deno.readFile(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return null;
+    throw err;
+  }
+}
+
+async function sha256(data: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", data as Uint8Array<ArrayBuffer>);
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}

@@ -1,0 +1,68 @@
+/**
+ * `/plan [on|off|view|clear]`: switch plan mode, show or delete the current plan (reference
+ * §6.11). Without an argument it toggles plan mode.
+ *
+ * @module
+ */
+import type { KimiSoul } from "../soul.ts";
+import type { SoulCommand } from "../slash_commands.ts";
+
+function emitPlanStatus(soul: KimiSoul): void {
+  soul.emit({
+    type: "StatusUpdate",
+    payload: {
+      context_usage: null,
+      context_tokens: null,
+      max_context_tokens: null,
+      token_usage: null,
+      message_id: null,
+      plan_mode: soul.planMode,
+      mcp_status: null,
+    },
+  });
+}
+
+/** Text shown when plan mode goes off. */
+export const PLAN_OFF_TEXT = "Plan mode OFF. All tools are now available.";
+
+/** The `/plan` command. */
+export const planCommand: SoulCommand = {
+  name: "plan",
+  description: "Toggle plan mode. Usage: /plan [on|off|view|clear]",
+  aliases: [],
+  async run({ soul, args, say }) {
+    const plan = soul.plan;
+    const sub = args.trim().toLowerCase();
+    switch (sub) {
+      case "on":
+        if (!soul.planMode) await soul.setPlanMode(true);
+        say(`Plan mode ON. Plan file: ${plan?.planFile ?? null}`);
+        emitPlanStatus(soul);
+        return;
+      case "off":
+        if (soul.planMode) await soul.setPlanMode(false);
+        say(PLAN_OFF_TEXT);
+        emitPlanStatus(soul);
+        return;
+      case "view": {
+        const content = plan ? await plan.readPlan() : null;
+        say(content ? content : "No plan file found for this session.");
+        return;
+      }
+      case "clear":
+        await plan?.clearPlan();
+        say("Plan cleared.");
+        return;
+      default: {
+        const on = await soul.setPlanMode(!soul.planMode);
+        say(
+          on
+            ? `Plan mode ON. Write your plan to: ${plan?.planFile ?? null}\n` +
+              "Use ExitPlanMode when done, or /plan off to exit manually."
+            : PLAN_OFF_TEXT,
+        );
+        emitPlanStatus(soul);
+      }
+    }
+  },
+};
