@@ -57,14 +57,32 @@ export class Context {
   /** Load a context file (missing file → empty context). Malformed lines are skipped. */
   static async restore(file: string): Promise<Context> {
     const ctx = new Context(file);
-    let text = "";
+    let f: Deno.FsFile;
     try {
-      text = await Deno.readTextFile(file);
+      f = await Deno.open(file);
     } catch (err) {
-      if (!(err instanceof Deno.errors.NotFound)) throw err;
+      if (err instanceof Deno.errors.NotFound) return ctx;
+      throw err;
     }
-    ctx.#replay(text);
-    if (text.length > 0 && !text.endsWith("\n")) {
+    // Stream the file line by line: a 200 MB context never exists as one string.
+    const decoder = new TextDecoder();
+    let buf = "";
+    let lastByte = 0x0a;
+    for await (const chunk of f.readable) {
+      if (chunk.length === 0) continue;
+      lastByte = chunk[chunk.length - 1];
+      buf += decoder.decode(chunk, { stream: true });
+      let from = 0;
+      let nl: number;
+      while ((nl = buf.indexOf("\n", from)) >= 0) {
+        ctx.#replayLine(buf.slice(from, nl));
+        from = nl + 1;
+      }
+      buf = buf.slice(from);
+    }
+    buf += decoder.decode();
+    if (buf) ctx.#replayLine(buf);
+    if (lastByte !== 0x0a) {
       // A kill mid-write left a torn last line: end it so the next record starts on its own
       // line (readers skip the torn one).
       await Deno.writeTextFile(file, "\n", { append: true });
@@ -75,37 +93,44 @@ export class Context {
   #replay(text: string, stopAtCheckpoint?: number): string[] {
     const kept: string[] = [];
     for (const line of text.split("\n")) {
-      if (!line.trim()) continue;
-      let rec: Record<string, unknown>;
-      try {
-        rec = JSON.parse(line);
-      } catch {
-        continue;
-      }
-      if (!rec || typeof rec !== "object") continue;
-      const role = rec.role;
-      if (role === "_checkpoint" && stopAtCheckpoint !== undefined && rec.id === stopAtCheckpoint) {
-        break;
-      }
-      if (role === "_system_prompt") {
-        if (typeof rec.content === "string") this.#systemPrompt = rec.content;
-      } else if (role === "_checkpoint") {
-        if (typeof rec.id === "number") this.#nCheckpoints = rec.id + 1;
-      } else if (role === "_usage") {
-        if (typeof rec.token_count === "number") {
-          this.#tokenCount = rec.token_count;
-          this.#pendingTokens = 0;
-        }
-      } else {
-        const parsed = MessageSchema.safeParse(rec);
-        if (!parsed.success) continue;
-        const msg = normalizeMessage(parsed.data);
-        this.#history.push(msg);
-        this.#pendingTokens += estimateMessageTokens(msg);
-      }
-      kept.push(line);
+      const r = this.#replayLine(line, stopAtCheckpoint);
+      if (r === "stop") break;
+      if (r === "kept") kept.push(line);
     }
     return kept;
+  }
+
+  /** Apply one record; `stop` at the given checkpoint, `skip` for blank or invalid lines. */
+  #replayLine(line: string, stopAtCheckpoint?: number): "kept" | "skip" | "stop" {
+    if (!line.trim()) return "skip";
+    let rec: Record<string, unknown>;
+    try {
+      rec = JSON.parse(line);
+    } catch {
+      return "skip";
+    }
+    if (!rec || typeof rec !== "object") return "skip";
+    const role = rec.role;
+    if (role === "_checkpoint" && stopAtCheckpoint !== undefined && rec.id === stopAtCheckpoint) {
+      return "stop";
+    }
+    if (role === "_system_prompt") {
+      if (typeof rec.content === "string") this.#systemPrompt = rec.content;
+    } else if (role === "_checkpoint") {
+      if (typeof rec.id === "number") this.#nCheckpoints = rec.id + 1;
+    } else if (role === "_usage") {
+      if (typeof rec.token_count === "number") {
+        this.#tokenCount = rec.token_count;
+        this.#pendingTokens = 0;
+      }
+    } else {
+      const parsed = MessageSchema.safeParse(rec);
+      if (!parsed.success) return "skip";
+      const msg = normalizeMessage(parsed.data);
+      this.#history.push(msg);
+      this.#pendingTokens += estimateMessageTokens(msg);
+    }
+    return "kept";
   }
 
   /** Messages, oldest first. */

@@ -48,8 +48,8 @@ export function budgetTable(checks: readonly BudgetCheck[]): string {
 const MB = 1024 * 1024;
 const formatMb = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
 
-async function runOptionalTools(): Promise<string | undefined> {
-  const path = `${REPO_ROOT}/scripts/bench/tools.ts`;
+async function runOptionalTools(script = "tools.ts"): Promise<string | undefined> {
+  const path = `${REPO_ROOT}/scripts/bench/${script}`;
   try {
     await Deno.stat(path);
   } catch {
@@ -66,7 +66,7 @@ async function runOptionalTools(): Promise<string | undefined> {
   const text = dec.decode(out.stdout).trim();
   return out.success
     ? text
-    : `tools.ts failed (exit ${out.code}):\n\n\`\`\`\n${dec.decode(out.stderr).trim()}\n\`\`\``;
+    : `${script} failed (exit ${out.code}):\n\n\`\`\`\n${dec.decode(out.stderr).trim()}\n\`\`\``;
 }
 
 if (import.meta.main) {
@@ -75,6 +75,7 @@ if (import.meta.main) {
   const loop = await runToolLoopBench(quick ? { runs: 2 } : {});
   const wire = await runWireBench(quick ? { runs: 5, warmup: 2, turnRuns: 1 } : {});
   const tools = await runOptionalTools();
+  const session = await runOptionalTools("session.ts");
   const imports = await runImportCost(quick ? { runs: 3 } : {});
 
   const fallback = loop.agent === "fallback"
@@ -121,6 +122,7 @@ if (import.meta.main) {
     `## Tool loop (print mode, zero-latency mock server)\n\n${toolLoopMarkdown(loop)}`,
     `## Wire (\`kimi --wire\` driven by \`KimiWireClient\`)\n\n${wireMarkdown(wire)}`,
     ...(tools ? [`## Tools\n\n${tools}`] : []),
+    ...(session ? [`## Sessions\n\n${session}`] : []),
     `## Import costs\n\n${importCostMarkdown(imports)}`,
   ];
   console.log(sections.join("\n\n"));
