@@ -176,3 +176,30 @@ Deno.test("automatic compaction when the context no longer leaves the reserved r
     await sb.cleanup();
   }
 });
+
+Deno.test("a prompt-too-long error compacts the context and retries the step once", async () => {
+  const sb = await kimiSandbox();
+  try {
+    const c1 = await sb.scriptedConfig(["text: first answer"]);
+    const c2 = await sb.scriptedConfig(["text: second answer"]);
+    const c3 = await sb.scriptedConfig([
+      "error: 400 This model's maximum context length is 8192 tokens; your prompt is too long",
+      "text: SUMMARY OF EARLIER WORK",
+      "text: third answer",
+    ]);
+    await sb.run(["--print", "--config-file", c1, "-p", "one"]);
+    await sb.run(["--print", "--continue", "--config-file", c2, "-p", "two"]);
+    const r = await sb.run(["--print", "--quiet", "--continue", "--config-file", c3, "-p", "three"]);
+    assertEquals(r.code, 0, r.stdout + r.stderr);
+    assertEquals(r.stdout, "third answer\n");
+    const [dir] = await sb.sessionDirs();
+    const types = (await wireTypes(dir)).map((m) => m.type);
+    const third = types.slice(types.lastIndexOf("TurnBegin"));
+    assertEquals(third.slice(0, 4), ["TurnBegin", "StepBegin", "CompactionBegin", "CompactionEnd"]);
+    const ctx = await ctxRecords(dir);
+    assertStringIncludes(JSON.stringify(ctx[2].content), "SUMMARY OF EARLIER WORK");
+    assertEquals(ctx[ctx.length - 1], { role: "assistant", content: "third answer" });
+  } finally {
+    await sb.cleanup();
+  }
+});

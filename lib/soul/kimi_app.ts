@@ -173,7 +173,7 @@ export class KimiApp {
         reservedContextSize: config.loop_control.reserved_context_size,
         compactionTriggerRatio: config.loop_control.compaction_trigger_ratio,
       },
-      compactionNotes: () => compactionNotes(session),
+      compactionNotes: () => compactionNotes(session, plan),
       afterUserTurn: (input) => autoTitle(session, input),
       fileSnapshots,
       commandServices: {
@@ -289,14 +289,28 @@ export class KimiApp {
   }
 }
 
-/** What is re-inserted after compaction so the agent keeps its goal: the current todo list. */
-function compactionNotes(session: Session): string[] {
+/**
+ * What is re-inserted after compaction so the agent keeps its goal: the current todo list and,
+ * in plan mode, the plan being written.
+ */
+async function compactionNotes(session: Session, plan: PlanMode | null): Promise<string[]> {
+  const notes: string[] = [];
   const todos = session.state.todos;
-  if (todos.length === 0) return [];
-  const lines = todos.map((t) => `- [${t.status}] ${t.title}`).join("\n");
-  return [
-    `<system-reminder>\nThe todo list before compaction (still current):\n${lines}\n</system-reminder>`,
-  ];
+  if (todos.length > 0) {
+    const lines = todos.map((t) => `- [${t.status}] ${t.title}`).join("\n");
+    notes.push(
+      `<system-reminder>\nThe todo list before compaction (still current):\n${lines}\n</system-reminder>`,
+    );
+  }
+  if (plan?.active) {
+    const text = await plan.readPlan().catch(() => null);
+    if (text) {
+      notes.push(
+        `<system-reminder>\nPlan mode is on. The plan so far (\`${plan.planFile}\`):\n${text}\n</system-reminder>`,
+      );
+    }
+  }
+  return notes;
 }
 
 /** Title an untitled session after its first real turn (the user's words, shortened). */

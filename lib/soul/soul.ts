@@ -88,7 +88,7 @@ export interface SoulOptions {
   /** Soul-level slash commands. */
   commands?: readonly SoulCommand[];
   /** Notes re-inserted after compaction so the agent keeps its goal (todo list, plan). */
-  compactionNotes?: () => string[];
+  compactionNotes?: () => Promise<string[]>;
   /** Session services handed to slash commands. */
   commandServices?: CommandServices;
   /** Snapshots of the files the tools change (file undo); absent: not tracked. */
@@ -135,7 +135,7 @@ export class KimiSoul {
   #steers: UserInput[] = [];
   #planMode = false;
   #plan: PlanMode | null;
-  #compactionNotes: () => string[];
+  #compactionNotes: () => Promise<string[]>;
   #afterUserTurn: (input: UserInput) => Promise<void>;
   #commandServices: CommandServices | undefined;
   /** Pending D-Mail of the current step. */
@@ -154,7 +154,7 @@ export class KimiSoul {
     this.#commands = opts.commands ?? [];
     this.#checkpointMarkers = opts.checkpointMarkers ?? false;
     this.#skipAfk = opts.skipAfkPromptInjection ?? false;
-    this.#compactionNotes = opts.compactionNotes ?? (() => []);
+    this.#compactionNotes = opts.compactionNotes ?? (() => Promise.resolve([]));
     this.#afterUserTurn = opts.afterUserTurn ?? (() => Promise.resolve());
     this.#commandServices = opts.commandServices;
     this.#plan = opts.plan ?? null;
@@ -348,12 +348,13 @@ export class KimiSoul {
     if (!llm) throw new LLMNotSet();
     const signal = this.#signal ?? undefined;
     this.emit(event("CompactionBegin", {}));
+    const extraNotes = await this.#compactionNotes();
     const result = await withRetry(
       () =>
         compactHistory(llm.provider, this.context.history, {
           instruction: opts.instruction,
           signal,
-          extraNotes: this.#compactionNotes(),
+          extraNotes,
         }),
       { maxAttempts: this.loop.maxRetriesPerStep, signal },
     );
