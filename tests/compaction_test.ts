@@ -189,7 +189,15 @@ Deno.test("a prompt-too-long error compacts the context and retries the step onc
     ]);
     await sb.run(["--print", "--config-file", c1, "-p", "one"]);
     await sb.run(["--print", "--continue", "--config-file", c2, "-p", "two"]);
-    const r = await sb.run(["--print", "--quiet", "--continue", "--config-file", c3, "-p", "three"]);
+    const r = await sb.run([
+      "--print",
+      "--quiet",
+      "--continue",
+      "--config-file",
+      c3,
+      "-p",
+      "three",
+    ]);
     assertEquals(r.code, 0, r.stdout + r.stderr);
     assertEquals(r.stdout, "third answer\n");
     const [dir] = await sb.sessionDirs();
