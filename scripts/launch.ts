@@ -37,6 +37,8 @@ export interface ProfileContext {
   modelHost: string | null;
   /** Absolute path of the bundled `rg`, when present. */
   rgPath: string | null;
+  /** Plan files directory (`~/.kimi/plans`, always under HOME), when HOME is known. */
+  plansDir?: string | null;
 }
 
 /** The Deno permission flags of a profile. */
@@ -49,7 +51,15 @@ export function profileFlags(profile: Profile, ctx: ProfileContext): string[] {
       return flags;
     }
     case "workspace": {
-      const writable = [...new Set([ctx.workDir, ...ctx.addDirs, ctx.shareDir, "/tmp"])];
+      const writable = [
+        ...new Set([
+          ctx.workDir,
+          ...ctx.addDirs,
+          ctx.shareDir,
+          ...(ctx.plansDir ? [ctx.plansDir] : []),
+          "/tmp",
+        ]),
+      ];
       return [
         "--allow-read",
         "--allow-env",
@@ -146,6 +156,7 @@ async function main(argv: string[]): Promise<number> {
       getEnv: readProcessEnv,
     }),
     rgPath: await findRipgrep(),
+    plansDir: readProcessEnv("HOME") ? `${readProcessEnv("HOME")}/.kimi/plans` : null,
   };
   const args = launchArgs(profile as Profile, ctx, kimiArgs);
   if (dryRun) {

@@ -238,6 +238,7 @@ Deno.test("profileFlags: review, workspace and full", () => {
     addDirs: ["/x"],
     modelHost: "api.example.com",
     rgPath: "/opt/rg",
+    plansDir: "/h/.kimi/plans",
   };
   assertEquals(profileFlags("review", ctx), [
     "--allow-read",
@@ -254,7 +255,7 @@ Deno.test("profileFlags: review, workspace and full", () => {
   assertEquals(profileFlags("workspace", ctx), [
     "--allow-read",
     "--allow-env",
-    "--allow-write=/w,/x,/h/.kimi,/tmp",
+    "--allow-write=/w,/x,/h/.kimi,/h/.kimi/plans,/tmp",
     "--allow-run",
     "--allow-net",
   ]);
