@@ -115,6 +115,21 @@ Deno.test("wire: initialize golden, external tools accepted/rejected, round trip
               "Undo the last n turns (default 1): rewind the conversation and restore files",
             aliases: [],
           },
+          {
+            name: "skill:kimi-cli-help",
+            description:
+              "Answer questions about this Kimi Code CLI (the Deno build) - its flags, modes, " +
+              "configuration, sessions, wire protocol, permission profiles, skills and slash " +
+              "commands.",
+            aliases: [],
+          },
+          {
+            name: "skill:skill-creator",
+            description:
+              "Write a new skill or flow skill for Kimi Code CLI - where to put it, the " +
+              "frontmatter fields, how to write the instructions, and the mermaid/d2 flow syntax.",
+            aliases: [],
+          },
         ],
         external_tools: {
           accepted: ["open_in_ide"],

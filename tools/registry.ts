@@ -11,6 +11,7 @@ export type ToolLoader = () => Promise<ToolFactory>;
 
 /** Built-in tools, by the name the model calls. */
 export const BUILTIN_TOOLS: Readonly<Record<string, ToolLoader>> = {
+  Agent: async () => (await import("./agent.ts")).agentTool,
   AskUserQuestion: async () => (await import("./ask_user_question.ts")).askUserQuestionTool,
   SetTodoList: async () => (await import("./set_todo_list.ts")).setTodoListTool,
   Shell: async () => (await import("./shell.ts")).shellTool,

@@ -6,6 +6,7 @@
 import { CommanderError } from "@commander-js/extra-typings";
 import { VERSION } from "../version.ts";
 import { resolvePath, rootCommand, UsageError, validateOptions } from "./options.ts";
+import { registerMcpCommands } from "./mcp_commands.ts";
 
 function usageFailure(message: string): number {
   console.error(
@@ -28,6 +29,9 @@ export async function main(args: string[]): Promise<number> {
       const { printInfo } = await import("./info.ts");
       await printInfo(Boolean(o.json));
     });
+  registerMcpCommands(program, (r) => {
+    result = r;
+  });
   program.command("export").description("Zip a session (and recent logs) to share diagnostics.")
     .argument("[session_id]", "Session to export (default: the last session of the work dir).")
     .option("-o, --output <path>", "Where to write the zip (default: session-<id>.zip).")

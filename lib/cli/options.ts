@@ -251,7 +251,7 @@ export function validateOptions(raw: RawOptions, cwd: string): CliOptions {
     agentFile: raw.agentFile !== undefined ? resolvePath(cwd, raw.agentFile) : undefined,
     mcpConfigFiles: raw.mcpConfigFile,
     mcpConfigs: raw.mcpConfig,
-    skillsDirs: raw.skillsDir,
+    skillsDirs: raw.skillsDir.map((d) => resolvePath(cwd, d)),
     maxStepsPerTurn: raw.maxStepsPerTurn,
     maxRetriesPerStep: raw.maxRetriesPerStep,
     maxRalphIterations: raw.maxRalphIterations,

@@ -10,9 +10,11 @@ import type { Config } from "../config/schema.ts";
 import { ensureShareDir } from "../config/share_dir.ts";
 import { configureLog, log, setLogSession } from "../log.ts";
 import { Session, SessionError } from "../session/session.ts";
-import { KimiApp } from "../soul/kimi_app.ts";
+import { KimiApp, type KimiAppOptions } from "../soul/kimi_app.ts";
+import { runSessionEnd, runSessionStart } from "../hooks/session_hooks.ts";
 import type { CliOptions } from "./options.ts";
 import { UsageError } from "./options.ts";
+import { loadRunMcpServers, type RunResources } from "./mcp_run.ts";
 
 /** Read an environment variable, treating a denied read as unset. */
 export function safeGetEnv(name: string): string | undefined {
@@ -41,6 +43,7 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     }
     throw err;
   }
+  const run: RunResources = { mcpServers: await loadRunMcpServers(opts, shareDir), app: null };
 
   let session: Session;
   let resumed = true;
@@ -69,8 +72,9 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   }
 
   try {
-    return await runUI(opts, config, session, resumed);
+    return await runUI(opts, config, session, resumed, run);
   } finally {
+    await run.app?.mcp?.close(); // stops MCP server processes
     if (!config.background.keep_alive_on_exit) {
       const { closeTaskManager } = await import("../background/task_manager.ts");
       await closeTaskManager(session.dir, "kimi exited");
@@ -86,8 +90,11 @@ async function runUI(
   config: Config,
   session: Session,
   resumed: boolean,
+  run: RunResources,
 ): Promise<number> {
-  const app = await KimiApp.create({
+  const appOptions: KimiAppOptions = {
+    mcpServers: run.mcpServers,
+    reportMcp: (line) => console.error(line),
     config,
     session,
     modelAlias: opts.model,
@@ -98,10 +105,14 @@ async function runUI(
     agent: opts.agentFile ? { file: opts.agentFile } : { builtin: opts.agent ?? "default" },
     maxStepsPerTurn: opts.maxStepsPerTurn,
     maxRetriesPerStep: opts.maxRetriesPerStep,
+    skillsDirs: opts.skillsDirs,
+    maxRalphIterations: opts.maxRalphIterations,
     getEnv: safeGetEnv,
     plan: opts.plan,
     resumed,
-  });
+  };
+  const app = run.app = await KimiApp.create(appOptions);
+  await runSessionStart(app.hooks, session.wireFile);
 
   let code: number;
   switch (opts.ui) {
@@ -129,12 +140,27 @@ async function runUI(
         code = 1;
         break;
       }
-      console.error(
-        `kimi: the ${opts.ui} UI is not available in this build yet. Use --print or --wire.`,
-      );
-      code = 1;
+      const { runShell } = await import("../ui/shell/shell_ui.ts");
+      const shell = await runShell(app, {
+        createApp: async (s, c, model) => {
+          await run.app?.mcp?.close();
+          return run.app = await KimiApp.create({
+            ...appOptions,
+            session: s,
+            config: c,
+            modelAlias: model ?? appOptions.modelAlias,
+            resumed: true,
+          });
+        },
+        configPath: opts.configText !== undefined
+          ? null
+          : (opts.configFile ?? `${session.shareDir}/config.toml`),
+      });
+      code = shell.code;
+      session = shell.session;
     }
   }
+  await runSessionEnd((run.app ?? app).hooks);
 
   if (!(await session.isEmpty())) {
     if (opts.ui !== "wire") console.error(`\nTo resume this session: kimi -r ${session.id}`);

@@ -27,15 +27,23 @@ import {
   type RequestType,
   type UserInput,
 } from "../wire/messages.ts";
-import { BUILTIN_TOOLS } from "../../tools/registry.ts";
+import { createSubagentService } from "../subagents/wiring.ts";
+import { loadAgentTools } from "./tool_loading.ts";
 import { ApprovalRuntime, ApprovalState } from "./approval.ts";
 import { childEnvironment, readableEnvironment } from "./child_env.ts";
 import { Context } from "./context.ts";
 import { FileSnapshots } from "../session/file_snapshots.ts";
 import { SOUL_COMMANDS } from "./commands/mod.ts";
+import { skillCommands } from "./commands/skills.ts";
+import { loadSkills } from "../skills/discovery.ts";
+import { formatSkillsListing } from "../agent/skills_listing.ts";
 import { PlanMode } from "./plan_mode.ts";
 import { KimiSoul } from "./soul.ts";
 import { Toolset } from "./toolset.ts";
+import type { McpServers } from "../mcp/config.ts";
+import type { McpManager } from "../mcp/manager.ts";
+import { createMcpManager } from "../mcp/setup.ts";
+import { HookEngine } from "../hooks/engine.ts";
 
 /** Options of {@link KimiApp.create}. */
 export interface KimiAppOptions {
@@ -69,6 +77,14 @@ export interface KimiAppOptions {
   plan?: boolean;
   /** Whether the session existed before this run (`default_plan_mode` applies to new ones only). */
   resumed?: boolean;
+  /** `--skills-dir` (replaces project/user skill discovery). */
+  skillsDirs?: string[];
+  /** `--max-ralph-iterations` (overrides `loop_control.max_ralph_iterations`). */
+  maxRalphIterations?: number;
+  /** MCP servers (merged `--mcp-config-file`/`--mcp-config`/`<share>/mcp.json`). */
+  mcpServers?: McpServers;
+  /** Receives a line per MCP server that failed or needs authorization (stderr). */
+  reportMcp?: (line: string) => void;
 }
 
 /** A runnable agent bound to a session. */
@@ -83,12 +99,19 @@ export class KimiApp {
   readonly agent: ResolvedAgentSpec;
   /** Whether the connected client can answer questions. */
   supportsQuestions = false;
+  /** MCP clients of the root agent (null without configured servers); close on exit. */
+  mcp: McpManager | null = null;
 
   private constructor(soul: KimiSoul, session: Session, config: Config, agent: ResolvedAgentSpec) {
     this.soul = soul;
     this.session = session;
     this.config = config;
     this.agent = agent;
+  }
+
+  /** The session's hook engine (config hooks + wire subscriptions). */
+  get hooks(): HookEngine {
+    return this.soul.hooks!;
   }
 
   /** The model, or null when unset. */
@@ -143,12 +166,20 @@ export class KimiApp {
       }).map((t) => t.name),
     );
 
+    const skills = await loadSkills({
+      workDir: session.workDir,
+      home: opts.getEnv("HOME") ?? opts.getEnv("USERPROFILE") ?? null,
+      shareDir: session.shareDir,
+      skillsDirs: opts.skillsDirs,
+      mergeAllAvailable: config.merge_all_available_skills,
+      extraDirs: config.extra_skill_dirs,
+    });
     const context = await Context.restore(session.contextFile);
     if (context.systemPrompt === null) {
       const builtins = await sp.builtinPromptArgs({
         workDir: session.workDir,
         additionalDirs: state.additional_dirs,
-        skillsText: "",
+        skillsText: formatSkillsListing(skills),
         capabilityNotes: capabilityNotes(runScope),
       });
       await context.writeSystemPrompt(sp.renderSystemPrompt(agent, builtins));
@@ -161,7 +192,24 @@ export class KimiApp {
       store: { state: () => session.state, save: () => session.saveState() },
     });
     const fileSnapshots = new FileSnapshots(session.dir);
+    const hooks = new HookEngine({
+      hooks: config.hooks,
+      cwd: session.workDir,
+      sessionId: session.id,
+      childEnv: () => env.childEnv(), // `env` (the ToolEnv) is built below, before any hook runs
+    });
+    const mcp = await createMcpManager({
+      servers: opts.mcpServers ?? {},
+      toolset,
+      toolCallTimeoutMs: config.mcp.client.tool_call_timeout_ms,
+      childEnv: () => env.childEnv(),
+      workDir: session.workDir,
+      shareDir: session.shareDir,
+      scope,
+      report: opts.reportMcp,
+    });
     const soul = new KimiSoul({
+      mcp: mcp ?? undefined,
       name: agent.name,
       llm,
       context,
@@ -172,6 +220,7 @@ export class KimiApp {
         maxRetriesPerStep: opts.maxRetriesPerStep ?? config.loop_control.max_retries_per_step,
         reservedContextSize: config.loop_control.reserved_context_size,
         compactionTriggerRatio: config.loop_control.compaction_trigger_ratio,
+        maxRalphIterations: opts.maxRalphIterations ?? config.loop_control.max_ralph_iterations,
       },
       compactionNotes: () => compactionNotes(session, plan),
       afterUserTurn: (input) => autoTitle(session, input),
@@ -190,9 +239,14 @@ export class KimiApp {
       isRoot: true,
       checkpointMarkers: agent.tools.includes("SendDMail"),
       skipAfkPromptInjection: config.skip_afk_prompt_injection,
-      commands: SOUL_COMMANDS,
+      commands: [
+        ...SOUL_COMMANDS,
+        ...skillCommands(skills, SOUL_COMMANDS.flatMap((c) => [c.name, ...c.aliases])),
+      ],
       plan,
+      hooks,
     });
+    hooks.setEmitter((e) => soul.emit(e));
     await plan.restore();
     if (opts.plan || (!opts.resumed && config.default_plan_mode)) {
       if (plan.active) plan.scheduleActivationReminder();
@@ -278,13 +332,34 @@ export class KimiApp {
         soul.emit(req as PendingRequest);
         return req.result;
       },
+      subagents: createSubagentService({
+        parent: soul,
+        parentEnv: () => env,
+        rootSpec: agent,
+        sessionDir: session.dir,
+        sessionId: session.id,
+        config,
+        thinking,
+        getEnv: opts.getEnv,
+        writeStdout: opts.writeStdout,
+        loadTools: (names, e) => loadAgentTools(names, e, { disabled, scope }),
+        renderSystemPrompt: async (spec) =>
+          sp.renderSystemPrompt(
+            spec,
+            await sp.builtinPromptArgs({
+              workDir: session.workDir,
+              additionalDirs: session.state.additional_dirs,
+              skillsText: "",
+              capabilityNotes: capabilityNotes(runScope),
+            }),
+          ),
+      }),
     };
-    for (const name of agent.tools) {
-      const load = BUILTIN_TOOLS[name];
-      if (!load || disabled.has(name)) continue;
-      const tool = await (await load())(env);
-      if (tool) toolset.add(tool);
+    for (const tool of await loadAgentTools(agent.tools, env, { disabled, scope })) {
+      toolset.add(tool);
     }
+    app.mcp = mcp;
+    mcp?.start(); // connects in the background; the first turn waits
     return app;
   }
 }

@@ -39,6 +39,9 @@ import type { PlanMode, PlanModeSource } from "./plan_mode.ts";
 import type { CommandServices, SoulCommand } from "./slash_commands.ts";
 import { systemReminder, toolResultToMessage } from "./tool_result_message.ts";
 import type { Toolset } from "./toolset.ts";
+import { runRalphLoop } from "./flow_runner.ts";
+import type { HookEngine } from "../hooks/engine.ts";
+import * as soulHooks from "../hooks/soul_hooks.ts";
 
 /** Loop limits (config `loop_control`). */
 export interface LoopControl {
@@ -50,6 +53,8 @@ export interface LoopControl {
   reservedContextSize?: number;
   /** Fraction of the context window at which compaction starts. */
   compactionTriggerRatio?: number;
+  /** Ralph loop iterations for user input (0 off, -1 unlimited; root agent only). */
+  maxRalphIterations?: number;
 }
 
 /** Why a turn stopped. */
@@ -57,8 +62,11 @@ export type StopReason = "no_tool_calls" | "tool_rejected" | "tool_call_repeat";
 
 /** How a finished turn ended. */
 export interface TurnResult {
-  /** Stop reason of the last step, or `command` for slash commands. */
-  reason: StopReason | "command";
+  /**
+   * Stop reason of the last step, `command` for slash commands, `prompt_blocked` when a
+   * UserPromptSubmit hook refused the input.
+   */
+  reason: StopReason | "command" | "prompt_blocked";
   /** The final assistant message, when the turn ended with text. */
   finalMessage: NormalizedMessage | null;
   /** Steps taken. */
@@ -97,6 +105,12 @@ export interface SoulOptions {
   afterUserTurn?: (input: UserInput) => Promise<void>;
   /** Plan mode of the session (root agent); without it plan mode is a plain in-memory flag. */
   plan?: PlanMode;
+  /** MCP loading: the agent loop waits for it at the start of a turn (emits MCPLoading*). */
+  mcp?: { waitReady(emit: (msg: WireMessage) => void, signal?: AbortSignal): Promise<void> };
+  /** Lifecycle hooks (config `[[hooks]]` + wire subscriptions); absent: no hooks run. */
+  hooks?: HookEngine;
+  /** Subagent identity stamped on this soul's approval requests (subagents only). */
+  approvalSource?: Pick<ApprovalSource, "agentId" | "subagentType">;
 }
 
 /** Matches a slash command at the start of the input. */
@@ -125,6 +139,8 @@ export class KimiSoul {
   readonly isRoot: boolean;
   /** Snapshots of the files the tools changed (`/undo`, D-Mail `restore_files`), or null. */
   readonly fileSnapshots: FileSnapshots | null;
+  /** Lifecycle hooks, or null when this soul runs none. */
+  readonly hooks: HookEngine | null;
   #llm: LLM | null;
   #commands: readonly SoulCommand[];
   #checkpointMarkers: boolean;
@@ -132,9 +148,11 @@ export class KimiSoul {
   #wire: Wire | null = null;
   #signal: AbortSignal | null = null;
   #source: ApprovalSource | null = null;
+  #sourceIdentity: Pick<ApprovalSource, "agentId" | "subagentType">;
   #steers: UserInput[] = [];
   #planMode = false;
   #plan: PlanMode | null;
+  #mcp: SoulOptions["mcp"] | null;
   #compactionNotes: () => Promise<string[]>;
   #afterUserTurn: (input: UserInput) => Promise<void>;
   #commandServices: CommandServices | undefined;
@@ -158,6 +176,14 @@ export class KimiSoul {
     this.#afterUserTurn = opts.afterUserTurn ?? (() => Promise.resolve());
     this.#commandServices = opts.commandServices;
     this.#plan = opts.plan ?? null;
+    this.#mcp = opts.mcp ?? null;
+    this.#sourceIdentity = opts.approvalSource ?? {};
+    this.hooks = opts.hooks ?? null;
+    if (this.hooks) {
+      this.toolset.beforeCall = (call, args) => soulHooks.preToolUse(this.#hookSite()!, call, args);
+      this.toolset.afterCall = (call, args, out) =>
+        soulHooks.firePostToolUse(this.#hookSite()!, call, args, out);
+    }
   }
 
   /** The model, or null. */
@@ -210,6 +236,12 @@ export class KimiSoul {
     this.#wire?.send(msg);
   }
 
+  /** Where this soul's hooks run (events on this turn's wire, cancelled with it), or null. */
+  #hookSite(): soulHooks.HookSite | null {
+    if (!this.hooks) return null;
+    return { hooks: this.hooks, emit: (e) => this.emit(e), signal: this.#signal ?? undefined };
+  }
+
   /**
    * Run a turn of another soul on this turn's wire (nested TurnBegin/TurnEnd), e.g. the
    * throwaway soul of `/init`. Only valid while this soul runs a turn.
@@ -217,6 +249,19 @@ export class KimiSoul {
   runChild(child: KimiSoul, input: UserInput): Promise<TurnResult> {
     if (!this.#wire || !this.#signal) throw new Error("runChild needs a running turn");
     return child.run(input, { wire: this.#wire, signal: this.#signal });
+  }
+
+  /**
+   * Run `prompt` as a nested turn inside the running turn (its own TurnBegin/TurnEnd), as
+   * flows and the Ralph loop do for each node.
+   */
+  async runNestedTurn(prompt: string | ContentPart[]): Promise<TurnResult> {
+    this.emit(event("TurnBegin", { user_input: prompt }));
+    try {
+      return await this.turn(userMessage(prompt));
+    } finally {
+      this.emit(event("TurnEnd", {}));
+    }
   }
 
   /** Queue input to be consumed after the current step. */
@@ -232,10 +277,23 @@ export class KimiSoul {
     if (this.#wire) throw new Error("An agent turn is already in progress");
     this.#wire = opts.wire;
     this.#signal = opts.signal;
-    this.#source = { kind: "foreground_turn", id: crypto.randomUUID() };
+    this.#source = {
+      kind: "foreground_turn",
+      id: crypto.randomUUID(),
+      ...this.#sourceIdentity,
+    };
     let begun = false;
     let isCommand = false;
     try {
+      const site = this.#hookSite();
+      const blocked = site ? await soulHooks.userPromptBlock(site, input) : null;
+      if (blocked !== null) {
+        this.emit(event("TurnBegin", { user_input: input }));
+        begun = true;
+        isCommand = true; // a blocked prompt does not title the session
+        this.emit(partEvent({ type: "text", text: blocked }));
+        return { reason: "prompt_blocked", finalMessage: null, steps: 0 };
+      }
       this.emit(event("TurnBegin", { user_input: input }));
       begun = true;
       const text = typeof input === "string" ? input : extractText(input, " ");
@@ -243,10 +301,14 @@ export class KimiSoul {
       if (cmd) {
         isCommand = true;
         await this.#runCommand(cmd.name, cmd.args);
-        return { reason: "command", finalMessage: null, steps: 0 };
+        return (await this.#stopHook()) ?? { reason: "command", finalMessage: null, steps: 0 };
       }
       this.#steers = [];
-      return await this.turn(userMessage(input));
+      const ralph = this.isRoot ? this.loop.maxRalphIterations ?? 0 : 0;
+      const result = ralph !== 0
+        ? await runRalphLoop(this, input, ralph)
+        : await this.turn(userMessage(input));
+      return (await this.#stopHook()) ?? result;
     } catch (err) {
       if (opts.signal.aborted) throw new RunCancelled();
       throw err;
@@ -258,6 +320,13 @@ export class KimiSoul {
       this.#source = null;
       if (begun && !isCommand) await this.#afterUserTurn(input).catch(() => {});
     }
+  }
+
+  /** The Stop hook (once per turn): a block with a reason runs one more turn with it. */
+  async #stopHook(): Promise<TurnResult | null> {
+    const site = this.#hookSite();
+    const reason = site ? await soulHooks.stopHookReason(site) : null;
+    return reason === null ? null : await this.turn(userMessage(reason));
   }
 
   async #runCommand(name: string, args: string): Promise<void> {
@@ -288,6 +357,7 @@ export class KimiSoul {
   }
 
   async #agentLoop(llm: LLM): Promise<TurnResult> {
+    await this.#mcp?.waitReady((m) => this.emit(m), this.#signal ?? undefined);
     for (let n = 1;; n++) {
       if (n > this.loop.maxStepsPerTurn) throw new MaxStepsReached(this.loop.maxStepsPerTurn);
       this.emit(event("StepBegin", { n }));
@@ -304,7 +374,11 @@ export class KimiSoul {
           outcome = await this.#step(llm, n);
         }
       } catch (err) {
-        if (!this.#signal?.aborted) this.emit(event("StepInterrupted", {}));
+        if (!this.#signal?.aborted) {
+          this.emit(event("StepInterrupted", {}));
+          const site = this.#hookSite();
+          if (site) soulHooks.fireStopFailure(site, err);
+        }
         throw err;
       }
       const dmail = this.denwaRenji.take();
@@ -347,6 +421,9 @@ export class KimiSoul {
     const llm = this.#llm;
     if (!llm) throw new LLMNotSet();
     const signal = this.#signal ?? undefined;
+    const hookSite = this.#hookSite();
+    const hookTrigger = soulHooks.compactTrigger(opts);
+    if (hookSite) await soulHooks.preCompact(hookSite, hookTrigger, this.context.tokenCount);
     this.emit(event("CompactionBegin", {}));
     const extraNotes = await this.#compactionNotes();
     const result = await withRetry(
@@ -372,6 +449,7 @@ export class KimiSoul {
       : Math.floor(chars(result.messages) / 4);
     await this.context.updateTokenCount(tokens);
     this.emit(event("CompactionEnd", {}));
+    if (hookSite) soulHooks.firePostCompact(hookSite, hookTrigger, tokens);
   }
 
   async #drainSteers(): Promise<boolean> {

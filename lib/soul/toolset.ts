@@ -66,6 +66,13 @@ export type BeforeToolCall = (
   args: Record<string, unknown>,
 ) => Promise<{ block: true; reason: string } | { block: false }>;
 
+/** Hook told after a tool ran (PostToolUse / PostToolUseFailure); not awaited. */
+export type AfterToolCall = (
+  call: ToolCall,
+  args: Record<string, unknown>,
+  outcome: { result: ToolReturnValue } | { error: string },
+) => void;
+
 /** Tools of one agent. */
 export class Toolset {
   readonly #tools = new Map<string, Tool>();
@@ -79,6 +86,8 @@ export class Toolset {
   #forceStop = false;
   /** Optional hook consulted before every call (PreToolUse). */
   beforeCall: BeforeToolCall | null = null;
+  /** Optional hook told after every executed call (PostToolUse / PostToolUseFailure). */
+  afterCall: AfterToolCall | null = null;
 
   /** Add (or replace) a tool. */
   add(tool: Tool): void {
@@ -221,11 +230,15 @@ export class Toolset {
       }
     }
     try {
-      return await tool.call(parsed.data, ctx);
+      const rv = await tool.call(parsed.data, ctx);
+      this.afterCall?.(call, args as Record<string, unknown>, { result: rv });
+      return rv;
     } catch (err) {
       if (ctx.signal.aborted) throw err;
+      const error = (err as Error)?.message ?? String(err);
+      this.afterCall?.(call, args as Record<string, unknown>, { error });
       const rv = toolError({
-        message: `Error running tool: ${(err as Error)?.message ?? String(err)}`,
+        message: `Error running tool: ${error}`,
         brief: "Tool runtime error",
       });
       RUNTIME_ERRORS.add(rv);

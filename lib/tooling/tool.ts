@@ -20,6 +20,7 @@ import type {
   WireEvent,
 } from "../wire/messages.ts";
 import type { PermissionScope } from "./scope.ts";
+import type { SubagentService } from "../subagents/service_api.ts";
 
 export type { ToolReturnValue };
 
@@ -159,6 +160,8 @@ export interface ToolEnv {
   };
   /** Send a request on the current turn's wire and wait for the answer. */
   request<T extends RequestType>(req: PendingRequest<T>): Promise<RequestResult<T>>;
+  /** Subagent launching for the `Agent` tool (root agents only; absent in subagents). */
+  readonly subagents?: SubagentService;
 }
 
 /** Connection details of a web service. */

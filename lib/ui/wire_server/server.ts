@@ -369,7 +369,10 @@ export class WireServer {
         (msg) => soul.emit(msg),
       );
     }
-    result.hooks = { supported_events: [...HOOK_EVENT_TYPES], configured: {} };
+    const hooks = this.#app.hooks;
+    if (params.hooks && params.hooks.length > 0) hooks.addWireSubscriptions(params.hooks);
+    hooks.setWireSender((req) => this.#sendRequest(req as PendingRequest));
+    result.hooks = { supported_events: [...HOOK_EVENT_TYPES], configured: hooks.summary() };
     result.capabilities = { supports_question: true };
 
     const supportsQuestion = params.capabilities?.supports_question ?? false;
@@ -430,6 +433,7 @@ export class WireServer {
         if (req.type === "ApprovalRequest" && p.source_kind === "foreground_turn") {
           this.#settle(req, "turn_ended");
         }
+        if (req.type === "HookRequest") this.#settle(req, "turn_ended");
       }
       this.#activity = null;
     }

@@ -1,0 +1,81 @@
+/**
+ * Building the soul of one subagent instance: its own context (restored from the instance
+ * dir, the persisted system prompt reused), its own tool set (the type's effective tools,
+ * `isRoot: false`), the parent's approval state and runtime, and its own model.
+ *
+ * @module
+ */
+import type { ResolvedAgentSpec } from "../agent/spec.ts";
+import type { LLM } from "../llm/provider.ts";
+import { Context } from "../soul/context.ts";
+import { KimiSoul } from "../soul/soul.ts";
+import { Toolset } from "../soul/toolset.ts";
+import type { Tool, ToolEnv } from "../tooling/tool.ts";
+import type { TodoItem } from "../wire/display.ts";
+import type { PendingRequest, RequestType } from "../wire/messages.ts";
+
+/** Options of {@link buildSubagentSoul}. */
+export interface BuildSubagentSoulOptions {
+  /** The parent (root) soul: approvals and loop limits are shared with it. */
+  parent: KimiSoul;
+  /** The parent's tool environment, from which the child's is derived. */
+  parentEnv: ToolEnv;
+  /** The subagent type's resolved spec. */
+  typeSpec: ResolvedAgentSpec;
+  /** Subagent type name. */
+  subagentType: string;
+  /** Instance id. */
+  agentId: string;
+  /** `context.jsonl` of the instance. */
+  contextPath: string;
+  /** The model the child runs with (null: "LLM not set" on run). */
+  llm: LLM | null;
+  /** Renders a spec's system prompt (used on the instance's first run only). */
+  renderSystemPrompt: (spec: ResolvedAgentSpec) => Promise<string>;
+  /** Loads tools by name for an environment. */
+  loadTools: (names: readonly string[], env: ToolEnv) => Promise<Tool[]>;
+}
+
+/** Build the soul of a subagent instance (it has no subagents of its own). */
+export async function buildSubagentSoul(opts: BuildSubagentSoulOptions): Promise<KimiSoul> {
+  const { parent, parentEnv } = opts;
+  const context = await Context.restore(opts.contextPath);
+  if (context.systemPrompt === null) {
+    await context.writeSystemPrompt(await opts.renderSystemPrompt(opts.typeSpec));
+  }
+  const toolset = new Toolset();
+  const soul = new KimiSoul({
+    name: opts.typeSpec.name,
+    llm: opts.llm,
+    context,
+    toolset,
+    approval: parent.approval,
+    loop: { ...parent.loop },
+    isRoot: false,
+    approvalSource: { agentId: opts.agentId, subagentType: opts.subagentType },
+  });
+  let todos: TodoItem[] = [];
+  const env: ToolEnv = {
+    ...parentEnv,
+    isRoot: false,
+    modelCapabilities: opts.llm?.capabilities ?? new Set(),
+    planMode: () => ({ active: false, planFile: null }),
+    planControl: undefined,
+    dmail: undefined,
+    subagents: undefined,
+    todos: {
+      get: () => todos,
+      set: (items) => {
+        todos = items;
+        return Promise.resolve();
+      },
+    },
+    emit: (e) => soul.emit(e),
+    request: <T extends RequestType>(req: PendingRequest<T>) => {
+      soul.emit(req as PendingRequest);
+      return req.result;
+    },
+  };
+  for (const tool of await opts.loadTools(opts.typeSpec.tools, env)) toolset.add(tool);
+  return soul;
+}

@@ -1,0 +1,297 @@
+/**
+ * Shell-only slash commands (reference §6.11): help, exit, version, model, sessions, new,
+ * title, usage, debug, mcp, editor, theme, setup.
+ *
+ * @module
+ */
+import { saveConfig } from "../../config/load.ts";
+import { extractText } from "../../llm/message.ts";
+import { Session } from "../../session/session.ts";
+import { VERSION } from "../../version.ts";
+import type { ShellContext } from "./shell_context.ts";
+import { runSetup } from "./setup_wizard.ts";
+import { setTheme, style, type ThemeName } from "./theme.ts";
+import { select } from "./widgets.ts";
+
+/** What a command asks the shell to do next. */
+export type CommandOutcome = "exit" | void;
+
+/** A shell-level slash command. */
+export interface ShellCommand {
+  /** Name without the slash. */
+  name: string;
+  /** Other names. */
+  aliases: string[];
+  /** One-line description. */
+  description: string;
+  /** Run it. */
+  run(ctx: ShellContext, args: string): Promise<CommandOutcome>;
+}
+
+const TITLE_MAX = 200;
+
+/** The shell commands, in `/help` order. */
+export const SHELL_COMMANDS: readonly ShellCommand[] = [
+  {
+    name: "help",
+    aliases: ["h", "?"],
+    description: "Show commands and keys",
+    run(ctx) {
+      ctx.print(helpText(ctx));
+      return Promise.resolve();
+    },
+  },
+  {
+    name: "exit",
+    aliases: ["quit"],
+    description: "Exit kimi",
+    run: () => Promise.resolve("exit" as const),
+  },
+  {
+    name: "version",
+    aliases: [],
+    description: "Show the version",
+    run(ctx) {
+      ctx.print(`kimi, version ${VERSION}`);
+      return Promise.resolve();
+    },
+  },
+  {
+    name: "setup",
+    aliases: ["login"],
+    description: "Configure a platform, API key and model",
+    async run(ctx) {
+      await runSetup(ctx);
+    },
+  },
+  {
+    name: "model",
+    aliases: [],
+    description: "Switch the model (saved as the default)",
+    async run(ctx, args) {
+      const config = ctx.app.config;
+      const aliases = Object.keys(config.models);
+      if (aliases.length === 0) {
+        ctx.print("No models are configured. Run /setup to add one.");
+        return;
+      }
+      const current = ctx.app.llm?.modelAlias ?? config.default_model;
+      let alias = args.trim();
+      if (!alias) {
+        const picked = await select(ctx.term, {
+          title: [style.bold("Select a model")],
+          options: aliases.map((a) => ({
+            label: a,
+            hint: `${config.models[a].model}${a === current ? " (current)" : ""}`,
+          })),
+          initial: Math.max(0, aliases.indexOf(current)),
+        });
+        if (picked === null) return;
+        alias = aliases[picked[0]];
+      }
+      if (!config.models[alias]) {
+        ctx.print(`Unknown model "${alias}". Configured models: ${aliases.join(", ")}.`);
+        return;
+      }
+      const next = { ...config, default_model: alias };
+      if (ctx.configPath) await saveConfig(next, ctx.configPath);
+      await ctx.replaceApp({ config: next, modelAlias: alias });
+      ctx.print(
+        `Switched to model ${alias}` +
+          (ctx.configPath ? ` (saved as the default in ${ctx.configPath}).` : " (not saved: --config)."),
+      );
+    },
+  },
+  {
+    name: "sessions",
+    aliases: ["resume"],
+    description: "Pick a session of this work dir to resume",
+    async run(ctx) {
+      const { shareDir, workDir } = ctx.app.session;
+      const sessions = await Session.list({ shareDir, workDir });
+      if (sessions.length === 0) {
+        ctx.print("No other sessions in this work dir yet.");
+        return;
+      }
+      const options = [];
+      for (const s of sessions) {
+        const current = s.id === ctx.app.session.id ? " (current)" : "";
+        options.push({
+          label: await s.title(),
+          hint: `${s.id.slice(0, 8)} · ${ago(await s.updatedAt())}${current}`,
+        });
+      }
+      const picked = await select(ctx.term, {
+        title: [style.bold("Resume a session")],
+        options,
+      });
+      if (picked === null) return;
+      const chosen = sessions[picked[0]];
+      if (chosen.id === ctx.app.session.id) {
+        ctx.print("That is the current session.");
+        return;
+      }
+      await ctx.replaceApp({ session: chosen });
+      ctx.print(`Resumed session ${chosen.id}: ${await chosen.title()}`);
+      ctx.print(recap(ctx));
+    },
+  },
+  {
+    name: "new",
+    aliases: ["clear"],
+    description: "Start a new session",
+    async run(ctx) {
+      const { shareDir, workDir } = ctx.app.session;
+      const session = await Session.create({ shareDir, workDir });
+      await ctx.replaceApp({ session });
+      ctx.print(`Started a new session ${session.id}.`);
+    },
+  },
+  {
+    name: "title",
+    aliases: ["rename"],
+    description: "Show or set the session title",
+    async run(ctx, args) {
+      const session = ctx.app.session;
+      const title = args.trim();
+      if (!title) {
+        ctx.print(`Title: ${await session.title()}`);
+        return;
+      }
+      if (title.length > TITLE_MAX) {
+        ctx.print(`The title is too long (${title.length} characters; at most ${TITLE_MAX}).`);
+        return;
+      }
+      session.state.custom_title = title;
+      await session.saveState();
+      ctx.print(`Session title set to: ${title}`);
+    },
+  },
+  {
+    name: "usage",
+    aliases: ["status"],
+    description: "Show model, context usage and session",
+    run(ctx) {
+      const app = ctx.app;
+      const llm = app.llm;
+      const tokens = app.soul.context.tokenCount;
+      const lines = [
+        `Model:    ${llm ? `${llm.modelAlias || "-"} (${llm.provider.modelName})` : "not set"}`,
+        `Context:  ${tokens} tokens` +
+        (llm ? ` of ${llm.maxContextSize} (${((tokens / llm.maxContextSize) * 100).toFixed(1)}%)` : ""),
+        `Session:  ${app.session.id}`,
+        `Work dir: ${app.session.workDir}`,
+        `Flags:    yolo=${app.soul.approval.state.yolo} afk=${app.soul.approval.state.afk} plan=${app.soul.planMode}`,
+      ];
+      ctx.print(lines.join("\n"));
+      return Promise.resolve();
+    },
+  },
+  {
+    name: "debug",
+    aliases: [],
+    description: "Show the context the model sees",
+    run(ctx) {
+      const history = ctx.app.soul.context.history;
+      const lines = [`Context: ${history.length} messages, ${ctx.app.soul.context.tokenCount} tokens`];
+      history.forEach((m, i) => {
+        const text = extractText(m.content, " ").replace(/\s+/g, " ");
+        const calls = m.tool_calls?.length ? ` [${m.tool_calls.length} tool call(s)]` : "";
+        lines.push(`${String(i + 1).padStart(3)}. ${m.role}: ${text.slice(0, 100)}${text.length > 100 ? "…" : ""}${calls}`);
+      });
+      ctx.print(lines.join("\n"));
+      return Promise.resolve();
+    },
+  },
+  {
+    name: "mcp",
+    aliases: [],
+    description: "Show MCP servers and their tools",
+    run(ctx) {
+      const s = ctx.mcpStatus;
+      if (!s || s.total === 0) {
+        ctx.print("No MCP servers are connected. Add them in ~/.kimi/mcp.json or with --mcp-config-file.");
+        return Promise.resolve();
+      }
+      const lines = [`MCP: ${s.connected}/${s.total} servers connected, ${s.tools} tools`];
+      for (const srv of s.servers) {
+        lines.push(`  ${srv.name} (${srv.status}): ${srv.tools.join(", ") || "no tools"}`);
+      }
+      ctx.print(lines.join("\n"));
+      return Promise.resolve();
+    },
+  },
+  {
+    name: "editor",
+    aliases: [],
+    description: "Compose the next message in $EDITOR",
+    async run(ctx) {
+      const { composeInEditor } = await import("./editor.ts");
+      const text = await composeInEditor(ctx);
+      if (text === null) return;
+      if (!text.trim()) {
+        ctx.print("Nothing to send (the editor buffer was empty).");
+        return;
+      }
+      ctx.prefill = text.replace(/\n+$/, "");
+    },
+  },
+  {
+    name: "theme",
+    aliases: [],
+    description: "Switch the colour theme (dark or light)",
+    async run(ctx, args) {
+      const name = args.trim();
+      if (name !== "dark" && name !== "light") {
+        ctx.print(`Theme: ${ctx.app.config.theme}. Usage: /theme dark|light`);
+        return;
+      }
+      setTheme(name as ThemeName);
+      ctx.app.config.theme = name as ThemeName;
+      if (ctx.configPath) await saveConfig(ctx.app.config, ctx.configPath);
+      ctx.print(`Theme set to ${name}.`);
+    },
+  },
+];
+
+/** Find a shell command by name or alias. */
+export function findShellCommand(name: string): ShellCommand | undefined {
+  return SHELL_COMMANDS.find((c) => c.name === name || c.aliases.includes(name));
+}
+
+function helpText(ctx: ShellContext): string {
+  const row = (n: string, aliases: string[], d: string) =>
+    `  /${n}${aliases.length ? ` (${aliases.map((a) => "/" + a).join(", ")})` : ""}`.padEnd(30) + d;
+  const lines = [style.bold("Shell commands")];
+  for (const c of SHELL_COMMANDS) lines.push(row(c.name, c.aliases, c.description));
+  lines.push(style.bold("Agent commands"));
+  for (const c of ctx.app.soul.commands) {
+    if (findShellCommand(c.name)) continue;
+    lines.push(row(c.name, c.aliases, c.description));
+  }
+  lines.push(style.bold("Keys"));
+  lines.push("  Enter send · Ctrl-J or Alt-Enter newline · Tab complete /commands and @paths");
+  lines.push("  ↑/↓ history · Ctrl-C cancel (twice at an empty prompt: exit) · Ctrl-D exit");
+  lines.push("  Ctrl-X toggle shell-command mode");
+  return lines.join("\n");
+}
+
+function ago(ms: number): string {
+  const s = Math.max(0, (Date.now() - ms) / 1000);
+  if (s < 60) return "just now";
+  if (s < 3600) return `${Math.floor(s / 60)}m ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ago`;
+  return `${Math.floor(s / 86400)}d ago`;
+}
+
+/** The last few exchanges of the resumed session. */
+function recap(ctx: ShellContext): string {
+  const msgs = ctx.app.soul.context.history.filter((m) =>
+    (m.role === "user" || m.role === "assistant") && extractText(m.content, " ").trim()
+  );
+  return msgs.slice(-4).map((m) => {
+    const text = extractText(m.content, " ").replace(/\s+/g, " ");
+    const short = text.length > 160 ? text.slice(0, 159) + "…" : text;
+    return m.role === "user" ? style.bold(`✨ ${short}`) : style.dim(`  ${short}`);
+  }).join("\n");
+}

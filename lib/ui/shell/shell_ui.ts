@@ -1,0 +1,357 @@
+/**
+ * The interactive shell (`kimi` on a terminal): welcome line, prompt loop, turns rendered
+ * live, approvals and questions as selects, shell-only slash commands, raw shell-command mode
+ * (Ctrl-X), and `/setup` on first run.
+ *
+ * @module
+ */
+import type { Config } from "../../config/schema.ts";
+import { ChatProviderError } from "../../llm/errors.ts";
+import { log } from "../../log.ts";
+import type { Session } from "../../session/session.ts";
+import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "../../soul/errors.ts";
+import type { KimiApp } from "../../soul/kimi_app.ts";
+import { runTurn } from "../../soul/run_turn.ts";
+import { parseSlashCommand } from "../../soul/soul.ts";
+import type { Subscription } from "../../wire/broadcast.ts";
+import { isRequest, type PendingRequest, type WireMessage } from "../../wire/messages.ts";
+import { WireFile } from "../../wire/recorder.ts";
+import { HistoryStore, historyFile } from "./history_store.ts";
+import { LineEditor } from "./line_editor.ts";
+import { loadMarkdown } from "./markdown.ts";
+import { promptApproval, promptQuestions } from "./request_prompts.ts";
+import { findShellCommand, SHELL_COMMANDS } from "./shell_commands.ts";
+import type { ShellContext } from "./shell_context.ts";
+import { runSetup } from "./setup_wizard.ts";
+import { formatStatusLine } from "./status_line.ts";
+import { Terminal } from "./terminal.ts";
+import { setTheme, style } from "./theme.ts";
+import { TurnRenderer } from "./turn_renderer.ts";
+
+/** Options of {@link runShell}. */
+export interface ShellOptions {
+  /** Build an app for a session and config (same CLI options otherwise). */
+  createApp(session: Session, config: Config, modelAlias?: string): Promise<KimiApp>;
+  /** Where `/setup`, `/model` and `/theme` save the config (null for `--config` text). */
+  configPath: string | null;
+  /** The terminal (defaults to the process's). */
+  terminal?: Terminal;
+}
+
+/** How the shell ended. */
+export interface ShellResult {
+  /** Exit code. */
+  code: number;
+  /** The session in use at exit. */
+  session: Session;
+}
+
+/** Run the shell until the user exits. */
+export async function runShell(app: KimiApp, opts: ShellOptions): Promise<ShellResult> {
+  const term = opts.terminal ?? new Terminal();
+  const shell = new Shell(app, term, opts);
+  term.start();
+  try {
+    return await shell.run();
+  } finally {
+    term.clearLive();
+    term.stop();
+  }
+}
+
+class Shell implements ShellContext {
+  app: KimiApp;
+  readonly term: Terminal;
+  readonly configPath: string | null;
+  contextUsage: number | null = null;
+  mcpStatus: ShellContext["mcpStatus"] = null;
+  prefill = "";
+  readonly #opts: ShellOptions;
+  readonly #original: Session;
+  #history!: HistoryStore;
+  #editor!: LineEditor;
+  #hub: Subscription<WireMessage> | null = null;
+  #modal: Promise<void> = Promise.resolve();
+  #modalOpen = false;
+  #turnActive = false;
+  #renderer: TurnRenderer | null = null;
+  #turnKeys: ((name: string) => void) | null = null;
+  #queuedApprovals: PendingRequest<"ApprovalRequest">[] = [];
+
+  constructor(app: KimiApp, term: Terminal, opts: ShellOptions) {
+    this.app = app;
+    this.term = term;
+    this.configPath = opts.configPath;
+    this.#opts = opts;
+    this.#original = app.session;
+  }
+
+  print(text: string): void {
+    this.term.print(text);
+  }
+
+  async run(): Promise<ShellResult> {
+    this.#prepareApp();
+    setTheme(this.app.config.theme);
+    const { shareDir, workDir } = this.app.session;
+    this.#history = new HistoryStore(historyFile(shareDir, workDir));
+    await this.#history.load();
+    this.#editor = new LineEditor({
+      term: this.term,
+      history: this.#history,
+      completion: {
+        workDir,
+        commands: () => [
+          ...SHELL_COMMANDS.flatMap((c) => [c.name, ...c.aliases]),
+          ...this.app.soul.commands.flatMap((c) => [c.name, ...c.aliases]),
+        ],
+      },
+      footer: () => [this.#statusLine()],
+    });
+    this.#welcome();
+    if (!this.app.llm) {
+      this.print(style.warn("No model is configured yet. Let's set one up (Esc to skip)."));
+      await runSetup(this);
+    }
+    // warm the markdown renderer while the user types
+    setTimeout(() => void loadMarkdown(), 1500);
+    try {
+      while (true) {
+        const initial = this.prefill;
+        this.prefill = "";
+        const r = await this.#editor.read(initial);
+        if (r.kind === "exit") break;
+        const text = r.text;
+        if (!text.trim()) continue;
+        await this.#history.add(text);
+        const prefix = r.shellMode ? "$ " : "✨ ";
+        this.print(style.prompt(prefix, r.shellMode) + text.replace(/\n/g, "\n   "));
+        if (r.shellMode) {
+          await this.#runShellCommand(text);
+          continue;
+        }
+        const cmd = text.startsWith("/") ? parseSlashCommand(text) : null;
+        if (cmd) {
+          const shellCmd = findShellCommand(cmd.name);
+          if (shellCmd) {
+            try {
+              if (await shellCmd.run(this, cmd.args) === "exit") break;
+            } catch (err) {
+              this.print(style.error(`/${cmd.name} failed: ${(err as Error).message}`));
+            }
+            continue;
+          }
+          const known = this.app.soul.commands.some((c) =>
+            c.name === cmd.name || c.aliases.includes(cmd.name)
+          );
+          if (!known && !cmd.name.includes(":")) {
+            this.print(style.error(`Unknown command /${cmd.name}. Type /help to see the commands.`));
+            continue;
+          }
+        }
+        await this.runTurn(text);
+      }
+    } finally {
+      this.#hub?.unsubscribe();
+      if (this.app.session !== this.#original && await this.app.session.isEmpty()) {
+        await this.app.session.delete().catch(() => {});
+      }
+    }
+    this.print(style.dim("Bye!"));
+    return { code: 0, session: this.app.session };
+  }
+
+  #welcome(): void {
+    const llm = this.app.llm;
+    const model = llm ? `${llm.modelAlias || llm.provider.modelName}` : "not set";
+    const s = this.app.session;
+    this.print(
+      `${style.bold("Welcome to Kimi!")} ${style.dim("Send /help for help, Ctrl-D to exit.")}\n` +
+        style.dim(`Model: ${model} · Work dir: ${s.workDir} · Session: ${s.id}`),
+    );
+  }
+
+  #statusLine(): string {
+    const soul = this.app.soul;
+    return formatStatusLine({
+      model: this.app.llm ? (this.app.llm.modelAlias || this.app.llm.provider.modelName) : "",
+      contextUsage: this.contextUsage ??
+        (this.app.llm && soul.context.tokenCount > 0
+          ? soul.context.tokenCount / this.app.llm.maxContextSize
+          : null),
+      yolo: soul.approval.state.yolo,
+      afk: soul.approval.state.afk,
+      plan: soul.planMode,
+      shellMode: this.#editor?.shellMode ?? false,
+    });
+  }
+
+  /** Things every app needs when it becomes the shell's app. */
+  #prepareApp(): void {
+    this.app.supportsQuestions = true;
+    this.#hub?.unsubscribe();
+    const hub = this.app.soul.approval.subscribe();
+    this.#hub = hub;
+    (async () => {
+      for await (const msg of hub) {
+        if (!isRequest(msg) || msg.type !== "ApprovalRequest") continue;
+        const req = msg as PendingRequest<"ApprovalRequest">;
+        if (this.#turnActive) this.#enqueueModal(req);
+        else this.#queuedApprovals.push(req);
+      }
+    })();
+  }
+
+  async replaceApp(o: { session?: Session; config?: Config; modelAlias?: string }): Promise<void> {
+    const old = this.app;
+    const session = o.session ?? old.session;
+    const next = await this.#opts.createApp(session, o.config ?? old.config, o.modelAlias);
+    if (session !== old.session && old.session !== this.#original && await old.session.isEmpty()) {
+      await old.session.delete().catch(() => {});
+    }
+    this.app = next;
+    this.contextUsage = null;
+    this.#prepareApp();
+  }
+
+  #enqueueModal(req: PendingRequest): void {
+    this.#modal = this.#modal.then(async () => {
+      if (req.settled) return;
+      this.#modalOpen = true;
+      try {
+        // let the turn's stream catch up (the tool call line and text before it come first)
+        await new Promise((r) => setTimeout(r, 30));
+        await this.#renderer?.pause();
+        if (req.settled) return;
+        if (req.type === "ApprovalRequest") {
+          const r = await promptApproval(this.term, req as PendingRequest<"ApprovalRequest">);
+          (req as PendingRequest<"ApprovalRequest">).resolve(r);
+        } else if (req.type === "QuestionRequest") {
+          const r = await promptQuestions(this.term, req as PendingRequest<"QuestionRequest">);
+          (req as PendingRequest<"QuestionRequest">).resolve(r);
+        }
+      } catch (err) {
+        log("ERROR", "shell", `request prompt failed: ${(err as Error).message}`);
+      } finally {
+        this.#modalOpen = false;
+        this.#installTurnKeys();
+        this.#renderer?.resume();
+      }
+    });
+  }
+
+  #installTurnKeys(): void {
+    const handler = this.#turnKeys;
+    if (!handler || !this.#turnActive) return;
+    this.term.setHandler((k) => handler(k.name));
+  }
+
+  async runTurn(input: string): Promise<void> {
+    const ac = new AbortController();
+    const renderer = new TurnRenderer({
+      term: this.term,
+      markdown: loadMarkdown,
+      showThinking: this.app.config.show_thinking_stream,
+      statusLine: () => this.#statusLine(),
+      onStatus: (s) => {
+        if (s.contextUsage !== null) this.contextUsage = s.contextUsage;
+      },
+    });
+    this.#renderer = renderer;
+    this.#turnActive = true;
+    this.#turnKeys = (name) => {
+      if (name === "ctrl-c" && !ac.signal.aborted) ac.abort(new RunCancelled());
+    };
+    this.#installTurnKeys();
+    for (const req of this.#queuedApprovals.splice(0)) this.#enqueueModal(req);
+    const wireFile = new WireFile(this.app.session.wireFile);
+    try {
+      await runTurn(this.app.soul, input, {
+        signal: ac.signal,
+        wireFile,
+        ui: (wire) => {
+          const sub = wire.subscribe({ merge: false });
+          return (async () => {
+            for await (const msg of sub) {
+              if (isRequest(msg)) {
+                if (msg.type === "QuestionRequest") this.#enqueueModal(msg);
+                else if (msg.type === "ApprovalRequest") this.#enqueueModal(msg);
+                continue;
+              }
+              if (msg.type === "StatusUpdate" && msg.payload.mcp_status) {
+                this.mcpStatus = msg.payload.mcp_status;
+              }
+              await renderer.feed(msg);
+            }
+          })();
+        },
+      });
+      await renderer.finish();
+    } catch (err) {
+      await renderer.finish();
+      this.print(describeTurnError(err));
+    } finally {
+      this.#turnActive = false;
+      this.#turnKeys = null;
+      if (this.#modalOpen) this.term.inject({ name: "escape" });
+      await this.#modal;
+      this.#renderer = null;
+      this.term.setHandler(null);
+      this.term.discardQueued();
+    }
+  }
+
+  async #runShellCommand(command: string): Promise<void> {
+    const ac = new AbortController();
+    this.term.setHandler((k) => {
+      if (k.name === "ctrl-c") ac.abort();
+    });
+    this.term.render([style.dim("Running… (ctrl-c to stop)")]);
+    try {
+      const child = new Deno.Command("bash", {
+        args: ["-c", command],
+        cwd: this.app.session.workDir,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+        signal: ac.signal,
+      }).spawn();
+      const decoder = new TextDecoder();
+      const pump = async (stream: ReadableStream<Uint8Array>) => {
+        let buf = "";
+        for await (const chunk of stream) {
+          buf += decoder.decode(chunk, { stream: true });
+          const i = buf.lastIndexOf("\n");
+          if (i >= 0) {
+            this.print(buf.slice(0, i));
+            buf = buf.slice(i + 1);
+          }
+        }
+        if (buf) this.print(buf);
+      };
+      await Promise.all([pump(child.stdout), pump(child.stderr)]);
+      const status = await child.status;
+      if (ac.signal.aborted) this.print(style.warn("Interrupted."));
+      else if (!status.success) this.print(style.dim(`(exit code ${status.code})`));
+    } catch (err) {
+      this.print(style.error(`Could not run the command: ${(err as Error).message}`));
+    } finally {
+      this.term.clearLive();
+      this.term.setHandler(null);
+    }
+  }
+}
+
+/** The line shown when a turn fails. */
+function describeTurnError(err: unknown): string {
+  if (err instanceof RunCancelled) return style.warn("Interrupted by user");
+  if (err instanceof LLMNotSet) {
+    return style.error("No model is configured. Run /setup to choose a platform and model.");
+  }
+  if (err instanceof LLMNotSupported || err instanceof MaxStepsReached) {
+    return style.error(err.message);
+  }
+  if (err instanceof ChatProviderError) return style.error(`Model error: ${err.message}`);
+  log("ERROR", "shell", `turn failed: ${(err as Error)?.stack ?? err}`);
+  return style.error(`Unexpected error: ${(err as Error)?.message ?? err}`);
+}

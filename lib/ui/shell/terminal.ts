@@ -1,0 +1,225 @@
+/**
+ * The terminal the shell draws on: raw-mode keyboard input dispatched to one handler at a
+ * time, output writes, and the live area (the redrawable rows at the bottom: the prompt,
+ * spinners, selects, the status line) above which finished output is printed.
+ *
+ * @module
+ */
+import { type Key, KeyDecoder } from "./keys.ts";
+import { wrapRows } from "./layout.ts";
+
+const encoder = new TextEncoder();
+
+/** Where output goes and input comes from (replaceable in tests). */
+export interface TerminalIO {
+  /** Writes bytes synchronously. */
+  write(data: Uint8Array): void;
+  /** Terminal size. */
+  size(): { columns: number; rows: number };
+  /** Switch raw mode. */
+  setRaw(on: boolean): void;
+  /** Input byte stream. */
+  input: ReadableStream<Uint8Array>;
+}
+
+/** The process's own terminal. */
+export function denoTerminalIO(): TerminalIO {
+  return {
+    write(data) {
+      let off = 0;
+      while (off < data.length) off += Deno.stdout.writeSync(data.subarray(off));
+    },
+    size() {
+      try {
+        return Deno.consoleSize();
+      } catch {
+        return { columns: 80, rows: 24 };
+      }
+    },
+    setRaw(on) {
+      try {
+        Deno.stdin.setRaw(on);
+      } catch {
+        // not a terminal
+      }
+    },
+    input: Deno.stdin.readable,
+  };
+}
+
+/** A key handler; the terminal sends every key to the current one. */
+export type KeyHandler = (key: Key) => void;
+
+/** Raw-mode terminal with a live area. */
+export class Terminal {
+  readonly #io: TerminalIO;
+  readonly #decoder = new KeyDecoder();
+  #handler: KeyHandler | null = null;
+  #queued: Key[] = [];
+  #liveRows = 0;
+  #cursorRow = 0;
+  #lastLive: { rows: string[]; cursor: { row: number; col: number } | null } = {
+    rows: [],
+    cursor: null,
+  };
+  #reader: Promise<void> | null = null;
+  #closed = false;
+  #suspended = false;
+
+  /** Create a terminal over an IO. */
+  constructor(io: TerminalIO = denoTerminalIO()) {
+    this.#io = io;
+  }
+
+  /** Terminal width in columns. */
+  get columns(): number {
+    return this.#io.size().columns;
+  }
+
+  /** Terminal height in rows. */
+  get rows(): number {
+    return this.#io.size().rows;
+  }
+
+  /** Enter raw mode, enable bracketed paste and start reading keys. */
+  start(): void {
+    this.#io.setRaw(true);
+    this.#writeRaw("\x1b[?2004h");
+    this.#reader = this.#readLoop();
+  }
+
+  /** Leave raw mode and restore the terminal. */
+  stop(): void {
+    this.#closed = true;
+    this.#writeRaw("\x1b[?2004l\x1b[?25h");
+    this.#io.setRaw(false);
+  }
+
+  async #readLoop(): Promise<void> {
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of this.#io.input) {
+        if (this.#closed) break;
+        for (const key of this.#decoder.feed(decoder.decode(chunk, { stream: true }))) {
+          this.#dispatch(key);
+        }
+      }
+    } catch {
+      // input closed
+    }
+    if (!this.#closed) this.#dispatch({ name: "ctrl-d" });
+  }
+
+  #dispatch(key: Key): void {
+    if (this.#suspended) return;
+    if (this.#handler) this.#handler(key);
+    else this.#queued.push(key);
+  }
+
+  /** Hand the terminal to a child program (cooked mode, keys ignored) until {@link resume}. */
+  suspend(): void {
+    this.clearLive();
+    this.#suspended = true;
+    this.#writeRaw("\x1b[?2004l\x1b[?25h");
+    this.#io.setRaw(false);
+  }
+
+  /** Take the terminal back after {@link suspend}. */
+  resume(): void {
+    this.#io.setRaw(true);
+    this.#writeRaw("\x1b[?2004h");
+    this.#suspended = false;
+  }
+
+  /** Deliver a key as if typed (e.g. to close a modal). */
+  inject(key: Key): void {
+    this.#dispatch(key);
+  }
+
+  /** Route keys to `handler` (keys typed while no handler was set are delivered first). */
+  setHandler(handler: KeyHandler | null): void {
+    this.#handler = handler;
+    if (handler) {
+      const queued = this.#queued;
+      this.#queued = [];
+      for (const k of queued) handler(k);
+    }
+  }
+
+  /** Drop keys typed ahead while no handler was listening. */
+  discardQueued(): void {
+    this.#queued = [];
+  }
+
+  #writeRaw(text: string): void {
+    this.#io.write(encoder.encode(text));
+  }
+
+  #clearLiveSeq(): string {
+    if (this.#liveRows === 0) return "";
+    const up = this.#cursorRow > 0 ? `\x1b[${this.#cursorRow}A` : "";
+    return `\r${up}\x1b[J`;
+  }
+
+  /**
+   * Redraw the live area: `rows` must each fit one terminal row (see {@link wrapRows});
+   * `cursor` places the visible cursor (hidden when null).
+   */
+  render(rows: string[], cursor: { row: number; col: number } | null = null): void {
+    this.#lastLive = { rows, cursor };
+    const height = Math.max(1, this.rows - 1);
+    let shown = rows;
+    let cur = cursor;
+    if (rows.length > height) {
+      const drop = rows.length - height;
+      shown = rows.slice(drop);
+      cur = cursor ? { row: Math.max(0, cursor.row - drop), col: cursor.col } : null;
+    }
+    let out = "\x1b[?25l" + this.#clearLiveSeq();
+    out += shown.join("\r\n");
+    this.#liveRows = shown.length;
+    this.#cursorRow = shown.length - 1;
+    if (cur) {
+      const up = shown.length - 1 - cur.row;
+      if (up > 0) out += `\x1b[${up}A`;
+      out += "\r" + (cur.col > 0 ? `\x1b[${cur.col}C` : "") + "\x1b[?25h";
+      this.#cursorRow = cur.row;
+    }
+    this.#writeRaw(out);
+  }
+
+  /** Remove the live area (the rows are forgotten). */
+  clearLive(): void {
+    this.#writeRaw(this.#clearLiveSeq());
+    this.#liveRows = 0;
+    this.#cursorRow = 0;
+    this.#lastLive = { rows: [], cursor: null };
+  }
+
+  /** Print finished text above the live area (wrapped to the width), then redraw the area. */
+  print(text: string): void {
+    const rows = text.split("\n").flatMap((l) => wrapRows(l, this.columns));
+    let out = this.#clearLiveSeq();
+    out += rows.join("\r\n") + "\r\n";
+    this.#liveRows = 0;
+    this.#cursorRow = 0;
+    this.#writeRaw(out);
+    const { rows: live, cursor } = this.#lastLive;
+    if (live.length > 0) this.render(live, cursor);
+  }
+
+  /** Wait until the reader stops (after {@link stop}). */
+  async closed(): Promise<void> {
+    await this.#reader;
+  }
+}
+
+/** Wait for the next key on a terminal (installs a one-shot handler). */
+export function nextKey(term: Terminal): Promise<Key> {
+  return new Promise((resolve) => {
+    term.setHandler((k) => {
+      term.setHandler(null);
+      resolve(k);
+    });
+  });
+}

@@ -1,0 +1,119 @@
+/**
+ * Agent: delegate a task to a subagent of one of the root agent's declared types, or resume
+ * an earlier subagent instance (reference §7.10).
+ *
+ * @module
+ */
+import { z } from "zod";
+import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
+import type { SubagentTypeInfo } from "../lib/subagents/service_api.ts";
+import { toolError } from "../lib/tooling/result.ts";
+import type {
+  Tool,
+  ToolCallContext,
+  ToolEnv,
+  ToolFactory,
+  ToolReturnValue,
+} from "../lib/tooling/tool.ts";
+
+/** Longest timeout a run may ask for, in seconds. */
+export const MAX_AGENT_TIMEOUT_S = 3600;
+
+/** Agent parameters. */
+export const AgentParamsSchema = z.object({
+  description: z.string().describe("A short (3-5 word) description of the task"),
+  prompt: z.string().describe("The task for the agent to perform"),
+  subagent_type: z.string().default("coder").describe(
+    "The built-in agent type to use. Defaults to `coder`.",
+  ),
+  model: z.string().nullable().default(null).describe(
+    "Optional model override. Selection priority is: this parameter, then the built-in " +
+      "type default model, then the parent agent's current model.",
+  ),
+  resume: z.string().nullable().default(null).describe(
+    "Optional agent ID to resume instead of creating a new instance.",
+  ),
+  run_in_background: z.boolean().default(false).describe(
+    "Whether to run the agent in the background. Prefer false unless the task can " +
+      "continue independently and there is a clear benefit to returning control before " +
+      "the result is needed.",
+  ),
+  timeout: z.number().int().min(30).max(MAX_AGENT_TIMEOUT_S).nullable().default(null).describe(
+    "Timeout in seconds for the agent task. Foreground: no default timeout (runs until " +
+      "completion), max 3600s (1hr). Background: default from config (15min), max 3600s " +
+      "(1hr). The agent is stopped if it exceeds this limit.",
+  ),
+});
+/** Agent parameters. */
+export type AgentParams = z.infer<typeof AgentParamsSchema>;
+
+/** Message when a subagent calls Agent. */
+export const SUBAGENT_NESTING_MESSAGE = "Subagents cannot launch other subagents.";
+
+/** One line of the type listing in the tool description. */
+export function subagentTypeLine(t: SubagentTypeInfo): string {
+  const tools = t.tools === null ? "*" : t.tools.length === 0 ? "(none)" : t.tools.join(", ");
+  const when = t.whenToUse ? ` When to use: ${t.whenToUse.split(/\s+/).join(" ").trim()}` : "";
+  return `- \`${t.name}\`: ${t.description} (Tools: ${tools}, Model: ${
+    t.model ?? "inherit"
+  }, Background: ${t.background ? "yes" : "no"}).${when}`;
+}
+
+/** The rendered tool description for a list of types. */
+export function agentDescription(types: readonly SubagentTypeInfo[]): string {
+  const listing = types.length > 0 ? types.map(subagentTypeLine).join("\n") : "(none)";
+  return renderTemplate(readAsset("tools/agent.md"), { SUBAGENT_TYPES_MD: listing });
+}
+
+class AgentTool implements Tool<AgentParams> {
+  readonly name = "Agent";
+  readonly description: string;
+  readonly parameters = AgentParamsSchema;
+  readonly #env: ToolEnv;
+
+  constructor(env: ToolEnv, description: string) {
+    this.#env = env;
+    this.description = description;
+  }
+
+  async call(params: AgentParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
+    const service = this.#env.subagents;
+    if (!this.#env.isRoot) {
+      return toolError({ message: SUBAGENT_NESTING_MESSAGE, brief: "Agent unavailable" });
+    }
+    if (!service) {
+      return toolError({
+        message: "This agent declares no subagent types (`subagents` in its agent spec), so " +
+          "there is no subagent to launch. Do the task yourself.",
+        brief: "Agent unavailable",
+      });
+    }
+    if (params.model !== null && !service.hasModel(params.model)) {
+      return toolError({
+        message: `Unknown model alias: ${params.model}`,
+        brief: "Invalid model alias",
+      });
+    }
+    if (params.run_in_background) {
+      return toolError({
+        message: "Background agents are not available in this build yet. Run the agent in " +
+          "the foreground (omit `run_in_background` or set it to false).",
+        brief: "Background agents unavailable",
+      });
+    }
+    return await service.runForeground({
+      description: params.description,
+      prompt: params.prompt,
+      subagentType: params.subagent_type || "coder",
+      model: params.model,
+      resume: params.resume,
+      timeoutS: params.timeout,
+    }, { toolCallId: ctx.toolCallId, signal: ctx.signal });
+  }
+}
+
+/** Builds the Agent tool (described with the root agent's subagent types). */
+export const agentTool: ToolFactory = async (env) => {
+  const types = env.subagents ? await env.subagents.types() : [];
+  return new AgentTool(env, agentDescription(types));
+};
