@@ -17,6 +17,9 @@ function fakeService(over: Partial<SubagentService> = {}): SubagentService {
     runForeground: () => {
       throw new Error("must not run");
     },
+    runBackground: () => {
+      throw new Error("must not run");
+    },
     ...over,
   };
 }
@@ -32,6 +35,7 @@ Deno.test("Agent: description lists the default agent's types from their specs",
     llmForAlias: () => Promise.resolve(null),
     renderSystemPrompt: () => Promise.resolve(""),
     loadTools: () => Promise.resolve([]),
+    agentTaskTimeoutS: 900,
   });
   const types = await service.types();
   assertEquals(types.map((t) => t.name), ["coder", "explore", "plan"]);
@@ -41,7 +45,7 @@ Deno.test("Agent: description lists the default agent's types from their specs",
     tool.description,
     "- `plan`: Designs an implementation plan from reading code and docs; no shell, no edits. " +
       "(Tools: ReadFile, ReadMediaFile, Glob, Grep, SearchWeb, FetchURL, Model: inherit, " +
-      "Background: no). When to use: Designing how to implement a change before any code is " +
+      "Background: yes). When to use: Designing how to implement a change before any code is " +
       "written: architecture decisions, affected files, ordering of steps and verification strategy.",
   );
   assertStringIncludes(tool.description, "- `coder`: General software engineering");
@@ -65,7 +69,7 @@ Deno.test("Agent: description lists the default agent's types from their specs",
   ]);
 });
 
-Deno.test("Agent: errors before running (nesting, unknown model, background, no types)", async () => {
+Deno.test("Agent: errors before running (nesting, unknown model, no types); background routing", async () => {
   const args = { description: "d", prompt: "p" };
   const sub = (await agentTool(makeToolEnv({ isRoot: false, subagents: fakeService() })))!;
   let rv = await runTool(sub, args, makeCallContext());
@@ -75,9 +79,28 @@ Deno.test("Agent: errors before running (nesting, unknown model, background, no 
   rv = await runTool(root, { ...args, model: "nope" }, makeCallContext());
   assertEquals([rv.is_error, rv.message], [true, "Unknown model alias: nope"]);
 
-  rv = await runTool(root, { ...args, run_in_background: true }, makeCallContext());
-  assertEquals(rv.is_error, true);
-  assertStringIncludes(rv.message, "Background agents are not available");
+  const seen: string[] = [];
+  const routed = (await agentTool(makeToolEnv({
+    subagents: fakeService({
+      runBackground: (req, ctx) => {
+        seen.push(`bg:${req.subagentType}:${req.timeoutS}:${ctx.toolCallId}`);
+        return Promise.resolve({
+          is_error: false,
+          output: "",
+          message: "Background task started.",
+          display: [],
+          extras: null,
+        });
+      },
+    }),
+  })))!;
+  rv = await runTool(
+    routed,
+    { ...args, run_in_background: true, timeout: 60 },
+    makeCallContext({ toolCallId: "tc-9" }),
+  );
+  assertEquals([rv.is_error, rv.message], [false, "Background task started."]);
+  assertEquals(seen, ["bg:coder:60:tc-9"]);
 
   const bare = (await agentTool(makeToolEnv({})))!;
   rv = await runTool(bare, args, makeCallContext());

@@ -94,21 +94,18 @@ class AgentTool implements Tool<AgentParams> {
         brief: "Invalid model alias",
       });
     }
-    if (params.run_in_background) {
-      return toolError({
-        message: "Background agents are not available in this build yet. Run the agent in " +
-          "the foreground (omit `run_in_background` or set it to false).",
-        brief: "Background agents unavailable",
-      });
-    }
-    return await service.runForeground({
+    const req = {
       description: params.description,
       prompt: params.prompt,
       subagentType: params.subagent_type || "coder",
       model: params.model,
       resume: params.resume,
       timeoutS: params.timeout,
-    }, { toolCallId: ctx.toolCallId, signal: ctx.signal });
+    };
+    const runCtx = { toolCallId: ctx.toolCallId, signal: ctx.signal };
+    return params.run_in_background
+      ? await service.runBackground(req, runCtx)
+      : await service.runForeground(req, runCtx);
   }
 }
 

@@ -21,9 +21,19 @@ export function formatTask(task: TaskRecord, opts: { includeCommand?: boolean } 
     `description: ${task.description}`,
   ];
   if (opts.includeCommand && task.command) lines.push(`command: ${task.command}`);
+  lines.push(...payloadLines(task));
   if (task.exit_code !== null) lines.push(`exit_code: ${task.exit_code}`);
   if (task.failure_reason) lines.push(`reason: ${task.failure_reason}`);
   return lines.join("\n");
+}
+
+/** `agent_id`/`subagent_type` lines of an agent task. */
+function payloadLines(task: TaskRecord): string[] {
+  const p = task.kind_payload ?? {};
+  const out: string[] = [];
+  if (typeof p.agent_id === "string") out.push(`agent_id: ${p.agent_id}`);
+  if (typeof p.subagent_type === "string") out.push(`subagent_type: ${p.subagent_type}`);
+  return out;
 }
 
 /** A list of tasks under an `active_background_tasks: N` / `background_tasks: N` header. */
@@ -51,6 +61,7 @@ export function formatTaskOutput(snap: TaskOutputSnapshot): string {
     `description: ${t.description}`,
   ];
   if (t.command) lines.push(`command: ${t.command}`);
+  lines.push(...payloadLines(t));
   lines.push(
     `interrupted: ${t.interrupted}`,
     `timed_out: ${t.timed_out}`,

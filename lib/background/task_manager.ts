@@ -1,7 +1,8 @@
 /**
  * Background tasks of one session: shell commands started by `Shell(run_in_background=true)`
- * that outlive the turn which started them, inspected with TaskList/TaskOutput and stopped
- * with TaskStop.
+ * and in-process work such as `Agent(run_in_background=true)` subagents
+ * ({@link BackgroundTaskManager.startInProcess}), which outlive the turn that started them,
+ * are inspected with TaskList/TaskOutput and stopped with TaskStop.
  *
  * Each task runs in this process as the leader of its own process group; its output is
  * appended to `<sessionDir>/tasks/<id>/output` and its state kept in
@@ -49,6 +50,37 @@ export interface StartTaskOptions {
   readonly toolCallId?: string | null;
   /** Shell to use (resolved when omitted). */
   readonly shell?: ShellInfo;
+}
+
+/** What an in-process task's body gets. */
+export interface InProcessTaskIO {
+  /** The task's id. */
+  readonly taskId: string;
+  /** Aborted by TaskStop, the task timeout or shutdown. */
+  readonly signal: AbortSignal;
+  /** Append text to the task's output file. */
+  write(text: string): void;
+}
+
+/** How an in-process task's body ended (an abort is judged by the manager). */
+export type InProcessOutcome = { ok: true } | { ok: false; reason: string };
+
+/** Options of {@link BackgroundTaskManager.startInProcess}. */
+export interface StartInProcessTaskOptions {
+  /** Task kind (the id prefix), e.g. `agent`. */
+  readonly kind: string;
+  /** Short description shown in lists. */
+  readonly description: string;
+  /** Abort the task after this many seconds (`null`/omitted: no limit). */
+  readonly timeoutS?: number | null;
+  /** Id of the tool call that started the task. */
+  readonly toolCallId?: string | null;
+  /** Kind-specific facts stored in the record (`kind_payload`). */
+  readonly payload?: Record<string, unknown> | null;
+  /** Called with the final record before listeners hear of it (e.g. to update other state). */
+  readonly onSettled?: (task: TaskRecord) => Promise<void> | void;
+  /** The work; it should stop soon after `io.signal` aborts. */
+  readonly run: (io: InProcessTaskIO) => Promise<InProcessOutcome>;
 }
 
 /** Options of {@link BackgroundTaskManager.list}. */
@@ -120,7 +152,10 @@ export class TaskLimitError extends Error {
 
 interface LiveTask {
   record: TaskRecord;
-  proc: ShellProcess;
+  /** The shell process (`bash` tasks), or null for in-process tasks. */
+  proc: ShellProcess | null;
+  /** Cancels an in-process task, or null for shell tasks. */
+  abort: AbortController | null;
   sink: OutputSink;
   finished: Promise<TaskRecord>;
   persisted: Promise<void>;
@@ -209,6 +244,7 @@ export class BackgroundTaskManager {
       started_at: null,
       finished_at: null,
       updated_at: now,
+      kind_payload: null,
     };
     await this.store.create(record);
     const sink = await OutputSink.open(this.store.outputPath(record.id));
@@ -246,6 +282,7 @@ export class BackgroundTaskManager {
     const live: LiveTask = {
       record,
       proc,
+      abort: null,
       sink,
       persisted: Promise.resolve(),
       finished: Promise.resolve(record),
@@ -297,7 +334,10 @@ export class BackgroundTaskManager {
     rec.finished_at = t;
     rec.updated_at = t;
     await this.#persist(live);
-    const final = { ...rec };
+    return this.#notify({ ...rec });
+  }
+
+  #notify(final: TaskRecord): TaskRecord {
     for (const l of this.#listeners) {
       try {
         l(final);
@@ -306,6 +346,114 @@ export class BackgroundTaskManager {
       }
     }
     return final;
+  }
+
+  /**
+   * Start work that runs inside this process (e.g. a background subagent) as a task with the
+   * same record and output file as shell tasks. TaskStop and the timeout abort `io.signal`.
+   * Throws {@link TaskLimitError} at the running-task limit.
+   */
+  async startInProcess(opts: StartInProcessTaskOptions): Promise<TaskRecord> {
+    const limit = this.#settings.maxRunningTasks;
+    if (this.activeCount + this.#starting >= limit) throw new TaskLimitError(limit);
+    this.#starting++;
+    let live: LiveTask;
+    try {
+      const now = nowSeconds();
+      const record: TaskRecord = {
+        version: 1,
+        id: newTaskId(opts.kind),
+        kind: opts.kind,
+        description: opts.description,
+        command: null,
+        cwd: null,
+        shell_path: null,
+        timeout_s: opts.timeoutS ?? null,
+        tool_call_id: opts.toolCallId ?? null,
+        status: "running",
+        pid: null,
+        exit_code: null,
+        interrupted: false,
+        timed_out: false,
+        failure_reason: null,
+        kill_reason: null,
+        created_at: now,
+        started_at: now,
+        finished_at: null,
+        updated_at: now,
+        kind_payload: opts.payload ?? null,
+      };
+      await this.store.create(record);
+      const sink = await OutputSink.open(this.store.outputPath(record.id));
+      live = {
+        record,
+        proc: null,
+        abort: new AbortController(),
+        sink,
+        persisted: Promise.resolve(),
+        finished: Promise.resolve(record),
+      };
+      this.#live.set(record.id, live);
+      await this.#persist(live);
+    } finally {
+      this.#starting--;
+    }
+    live.finished = this.#runInProcess(live, opts);
+    return { ...live.record };
+  }
+
+  async #runInProcess(live: LiveTask, opts: StartInProcessTaskOptions): Promise<TaskRecord> {
+    const rec = live.record;
+    const abort = live.abort!;
+    let timedOut = false;
+    const timer = opts.timeoutS
+      ? setTimeout(() => {
+        timedOut = true;
+        abort.abort(new Error("timeout"));
+      }, opts.timeoutS * 1000)
+      : undefined;
+    const encoder = new TextEncoder();
+    let outcome: InProcessOutcome;
+    try {
+      outcome = await opts.run({
+        taskId: rec.id,
+        signal: abort.signal,
+        write: (text) => live.sink.write(encoder.encode(text)),
+      });
+    } catch (e) {
+      outcome = { ok: false, reason: e instanceof Error ? e.message : String(e) };
+    } finally {
+      clearTimeout(timer);
+    }
+    await live.sink.close();
+    const label = rec.kind === "agent" ? "Agent task" : "Task";
+    if (timedOut) {
+      Object.assign(rec, {
+        status: "failed",
+        interrupted: true,
+        timed_out: true,
+        failure_reason: `${label} timed out after ${rec.timeout_s}s`,
+      });
+    } else if (rec.kill_reason !== null) {
+      Object.assign(rec, { status: "killed", interrupted: true, failure_reason: rec.kill_reason });
+    } else if (outcome.ok) {
+      rec.status = "completed";
+    } else {
+      Object.assign(rec, { status: "failed", failure_reason: outcome.reason });
+    }
+    if (live.sink.error && !rec.failure_reason) {
+      rec.failure_reason = `Could not write output: ${String(live.sink.error)}`;
+    }
+    const t = nowSeconds();
+    rec.finished_at = t;
+    rec.updated_at = t;
+    await this.#persist(live);
+    try {
+      await opts.onSettled?.({ ...rec });
+    } catch {
+      // the task's state is already final
+    }
+    return this.#notify({ ...rec });
   }
 
   /** A task's record, or `null` when unknown. Tasks of an earlier run are marked `lost`. */
@@ -409,7 +557,8 @@ export class BackgroundTaskManager {
       live.record.updated_at = nowSeconds();
       await this.#persist(live);
     }
-    await live.proc.terminate(reason);
+    if (live.proc) await live.proc.terminate(reason);
+    else live.abort?.abort(new Error(reason));
     return await live.finished;
   }
 

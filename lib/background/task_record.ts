@@ -47,11 +47,13 @@ export const TaskRecordSchema = z.object({
   started_at: z.number().nullable().default(null),
   finished_at: z.number().nullable().default(null),
   updated_at: z.number(),
+  /** Kind-specific facts, e.g. `agent_id`/`subagent_type` of an `agent` task. */
+  kind_payload: z.record(z.string(), z.unknown()).nullable().default(null),
 });
 /** A task record. */
 export type TaskRecord = z.infer<typeof TaskRecordSchema>;
 
-/** Task ids look like `bash-1a2b3c4d`. */
+/** Task ids look like `bash-1a2b3c4d` or `agent-1a2b3c4d`. */
 export const TASK_ID_PATTERN: RegExp = /^[a-z]+-[0-9a-z]{8}$/;
 
 /** A new task id of the given kind: `<kind>-<8 hex>`. */

@@ -44,6 +44,8 @@ import type { McpServers } from "../mcp/config.ts";
 import type { McpManager } from "../mcp/manager.ts";
 import { createMcpManager } from "../mcp/setup.ts";
 import { HookEngine } from "../hooks/engine.ts";
+import { TaskNotificationQueue } from "../background/notifications.ts";
+import { getTaskManager } from "../background/task_manager.ts";
 
 /** Options of {@link KimiApp.create}. */
 export interface KimiAppOptions {
@@ -192,6 +194,8 @@ export class KimiApp {
       store: { state: () => session.state, save: () => session.saveState() },
     });
     const fileSnapshots = new FileSnapshots(session.dir);
+    // Finished background tasks, told to the root agent at its next step (set up with `env`).
+    let taskNotes: TaskNotificationQueue | null = null;
     const hooks = new HookEngine({
       hooks: config.hooks,
       cwd: session.workDir,
@@ -245,6 +249,7 @@ export class KimiApp {
       ],
       plan,
       hooks,
+      notifications: () => taskNotes?.drain() ?? Promise.resolve([]),
     });
     hooks.setEmitter((e) => soul.emit(e));
     await plan.restore();
@@ -349,7 +354,7 @@ export class KimiApp {
             await sp.builtinPromptArgs({
               workDir: session.workDir,
               additionalDirs: session.state.additional_dirs,
-              skillsText: "",
+              skillsText: formatSkillsListing(skills),
               capabilityNotes: capabilityNotes(runScope),
             }),
           ),
@@ -358,6 +363,7 @@ export class KimiApp {
     for (const tool of await loadAgentTools(agent.tools, env, { disabled, scope })) {
       toolset.add(tool);
     }
+    taskNotes = new TaskNotificationQueue(getTaskManager(session.dir, env.background));
     app.mcp = mcp;
     mcp?.start(); // connects in the background; the first turn waits
     return app;

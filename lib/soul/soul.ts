@@ -109,8 +109,19 @@ export interface SoulOptions {
   mcp?: { waitReady(emit: (msg: WireMessage) => void, signal?: AbortSignal): Promise<void> };
   /** Lifecycle hooks (config `[[hooks]]` + wire subscriptions); absent: no hooks run. */
   hooks?: HookEngine;
-  /** Subagent identity stamped on this soul's approval requests (subagents only). */
-  approvalSource?: Pick<ApprovalSource, "agentId" | "subagentType">;
+  /**
+   * Subagent identity stamped on this soul's approval requests (subagents only); `kind`/`id`
+   * replace the per-turn `foreground_turn` source (background subagents: `background_agent`
+   * with the task id).
+   */
+  approvalSource?:
+    & Pick<ApprovalSource, "agentId" | "subagentType">
+    & Partial<Pick<ApprovalSource, "kind" | "id">>;
+  /**
+   * Pending notifications (root only): texts drained at the start of each step and appended
+   * to the context as user messages (e.g. finished background tasks).
+   */
+  notifications?: () => Promise<string[]>;
 }
 
 /** Matches a slash command at the start of the input. */
@@ -148,7 +159,8 @@ export class KimiSoul {
   #wire: Wire | null = null;
   #signal: AbortSignal | null = null;
   #source: ApprovalSource | null = null;
-  #sourceIdentity: Pick<ApprovalSource, "agentId" | "subagentType">;
+  #sourceIdentity: NonNullable<SoulOptions["approvalSource"]>;
+  #notifications: (() => Promise<string[]>) | null;
   #steers: UserInput[] = [];
   #planMode = false;
   #plan: PlanMode | null;
@@ -178,6 +190,7 @@ export class KimiSoul {
     this.#plan = opts.plan ?? null;
     this.#mcp = opts.mcp ?? null;
     this.#sourceIdentity = opts.approvalSource ?? {};
+    this.#notifications = opts.notifications ?? null;
     this.hooks = opts.hooks ?? null;
     if (this.hooks) {
       this.toolset.beforeCall = (call, args) => soulHooks.preToolUse(this.#hookSite()!, call, args);
@@ -476,6 +489,11 @@ export class KimiSoul {
 
   async #step(llm: LLM, n: number): Promise<StepOutcome> {
     const signal = this.#signal!;
+    if (this.isRoot && this.#notifications) {
+      for (const text of await this.#notifications()) {
+        await this.context.append({ role: "user", content: [{ type: "text", text }] });
+      }
+    }
     const planReminder = this.isRoot && this.#plan
       ? await this.#plan.reminder(this.context.history, { afk: this.approval.state.isAfk })
       : null;

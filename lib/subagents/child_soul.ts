@@ -1,7 +1,7 @@
 /**
  * Building the soul of one subagent instance: its own context (restored from the instance
  * dir, the persisted system prompt reused), its own tool set (the type's effective tools,
- * `isRoot: false`), the parent's approval state and runtime, and its own model.
+ * `isRoot: false`), the parent's approval state and runtime and hooks, and its own model.
  *
  * @module
  */
@@ -34,6 +34,8 @@ export interface BuildSubagentSoulOptions {
   renderSystemPrompt: (spec: ResolvedAgentSpec) => Promise<string>;
   /** Loads tools by name for an environment. */
   loadTools: (names: readonly string[], env: ToolEnv) => Promise<Tool[]>;
+  /** Background runs: the task whose `background_agent` source stamps the approvals. */
+  backgroundTaskId?: string;
 }
 
 /** Build the soul of a subagent instance (it has no subagents of its own). */
@@ -52,7 +54,14 @@ export async function buildSubagentSoul(opts: BuildSubagentSoulOptions): Promise
     approval: parent.approval,
     loop: { ...parent.loop },
     isRoot: false,
-    approvalSource: { agentId: opts.agentId, subagentType: opts.subagentType },
+    hooks: parent.hooks ?? undefined,
+    approvalSource: {
+      agentId: opts.agentId,
+      subagentType: opts.subagentType,
+      ...(opts.backgroundTaskId
+        ? { kind: "background_agent" as const, id: opts.backgroundTaskId }
+        : {}),
+    },
   });
   let todos: TodoItem[] = [];
   const env: ToolEnv = {

@@ -1,6 +1,7 @@
 /**
  * The subagent service of a root agent: prepares (or resumes) an instance, builds its soul,
- * runs it in the foreground with the parent's wire receiving its events, and formats the
+ * runs it in the foreground with the parent's wire receiving its events, or in the background
+ * as a task of kind `agent`, fires SubagentStart/SubagentStop around runs, and formats the
  * Agent tool result (reference §7.10).
  *
  * @module
@@ -11,9 +12,17 @@ import { RunCancelled } from "../soul/errors.ts";
 import type { KimiSoul } from "../soul/soul.ts";
 import { toolError, toolOk } from "../tooling/result.ts";
 import type { Tool, ToolEnv } from "../tooling/tool.ts";
-import type { ToolReturnValue } from "../wire/messages.ts";
+import type { ToolReturnValue, WireMessage } from "../wire/messages.ts";
+import {
+  getTaskManager,
+  type InProcessOutcome,
+  type InProcessTaskIO,
+} from "../background/task_manager.ts";
+import { isTerminalStatus, type TaskRecord } from "../background/task_record.ts";
+import * as soulHooks from "../hooks/soul_hooks.ts";
 import { buildSubagentSoul } from "./child_soul.ts";
-import type { InstanceRecord, SubagentStore } from "./instance_store.ts";
+import { collectGitContext } from "./git_context.ts";
+import type { InstanceRecord, InstanceUpdate, SubagentStore } from "./instance_store.ts";
 import type {
   AgentRunContext,
   AgentRunRequest,
@@ -40,6 +49,8 @@ export interface SubagentManagerOptions {
   renderSystemPrompt: (spec: ResolvedAgentSpec) => Promise<string>;
   /** Loads tools by name for an environment. */
   loadTools: (names: readonly string[], env: ToolEnv) => Promise<Tool[]>;
+  /** Default timeout of background runs in seconds (`background.agent_task_timeout_s`). */
+  agentTaskTimeoutS: number;
 }
 
 const RUNNING = new Set(["running_foreground", "running_background"]);
@@ -83,7 +94,7 @@ export class SubagentManager implements SubagentService {
         description: entry.description,
         tools: spec.allowedTools === null ? null : spec.tools,
         model: spec.model,
-        background: false,
+        background: true,
         whenToUse: spec.whenToUse,
       });
     }
@@ -98,14 +109,196 @@ export class SubagentManager implements SubagentService {
   /** Run a subagent in the foreground; never throws for run failures (they become tool errors). */
   async runForeground(req: AgentRunRequest, ctx: AgentRunContext): Promise<ToolReturnValue> {
     const { store } = this.#opts;
+    const prepared = await this.#prepare(req);
+    if ("is_error" in prepared) return prepared;
+    const { agentId, actualType, resumed } = prepared;
+
+    let status: InstanceRecord["status"] = prepared.record.status;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new AbortController();
+    try {
+      await store.update(agentId, {
+        status: "running_foreground",
+        description: req.description.trim(),
+        ...this.#modelChange(req),
+      });
+      const soul = await this.#buildSoul(prepared);
+      const prompt = await this.#firstPrompt(prepared, req.prompt);
+      await Deno.writeTextFile(store.promptPath(agentId), prompt);
+      if (req.timeoutS !== null) {
+        timer = setTimeout(() => timeout.abort(), req.timeoutS * 1000);
+      }
+      const signal = AbortSignal.any([ctx.signal, timeout.signal]);
+      const site = this.#hookSite(signal);
+      let outcome;
+      try {
+        if (site) await soulHooks.subagentStart(site, actualType, req.prompt.slice(0, 500));
+        outcome = await runWithSummaryContinuation(soul, prompt, {
+          signal,
+          forwarding: {
+            emit: (m) => this.#opts.parent.emit(m),
+            parentToolCallId: ctx.toolCallId,
+            agentId,
+            subagentType: actualType,
+            wirePath: store.wirePath(agentId),
+          },
+        });
+      } catch (err) {
+        if (!(err instanceof RunCancelled) && !signal.aborted) throw err;
+        status = "killed";
+        if (timeout.signal.aborted && !ctx.signal.aborted) {
+          return toolError({
+            message: `Agent timed out after ${req.timeoutS}s.`,
+            brief: `Agent timed out (${req.timeoutS}s)`,
+          });
+        }
+        return toolError({ message: "Subagent run was cancelled.", brief: "Agent cancelled" });
+      }
+      if ("failure" in outcome) {
+        status = "failed";
+        return toolError({ message: outcome.failure.message, brief: outcome.failure.brief });
+      }
+      status = "idle";
+      if (site) soulHooks.fireSubagentStop(site, actualType, outcome.text.slice(0, 500));
+      await Deno.writeTextFile(store.outputPath(agentId), outcome.text).catch(() => {});
+      const lines = [`agent_id: ${agentId}`, `resumed: ${resumed}`];
+      if (resumed && req.subagentType && req.subagentType !== actualType) {
+        lines.push(`requested_subagent_type: ${req.subagentType}`);
+      }
+      lines.push(`actual_subagent_type: ${actualType}`, "status: completed", "", "[summary]");
+      lines.push(outcome.text);
+      return toolOk({ output: lines.join("\n") });
+    } catch (err) {
+      status = "failed";
+      const msg = err instanceof Error ? err.message : String(err);
+      return toolError({ message: `Failed to run agent: ${msg}`, brief: "Agent failed" });
+    } finally {
+      clearTimeout(timer);
+      await store.update(agentId, { status }).catch(() => {});
+    }
+  }
+
+  /**
+   * Start a subagent as a background task of kind `agent` (TaskList/TaskOutput/TaskStop see
+   * it; its events go to the task's output file, not the parent's wire) and return at once.
+   */
+  async runBackground(req: AgentRunRequest, ctx: AgentRunContext): Promise<ToolReturnValue> {
+    const { store } = this.#opts;
+    const prepared = await this.#prepare(req);
+    if ("is_error" in prepared) return prepared;
+    const { agentId, actualType, record } = prepared;
+    const env = this.#opts.parentEnv();
+    const manager = getTaskManager(env.sessionDir, env.background);
+    const before = record.status;
+    await store.update(agentId, {
+      status: "running_background",
+      description: req.description.trim(),
+      ...this.#modelChange(req),
+    });
+    let task: TaskRecord;
+    try {
+      task = await manager.startInProcess({
+        kind: "agent",
+        description: req.description.trim(),
+        timeoutS: req.timeoutS ?? this.#opts.agentTaskTimeoutS,
+        toolCallId: ctx.toolCallId,
+        payload: {
+          agent_id: agentId,
+          subagent_type: actualType,
+          model_override: req.model,
+          launch_mode: "background",
+        },
+        run: (io) => this.#runInTask(prepared, req.prompt, io),
+        onSettled: async (t) => {
+          const status = t.status === "completed"
+            ? "idle"
+            : t.status === "killed" && !t.timed_out
+            ? "killed"
+            : "failed";
+          await store.update(agentId, { status, lastTaskId: t.id });
+        },
+      });
+    } catch (err) {
+      await store.update(agentId, { status: before }).catch(() => {});
+      const msg = err instanceof Error ? err.message : String(err);
+      return toolError({
+        message: `Failed to start background agent: ${msg}`,
+        brief: "Background start failed",
+      });
+    }
+    await store.update(agentId, { lastTaskId: task.id }).catch(() => {});
+    const lines = [
+      `task_id: ${task.id}`,
+      `kind: ${task.kind}`,
+      `status: ${task.status}`,
+      `description: ${task.description}`,
+      `agent_id: ${agentId}`,
+      `actual_subagent_type: ${actualType}`,
+      "automatic_notification: true",
+      "next_step: Carry on with other work; a notification arrives by itself when the agent " +
+      "finishes.",
+      "next_step: For a quick look at its progress without waiting, call TaskOutput with this " +
+      "task_id; pass block=true only when you really want to wait for it.",
+      `resume_hint: Use Agent(resume="${agentId}", prompt="...") to continue this instance later.`,
+    ];
+    return toolOk({ output: lines.join("\n"), message: "Background task started." });
+  }
+
+  /** The body of a background agent task. */
+  async #runInTask(
+    prepared: PreparedInstance,
+    rawPrompt: string,
+    io: InProcessTaskIO,
+  ): Promise<InProcessOutcome> {
+    const { store } = this.#opts;
+    const { agentId, actualType } = prepared;
+    const soul = await this.#buildSoul(prepared, io.taskId);
+    const prompt = await this.#firstPrompt(prepared, rawPrompt);
+    await Deno.writeTextFile(store.promptPath(agentId), prompt);
+    const site = this.#hookSite(io.signal);
+    if (site) await soulHooks.subagentStart(site, actualType, rawPrompt.slice(0, 500));
+    let outcome;
+    try {
+      outcome = await runWithSummaryContinuation(soul, prompt, {
+        signal: io.signal,
+        forwarding: {
+          emit: (m) => this.#opts.parent.emit(m),
+          parentToolCallId: "",
+          agentId,
+          subagentType: actualType,
+          wirePath: store.wirePath(agentId),
+          forwardEvents: false,
+          observe: (m) => {
+            const line = outputLine(m);
+            if (line) io.write(line);
+          },
+        },
+      });
+    } catch (err) {
+      if (err instanceof RunCancelled || io.signal.aborted) {
+        return { ok: false, reason: "Subagent run was cancelled." };
+      }
+      throw err;
+    }
+    if ("failure" in outcome) {
+      io.write(`\n[failed] ${outcome.failure.message}\n`);
+      return { ok: false, reason: outcome.failure.message };
+    }
+    io.write(`\n[summary]\n${outcome.text}\n`);
+    await Deno.writeTextFile(store.outputPath(agentId), outcome.text).catch(() => {});
+    if (site) soulHooks.fireSubagentStop(site, actualType, outcome.text.slice(0, 500));
+    return { ok: true };
+  }
+
+  /** Validate the request and create (or load) the instance, resolving its model. */
+  async #prepare(req: AgentRunRequest): Promise<PreparedInstance | ToolReturnValue> {
+    const { store } = this.#opts;
     if (req.model !== null && !this.hasModel(req.model)) {
       return toolError({
         message: `Unknown model alias: ${req.model}`,
         brief: "Invalid model alias",
       });
     }
-
-    // Prepare (or load) the instance.
     let record: InstanceRecord;
     let resumed = false;
     if (req.resume) {
@@ -117,7 +310,7 @@ export class SubagentManager implements SubagentService {
           brief: "Agent not found",
         });
       }
-      if (RUNNING.has(found.status)) {
+      if (RUNNING.has(found.status) && !(await this.#taskGone(found))) {
         return toolError({
           message: `Agent instance ${found.agent_id} is still ${found.status} and cannot be ` +
             "resumed concurrently.",
@@ -137,16 +330,13 @@ export class SubagentManager implements SubagentService {
         effectiveModel: req.model ?? spec.model,
       });
     }
-    const agentId = record.agent_id;
     const actualType = record.subagent_type;
     const typeSpecP = this.#typeSpec(actualType);
     if (!typeSpecP) return this.#unknownType(actualType);
-
-    let status: InstanceRecord["status"] = record.status;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new AbortController();
+    let typeSpec: ResolvedAgentSpec;
+    let llm: LLM | null;
     try {
-      const typeSpec = await typeSpecP;
+      typeSpec = await typeSpecP;
       const launch = record.launch_spec;
       const alias = req.model ?? launch.model_override ?? launch.effective_model ?? typeSpec.model;
       if (alias !== null && !this.hasModel(alias)) {
@@ -155,74 +345,62 @@ export class SubagentManager implements SubagentService {
           brief: "Invalid model alias",
         });
       }
-      const llm = alias !== null ? await this.#opts.llmForAlias(alias) : this.#opts.parent.llm;
-      await store.update(agentId, {
-        status: "running_foreground",
-        description: req.description.trim(),
-        ...(req.model !== null
-          ? { launchSpec: { model_override: req.model, effective_model: req.model } }
-          : {}),
-      });
-      await Deno.writeTextFile(store.promptPath(agentId), req.prompt);
-      const soul = await buildSubagentSoul({
-        parent: this.#opts.parent,
-        parentEnv: this.#opts.parentEnv(),
-        typeSpec,
-        subagentType: actualType,
-        agentId,
-        contextPath: store.contextPath(agentId),
-        llm,
-        renderSystemPrompt: this.#opts.renderSystemPrompt,
-        loadTools: this.#opts.loadTools,
-      });
-      if (req.timeoutS !== null) {
-        timer = setTimeout(() => timeout.abort(), req.timeoutS * 1000);
-      }
-      const signal = AbortSignal.any([ctx.signal, timeout.signal]);
-      let outcome;
-      try {
-        outcome = await runWithSummaryContinuation(soul, req.prompt, {
-          signal,
-          forwarding: {
-            emit: (m) => this.#opts.parent.emit(m),
-            parentToolCallId: ctx.toolCallId,
-            agentId,
-            subagentType: actualType,
-            wirePath: store.wirePath(agentId),
-          },
-        });
-      } catch (err) {
-        if (!(err instanceof RunCancelled)) throw err;
-        status = "killed";
-        if (timeout.signal.aborted && !ctx.signal.aborted) {
-          return toolError({
-            message: `Agent timed out after ${req.timeoutS}s.`,
-            brief: `Agent timed out (${req.timeoutS}s)`,
-          });
-        }
-        return toolError({ message: "Subagent run was cancelled.", brief: "Agent cancelled" });
-      }
-      if ("failure" in outcome) {
-        status = "failed";
-        return toolError({ message: outcome.failure.message, brief: outcome.failure.brief });
-      }
-      status = "idle";
-      await Deno.writeTextFile(store.outputPath(agentId), outcome.text).catch(() => {});
-      const lines = [`agent_id: ${agentId}`, `resumed: ${resumed}`];
-      if (resumed && req.subagentType && req.subagentType !== actualType) {
-        lines.push(`requested_subagent_type: ${req.subagentType}`);
-      }
-      lines.push(`actual_subagent_type: ${actualType}`, "status: completed", "", "[summary]");
-      lines.push(outcome.text);
-      return toolOk({ output: lines.join("\n") });
+      llm = alias !== null ? await this.#opts.llmForAlias(alias) : this.#opts.parent.llm;
     } catch (err) {
-      status = "failed";
       const msg = err instanceof Error ? err.message : String(err);
       return toolError({ message: `Failed to run agent: ${msg}`, brief: "Agent failed" });
-    } finally {
-      clearTimeout(timer);
-      await store.update(agentId, { status }).catch(() => {});
     }
+    return { record, agentId: record.agent_id, actualType, resumed, typeSpec, llm };
+  }
+
+  /** Whether a `running_background` instance's task has ended (e.g. its process is gone). */
+  async #taskGone(rec: InstanceRecord): Promise<boolean> {
+    if (rec.status !== "running_background" || !rec.last_task_id) return false;
+    const env = this.#opts.parentEnv();
+    const task = await getTaskManager(env.sessionDir, env.background).get(rec.last_task_id);
+    return task !== null && isTerminalStatus(task.status);
+  }
+
+  #modelChange(req: AgentRunRequest): Pick<InstanceUpdate, "launchSpec"> {
+    return req.model !== null
+      ? { launchSpec: { model_override: req.model, effective_model: req.model } }
+      : {};
+  }
+
+  #buildSoul(p: PreparedInstance, backgroundTaskId?: string): Promise<KimiSoul> {
+    return buildSubagentSoul({
+      parent: this.#opts.parent,
+      parentEnv: this.#opts.parentEnv(),
+      typeSpec: p.typeSpec,
+      subagentType: p.actualType,
+      agentId: p.agentId,
+      contextPath: this.#opts.store.contextPath(p.agentId),
+      llm: p.llm,
+      renderSystemPrompt: this.#opts.renderSystemPrompt,
+      loadTools: this.#opts.loadTools,
+      backgroundTaskId,
+    });
+  }
+
+  /** The prompt of the run: a new `explore` instance gets the `<git-context>` block first. */
+  async #firstPrompt(p: PreparedInstance, prompt: string): Promise<string> {
+    if (p.resumed || p.actualType !== "explore") return prompt;
+    const env = this.#opts.parentEnv();
+    let childEnv: Record<string, string> | undefined;
+    try {
+      childEnv = env.childEnv();
+    } catch {
+      childEnv = undefined;
+    }
+    const git = await collectGitContext({ workDir: env.workDir, scope: env.scope, env: childEnv });
+    return git ? `${git}\n\n${prompt}` : prompt;
+  }
+
+  /** Where subagent lifecycle hooks run (the parent's engine; events on the parent's wire). */
+  #hookSite(signal: AbortSignal): soulHooks.HookSite | null {
+    const hooks = this.#opts.parent.hooks;
+    if (!hooks) return null;
+    return { hooks, emit: (e) => this.#opts.parent.emit(e), signal };
   }
 
   #unknownType(name: string): ToolReturnValue {
@@ -233,5 +411,37 @@ export class SubagentManager implements SubagentService {
       }.`,
       brief: "Unknown subagent type",
     });
+  }
+}
+
+/** An instance ready to run. */
+interface PreparedInstance {
+  record: InstanceRecord;
+  agentId: string;
+  actualType: string;
+  resumed: boolean;
+  typeSpec: ResolvedAgentSpec;
+  llm: LLM | null;
+}
+
+/** The task-output text of one merged message of a background subagent ("" to skip). */
+export function outputLine(msg: WireMessage): string {
+  if (!("type" in msg)) return "";
+  const m = msg as { type: string; payload?: Record<string, unknown> };
+  const p = m.payload ?? {};
+  switch (m.type) {
+    case "ContentPart":
+      return p.type === "text" && typeof p.text === "string" ? p.text : "";
+    case "ToolCall": {
+      const fn = p.function as { name?: string; arguments?: string } | undefined;
+      return `\n[tool] ${fn?.name ?? "?"} ${fn?.arguments ?? ""}\n`;
+    }
+    case "ToolResult": {
+      const rv = p.return_value as { is_error?: boolean; message?: string } | undefined;
+      const label = rv?.is_error ? "error" : "ok";
+      return `[tool result] ${label}${rv?.message ? `: ${rv.message}` : ""}\n`;
+    }
+    default:
+      return "";
   }
 }

@@ -54,4 +54,6 @@ export interface SubagentService {
   hasModel(alias: string): boolean;
   /** Run a subagent in the foreground and format the tool result (§7.10). */
   runForeground(req: AgentRunRequest, ctx: AgentRunContext): Promise<ToolReturnValue>;
+  /** Start a subagent as a background task of kind `agent` and return at once (§7.10). */
+  runBackground(req: AgentRunRequest, ctx: AgentRunContext): Promise<ToolReturnValue>;
 }

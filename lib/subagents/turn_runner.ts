@@ -46,14 +46,23 @@ export interface SubagentForwarding {
   subagentType: string;
   /** The instance's `wire.jsonl`. */
   wirePath: string;
+  /**
+   * Whether events go to the parent as `SubagentEvent`s (default true). Background runs turn
+   * this off: their events only reach `observe`; requests are still forwarded.
+   */
+  forwardEvents?: boolean;
+  /** Sees every merged message of the child wire (e.g. to log it to a task's output). */
+  observe?: (msg: WireMessage) => void;
 }
 
 /** Forward one merged message of the child wire to the parent. */
 function forward(msg: WireMessage, to: SubagentForwarding): void {
+  to.observe?.(msg);
   if (isRequest(msg)) {
     to.emit(msg);
     return;
   }
+  if (to.forwardEvents === false) return;
   to.emit(event("SubagentEvent", {
     parent_tool_call_id: to.parentToolCallId,
     agent_id: to.agentId,

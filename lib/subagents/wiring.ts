@@ -72,5 +72,6 @@ export function createSubagentService(
     },
     renderSystemPrompt: opts.renderSystemPrompt,
     loadTools: opts.loadTools,
+    agentTaskTimeoutS: opts.config.background.agent_task_timeout_s,
   });
 }

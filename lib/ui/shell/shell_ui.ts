@@ -114,7 +114,7 @@ class Shell implements ShellContext {
       await runSetup(this);
     }
     // warm the markdown renderer while the user types
-    setTimeout(() => void loadMarkdown(), 1500);
+    setTimeout(() => void loadMarkdown().then(() => this.#turnActive || this.term.refresh()), 1500);
     try {
       while (true) {
         const initial = this.prefill;

@@ -65,6 +65,7 @@ export class Terminal {
   #reader: Promise<void> | null = null;
   #closed = false;
   #suspended = false;
+  readonly #onResize = () => this.refresh();
 
   /** Create a terminal over an IO. */
   constructor(io: TerminalIO = denoTerminalIO()) {
@@ -86,11 +87,21 @@ export class Terminal {
     this.#io.setRaw(true);
     this.#writeRaw("\x1b[?2004h");
     this.#reader = this.#readLoop();
+    try {
+      Deno.addSignalListener("SIGWINCH", this.#onResize);
+    } catch {
+      // no SIGWINCH on this platform
+    }
   }
 
   /** Leave raw mode and restore the terminal. */
   stop(): void {
     this.#closed = true;
+    try {
+      Deno.removeSignalListener("SIGWINCH", this.#onResize);
+    } catch {
+      // ignore
+    }
     this.#writeRaw("\x1b[?2004l\x1b[?25h");
     this.#io.setRaw(false);
   }
@@ -186,6 +197,12 @@ export class Terminal {
       this.#cursorRow = cur.row;
     }
     this.#writeRaw(out);
+  }
+
+  /** Redraw the live area as last rendered (after a resize). */
+  refresh(): void {
+    const { rows, cursor } = this.#lastLive;
+    if (rows.length > 0) this.render(rows, cursor);
   }
 
   /** Remove the live area (the rows are forgotten). */

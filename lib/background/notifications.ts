@@ -1,0 +1,119 @@
+/**
+ * Telling the root agent that background tasks finished: a queue filled from
+ * {@link BackgroundTaskManager.onTerminal} and drained at the start of each root step, each
+ * finished task becoming one `<notification ...>` user message (reference §6.2 step 1).
+ *
+ * @module
+ */
+import type { BackgroundSettings } from "../tooling/tool.ts";
+import type { BackgroundTaskManager } from "./task_manager.ts";
+import type { TaskRecord } from "./task_record.ts";
+
+/** Most notifications delivered at the start of one step. */
+export const MAX_NOTIFICATIONS_PER_STEP = 4;
+
+/** Title and severity of a finished task's notification. */
+export function notificationHeadline(task: TaskRecord): { title: string; severity: string } {
+  const reason = task.timed_out ? "timed_out" : task.status;
+  const d = task.description;
+  switch (reason) {
+    case "completed":
+      return { title: `Background task completed: ${d}`, severity: "success" };
+    case "timed_out":
+      return { title: `Background task timed out: ${d}`, severity: "error" };
+    case "failed":
+      return { title: `Background task failed: ${d}`, severity: "error" };
+    case "killed":
+      return { title: `Background task stopped: ${d}`, severity: "warning" };
+    case "lost":
+      return { title: `Background task lost: ${d}`, severity: "warning" };
+    default:
+      return { title: `Background task updated: ${d}`, severity: "info" };
+  }
+}
+
+/** The last `lines` lines of `text`, at most `chars` characters (the end kept). */
+export function tailText(text: string, lines: number, chars: number): string {
+  const trimmed = text.replace(/\n+$/, "");
+  if (!trimmed) return "";
+  let out = trimmed.split("\n").slice(-Math.max(1, lines)).join("\n");
+  if (out.length > chars) out = out.slice(out.length - chars);
+  return out;
+}
+
+/** The `<notification>` text of a finished task; `tail` is its output tail ("" for none). */
+export function formatTaskNotification(
+  task: TaskRecord,
+  opts: { id: string; tail: string },
+): string {
+  const reason = task.timed_out ? "timed_out" : task.status;
+  const { title, severity } = notificationHeadline(task);
+  const body = [
+    `Task ID: ${task.id}`,
+    `Status: ${task.status}`,
+    `Description: ${task.description}`,
+  ];
+  if (reason !== task.status) body.push(`Terminal reason: ${reason}`);
+  if (task.exit_code !== null) body.push(`Exit code: ${task.exit_code}`);
+  if (task.failure_reason) body.push(`Failure reason: ${task.failure_reason}`);
+  const p = task.kind_payload ?? {};
+  const detail = [`Task kind: ${task.kind}`];
+  if (typeof p.agent_id === "string") detail.push(`Agent ID: ${p.agent_id}`);
+  if (typeof p.subagent_type === "string") detail.push(`Subagent type: ${p.subagent_type}`);
+  detail.push("Output tail:", opts.tail || "[no output]");
+  return [
+    `<notification id="${opts.id}" category="task" type="task.${reason}" ` +
+    `source_kind="background_task" source_id="${task.id}">`,
+    `Title: ${title}`,
+    `Severity: ${severity}`,
+    ...body,
+    "<task-notification>",
+    ...detail,
+    "</task-notification>",
+    "</notification>",
+  ].join("\n");
+}
+
+/** Finished background tasks waiting to be told to the root agent. */
+export class TaskNotificationQueue {
+  readonly #manager: BackgroundTaskManager;
+  readonly #settings: () => BackgroundSettings;
+  readonly #pending: TaskRecord[] = [];
+  readonly #unsubscribe: () => void;
+
+  /** Start collecting the manager's finished tasks. */
+  constructor(manager: BackgroundTaskManager, settings?: () => BackgroundSettings) {
+    this.#manager = manager;
+    this.#settings = settings ?? (() => manager.settings);
+    this.#unsubscribe = manager.onTerminal((task) => this.#pending.push(task));
+  }
+
+  /** Number of tasks not yet delivered. */
+  get size(): number {
+    return this.#pending.length;
+  }
+
+  /** Take up to `max` pending notifications (oldest first) as message texts. */
+  async drain(max: number = MAX_NOTIFICATIONS_PER_STEP): Promise<string[]> {
+    const batch = this.#pending.splice(0, Math.max(0, max));
+    const s = this.#settings();
+    const out: string[] = [];
+    for (const task of batch) {
+      let tail = "";
+      try {
+        const read = await this.#manager.store.readTail(task.id, s.notificationTailChars * 4);
+        tail = tailText(read.text, s.notificationTailLines, s.notificationTailChars);
+      } catch {
+        tail = "";
+      }
+      const id = `n${crypto.randomUUID().replaceAll("-", "").slice(0, 8)}`;
+      out.push(formatTaskNotification(task, { id, tail }));
+    }
+    return out;
+  }
+
+  /** Stop collecting. */
+  close(): void {
+    this.#unsubscribe();
+  }
+}

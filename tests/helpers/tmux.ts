@@ -1,0 +1,125 @@
+/**
+ * Driving `main.ts` in a real PTY under tmux: start, send keys, poll the captured screen.
+ * Each instance uses its own tmux server socket, killed by {@link TmuxKimi.close}.
+ *
+ * @module
+ */
+import { denoDir, type KimiSandbox, MAIN_TS } from "./kimi_process.ts";
+
+/** A kimi process in a tmux pane. */
+export class TmuxKimi {
+  readonly socket: string;
+  readonly #sb: KimiSandbox;
+
+  private constructor(sb: KimiSandbox, socket: string) {
+    this.#sb = sb;
+    this.socket = socket;
+  }
+
+  /** Start `main.ts args` in a fresh tmux server (pane `width`x`height`). */
+  static async start(
+    sb: KimiSandbox,
+    args: string[],
+    opts: { width?: number; height?: number; env?: Record<string, string> } = {},
+  ): Promise<TmuxKimi> {
+    const socket = `kimi-e2e-${crypto.randomUUID().slice(0, 8)}`;
+    const env: Record<string, string> = {
+      HOME: sb.home,
+      KIMI_SHARE_DIR: sb.shareDir,
+      DENO_DIR: denoDir(),
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      TERM: "xterm-256color",
+      NO_COLOR: "1",
+      LANG: "C.UTF-8",
+      ...opts.env,
+    };
+    const cmd = [
+      "env",
+      "-i",
+      ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
+      Deno.execPath(),
+      "run",
+      "--no-prompt",
+      "-A",
+      MAIN_TS,
+      ...args,
+    ].map(shellQuote).join(" ");
+    const t = new TmuxKimi(sb, socket);
+    await t.tmux([
+      "new-session",
+      "-d",
+      "-x",
+      String(opts.width ?? 120),
+      "-y",
+      String(opts.height ?? 40),
+      "-c",
+      sb.workDir,
+      // keep the pane after exit so the final screen can be read
+      `${cmd}; echo "[exit $?]"; sleep 600`,
+    ]);
+    return t;
+  }
+
+  /** Run a tmux command on this server. */
+  async tmux(args: string[]): Promise<string> {
+    const out = await new Deno.Command("tmux", {
+      args: ["-L", this.socket, "-f", "/dev/null", ...args],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (!out.success) {
+      throw new Error(`tmux ${args[0]} failed: ${new TextDecoder().decode(out.stderr)}`);
+    }
+    return new TextDecoder().decode(out.stdout);
+  }
+
+  /** Send keys (tmux key names such as `Enter`, `C-c`, `Up`, or literal text with `literal`). */
+  async keys(...keys: string[]): Promise<void> {
+    await this.tmux(["send-keys", "-t", "0", ...keys]);
+  }
+
+  /** Type literal text. */
+  async type(text: string): Promise<void> {
+    await this.tmux(["send-keys", "-t", "0", "-l", text]);
+  }
+
+  /** The visible screen (trailing blank lines removed). */
+  async screen(): Promise<string> {
+    const text = await this.tmux(["capture-pane", "-p", "-t", "0"]);
+    return text.replace(/\s+$/, "");
+  }
+
+  /** Poll the screen until `pred` holds; throws with the screen after `timeoutMs`. */
+  async waitFor(
+    pred: string | RegExp | ((screen: string) => boolean),
+    timeoutMs = 20000,
+  ): Promise<string> {
+    const test = typeof pred === "string"
+      ? (s: string) => s.includes(pred)
+      : pred instanceof RegExp
+      ? (s: string) => pred.test(s)
+      : pred;
+    const deadline = Date.now() + timeoutMs;
+    let screen = "";
+    while (Date.now() < deadline) {
+      screen = await this.screen();
+      if (test(screen)) return screen;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`timed out waiting for ${String(pred)}; screen:\n${screen}`);
+  }
+
+  /** Kill the tmux server (and the kimi process in it). */
+  async close(): Promise<void> {
+    await this.tmux(["kill-server"]).catch(() => {});
+  }
+
+  /** The sandbox. */
+  get sandbox(): KimiSandbox {
+    return this.#sb;
+  }
+}
+
+function shellQuote(s: string): string {
+  return /^[A-Za-z0-9_\/.=:,@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
