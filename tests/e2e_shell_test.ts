@@ -2,7 +2,7 @@
  * End-to-end tests of the interactive shell: `main.ts` in a real PTY under tmux.
  */
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "./helpers/assert.ts";
-import { kimiSandbox, type KimiSandbox, toolCallLine } from "./helpers/kimi_process.ts";
+import { type KimiSandbox, kimiSandbox, toolCallLine } from "./helpers/kimi_process.ts";
 import { startMockOpenAI } from "./helpers/mock_openai.ts";
 import { TmuxKimi } from "./helpers/tmux.ts";
 
@@ -33,76 +33,84 @@ async function contextText(sb: KimiSandbox): Promise<string> {
   return all;
 }
 
-Deno.test("shell: approve a Shell call through the select, then reject one with feedback", opts, () =>
-  withShell(async (sb) => {
-    const config = await sb.scriptedConfig([
-      `text: Running it.\n${toolCallLine("c1", "Shell", { command: "echo approved-output-42" })}`,
-      "text: First turn finished.",
-      toolCallLine("c2", "Shell", { command: "rm -rf build" }),
-      "text: Understood, I will not delete anything.",
-    ]);
-    const t = await TmuxKimi.start(sb, ["--config-file", config]);
-    try {
-      await t.waitFor(promptReady);
-      await t.type("run the command");
-      await t.keys("Enter");
-      let screen = await t.waitFor("Allow this action?");
-      assertStringIncludes(screen, "Shell wants to run command");
-      assertStringIncludes(screen, "$ echo approved-output-42");
-      assertStringIncludes(screen, "› 1. Approve once");
-      await t.keys("Enter");
-      screen = await t.waitFor((s) => s.includes("First turn finished.") && promptReady(s));
-      assertStringIncludes(screen, "✓ Approved");
-      assertStringIncludes(screen, "• Used Shell (echo approved-output-42)");
-      assertStringIncludes(screen, "│ approved-output-42");
+Deno.test(
+  "shell: approve a Shell call through the select, then reject one with feedback",
+  opts,
+  () =>
+    withShell(async (sb) => {
+      const config = await sb.scriptedConfig([
+        `text: Running it.\n${toolCallLine("c1", "Shell", { command: "echo approved-output-42" })}`,
+        "text: First turn finished.",
+        toolCallLine("c2", "Shell", { command: "rm -rf build" }),
+        "text: Understood, I will not delete anything.",
+      ]);
+      const t = await TmuxKimi.start(sb, ["--config-file", config]);
+      try {
+        await t.waitFor(promptReady);
+        await t.type("run the command");
+        await t.keys("Enter");
+        let screen = await t.waitFor("Allow this action?");
+        assertStringIncludes(screen, "Shell wants to run command");
+        assertStringIncludes(screen, "$ echo approved-output-42");
+        assertStringIncludes(screen, "› 1. Approve once");
+        await t.keys("Enter");
+        screen = await t.waitFor((s) => s.includes("First turn finished.") && promptReady(s));
+        assertStringIncludes(screen, "✓ Approved");
+        assertStringIncludes(screen, "• Used Shell (echo approved-output-42)");
+        assertStringIncludes(screen, "│ approved-output-42");
 
-      await t.type("clean up");
-      await t.keys("Enter");
-      await t.waitFor("Allow this action?");
-      await t.keys("4");
-      await t.waitFor("What should the model do instead?");
-      await t.type("keep the build dir");
-      await t.keys("Enter");
-      screen = await t.waitFor((s) => s.includes("I will not delete anything") && promptReady(s));
-      assertStringIncludes(screen, "✗ Rejected: keep the build dir");
-      const ctx = await contextText(sb);
-      assertStringIncludes(ctx, "User feedback: keep the build dir");
-      assertStringIncludes(ctx, "approved-output-42");
-    } finally {
-      await t.close();
-    }
-  }));
-
-Deno.test("shell: Ctrl-C during a long Shell command kills it and the prompt comes back", opts, () =>
-  withShell(async (sb) => {
-    const marker = 4000 + Math.floor(Math.random() * 900);
-    const config = await sb.scriptedConfig([
-      toolCallLine("c1", "Shell", { command: `sleep ${marker}`, timeout: 300 }),
-    ]);
-    const t = await TmuxKimi.start(sb, ["--config-file", config, "--yolo"]);
-    try {
-      await t.waitFor(promptReady);
-      await t.type("wait a while");
-      await t.keys("Enter");
-      await t.waitFor(`Using Shell (sleep ${marker})`);
-      assert(await childAlive(`sleep ${marker}`), "the child should be running");
-      await t.keys("C-c");
-      const screen = await t.waitFor((s) => s.includes("Interrupted by user") && promptReady(s));
-      assert(!screen.includes("Using Shell"), "the spinner line is gone");
-      const deadline = Date.now() + 5000;
-      while (await childAlive(`sleep ${marker}`) && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 100));
+        await t.type("clean up");
+        await t.keys("Enter");
+        await t.waitFor("Allow this action?");
+        await t.keys("4");
+        await t.waitFor("What should the model do instead?");
+        await t.type("keep the build dir");
+        await t.keys("Enter");
+        screen = await t.waitFor((s) => s.includes("I will not delete anything") && promptReady(s));
+        assertStringIncludes(screen, "✗ Rejected: keep the build dir");
+        const ctx = await contextText(sb);
+        assertStringIncludes(ctx, "User feedback: keep the build dir");
+        assertStringIncludes(ctx, "approved-output-42");
+      } finally {
+        await t.close();
       }
-      assert(!(await childAlive(`sleep ${marker}`)), "the child process is gone");
-      // a second Ctrl-C at the empty prompt asks to confirm; a third exits
-      await t.keys("C-c");
-      await t.waitFor("Press Ctrl-C again to exit");
-      await t.keys("C-c");
-      await t.waitFor("[exit 0]");
-    } finally {
-      await t.close();
-    }
-  }));
+    }),
+);
+
+Deno.test(
+  "shell: Ctrl-C during a long Shell command kills it and the prompt comes back",
+  opts,
+  () =>
+    withShell(async (sb) => {
+      const marker = 4000 + Math.floor(Math.random() * 900);
+      const config = await sb.scriptedConfig([
+        toolCallLine("c1", "Shell", { command: `sleep ${marker}`, timeout: 300 }),
+      ]);
+      const t = await TmuxKimi.start(sb, ["--config-file", config, "--yolo"]);
+      try {
+        await t.waitFor(promptReady);
+        await t.type("wait a while");
+        await t.keys("Enter");
+        await t.waitFor(`Using Shell (sleep ${marker})`);
+        assert(await childAlive(`sleep ${marker}`), "the child should be running");
+        await t.keys("C-c");
+        const screen = await t.waitFor((s) => s.includes("Interrupted by user") && promptReady(s));
+        assert(!screen.includes("Using Shell"), "the spinner line is gone");
+        const deadline = Date.now() + 5000;
+        while (await childAlive(`sleep ${marker}`) && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        assert(!(await childAlive(`sleep ${marker}`)), "the child process is gone");
+        // a second Ctrl-C at the empty prompt asks to confirm; a third exits
+        await t.keys("C-c");
+        await t.waitFor("Press Ctrl-C again to exit");
+        await t.keys("C-c");
+        await t.waitFor("[exit 0]");
+      } finally {
+        await t.close();
+      }
+    }),
+);
 
 async function childAlive(pattern: string): Promise<boolean> {
   const out = await new Deno.Command("pgrep", { args: ["-f", `^${pattern}$`], stdout: "piped" })
@@ -110,168 +118,196 @@ async function childAlive(pattern: string): Promise<boolean> {
   return out.code === 0;
 }
 
-Deno.test("shell: history is recalled with Up after a restart; Tab completes @file and /cmd", opts, () =>
-  withShell(async (sb) => {
-    await Deno.writeTextFile(`${sb.workDir}/notes_unique_file.txt`, "x");
-    const config = await sb.scriptedConfig(["text: noted."]);
-    const t1 = await TmuxKimi.start(sb, ["--config-file", config]);
-    try {
-      await t1.waitFor(promptReady);
-      await t1.type("remember history-entry-123");
-      await t1.keys("Enter");
-      await t1.waitFor((s) => s.includes("noted.") && promptReady(s));
-      await t1.keys("C-d");
-      await t1.waitFor("[exit 0]");
-    } finally {
-      await t1.close();
-    }
-    const hist = [];
-    for await (const e of Deno.readDir(`${sb.shareDir}/user-history`)) hist.push(e.name);
-    assertEquals(hist.length, 1);
-    assertMatch(hist[0], /^[0-9a-f]{32}\.jsonl$/);
-
-    const t2 = await TmuxKimi.start(sb, ["--config-file", await sb.scriptedConfig([])]);
-    try {
-      await t2.waitFor(promptReady);
-      await t2.keys("Up");
-      await t2.waitFor(/^✨ remember history-entry-123$/m);
-      await t2.keys("C-u");
-      await t2.type("look at @notes_u");
-      await t2.keys("Tab");
-      await t2.waitFor(/^✨ look at @notes_unique_file\.txt$/m);
-      await t2.keys("C-u");
-      await t2.type("/vers");
-      await t2.keys("Tab");
-      await t2.waitFor(/^✨ \/version$/m);
-      await t2.keys("Enter");
-      await t2.waitFor(/kimi, version \d+\.\d+\.\d+/);
-      await t2.type("/nonsense");
-      await t2.keys("Enter");
-      await t2.waitFor("Unknown command /nonsense. Type /help to see the commands.");
-    } finally {
-      await t2.close();
-    }
-  }));
-
-Deno.test("shell: /sessions picks an earlier session and resumes it", opts, () =>
-  withShell(async (sb) => {
-    const t1 = await TmuxKimi.start(sb, ["--config-file", await sb.scriptedConfig(["text: one."])]);
-    try {
-      await t1.waitFor(promptReady);
-      await t1.type("first-session-message");
-      await t1.keys("Enter");
-      await t1.waitFor((s) => s.includes("one.") && promptReady(s));
-      await t1.keys("C-d");
-      await t1.waitFor("[exit 0]");
-    } finally {
-      await t1.close();
-    }
-    const [first] = await sb.sessionDirs();
-    const firstId = first.split("/").at(-1)!;
-    const t2 = await TmuxKimi.start(sb, ["--config-file", await sb.scriptedConfig(["text: two."])]);
-    try {
-      await t2.waitFor(promptReady);
-      await t2.type("/sessions");
-      await t2.keys("Enter");
-      const screen = await t2.waitFor("Resume a session");
-      assertStringIncludes(screen, "first-session-message");
-      await t2.keys("Enter");
-      await t2.waitFor(`Resumed session ${firstId}`);
-      await t2.type("/usage");
-      await t2.keys("Enter");
-      await t2.waitFor(`Session:  ${firstId}`);
-      await t2.type("second message");
-      await t2.keys("Enter");
-      await t2.waitFor((s) => s.includes("two.") && promptReady(s));
-    } finally {
-      await t2.close();
-    }
-    const ctx = await Deno.readTextFile(`${first}/context.jsonl`);
-    assertStringIncludes(ctx, "first-session-message");
-    assertStringIncludes(ctx, "second message");
-  }));
-
-Deno.test("shell: first run opens /setup, which writes a config a new run uses", opts, () =>
-  withShell(async (sb) => {
-    const mock = await startMockOpenAI({ models: ["alpha-model", "beta-model"] });
-    try {
-      const t = await TmuxKimi.start(sb, []);
+Deno.test(
+  "shell: history is recalled with Up after a restart; Tab completes @file and /cmd",
+  opts,
+  () =>
+    withShell(async (sb) => {
+      await Deno.writeTextFile(`${sb.workDir}/notes_unique_file.txt`, "x");
+      const config = await sb.scriptedConfig(["text: noted."]);
+      const t1 = await TmuxKimi.start(sb, ["--config-file", config]);
       try {
-        await t.waitFor("Select a platform");
-        await t.keys("4");
-        await t.waitFor("Base URL");
-        await t.type(mock.url);
-        await t.keys("Enter");
-        await t.waitFor("API key");
-        await t.type("sk-secret-xyz");
-        let screen = await t.screen();
-        assert(!screen.includes("sk-secret-xyz"), "the key is masked");
-        assertStringIncludes(screen, "Key: *************");
-        await t.keys("Enter");
-        screen = await t.waitFor("Select a model");
-        assertStringIncludes(screen, "alpha-model");
-        await t.keys("Down", "Enter");
-        await t.waitFor((s) => s.includes("Saved") && promptReady(s));
-        await t.keys("C-d");
-        await t.waitFor("[exit 0]");
+        await t1.waitFor(promptReady);
+        await t1.type("remember history-entry-123");
+        await t1.keys("Enter");
+        await t1.waitFor((s) => s.includes("noted.") && promptReady(s));
+        await t1.keys("C-d");
+        await t1.waitFor("[exit 0]");
       } finally {
-        await t.close();
+        await t1.close();
       }
-      const toml = await Deno.readTextFile(`${sb.shareDir}/config.toml`);
-      assertStringIncludes(toml, `default_model = "beta-model"`);
-      assertStringIncludes(toml, `base_url = "${mock.url}"`);
-      assertStringIncludes(toml, `api_key = "sk-secret-xyz"`);
-      const models = mock.requests.filter((r) => r.path === "/v1/models");
-      assertEquals(models.length, 1);
-      assertEquals(models[0].headers.authorization, "Bearer sk-secret-xyz");
+      const hist = [];
+      for await (const e of Deno.readDir(`${sb.shareDir}/user-history`)) hist.push(e.name);
+      assertEquals(hist.length, 1);
+      assertMatch(hist[0], /^[0-9a-f]{32}\.jsonl$/);
 
-      mock.enqueue({ text: "hello from the mock" });
-      const t2 = await TmuxKimi.start(sb, []);
+      const t2 = await TmuxKimi.start(sb, ["--config-file", await sb.scriptedConfig([])]);
       try {
-        const screen = await t2.waitFor(promptReady);
-        assertStringIncludes(screen, "Model: beta-model");
-        await t2.type("hi");
+        await t2.waitFor(promptReady);
+        await t2.keys("Up");
+        await t2.waitFor(/^✨ remember history-entry-123$/m);
+        await t2.keys("C-u");
+        await t2.type("look at @notes_u");
+        await t2.keys("Tab");
+        await t2.waitFor(/^✨ look at @notes_unique_file\.txt$/m);
+        await t2.keys("C-u");
+        await t2.type("/vers");
+        await t2.keys("Tab");
+        await t2.waitFor(/^✨ \/version$/m);
         await t2.keys("Enter");
-        await t2.waitFor((s) => s.includes("hello from the mock") && promptReady(s));
+        await t2.waitFor(/kimi, version \d+\.\d+\.\d+/);
+        await t2.type("/nonsense");
+        await t2.keys("Enter");
+        await t2.waitFor("Unknown command /nonsense. Type /help to see the commands.");
       } finally {
         await t2.close();
       }
-      const chat = mock.requests.filter((r) => r.path === "/v1/chat/completions");
-      assertEquals(chat.at(-1)?.body?.model, "beta-model");
-    } finally {
-      await mock.close();
-    }
-  }));
+    }),
+);
 
-Deno.test("shell: screen after a turn with markdown, a diff and a todo list matches the snapshot", opts, () =>
-  withShell(async (sb) => {
-    await Deno.writeTextFile(`${sb.workDir}/app.txt`, "alpha\nbeta\ngamma\n");
-    const config = await sb.scriptedConfig([
-      `text: I will **update** the file.\n${
-        toolCallLine("c1", "SetTodoList", {
-          todos: [
-            { title: "Read app.txt", status: "done" },
-            { title: "Edit app.txt", status: "in_progress" },
-            { title: "Report back", status: "pending" },
-          ],
-        })
-      }`,
-      toolCallLine("c2", "StrReplaceFile", { path: "app.txt", edit: { old: "beta", new: "BETA" } }),
-      "text: Done: `app.txt` now says **BETA** — 宽字符 ✅ wrap check.",
-    ]);
-    const t = await TmuxKimi.start(sb, ["--config-file", config, "--yolo"], { width: 80, height: 30 });
-    try {
-      await t.waitFor(promptReady);
-      await t.type("edit the file");
-      await t.keys("Enter");
-      const screen = await t.waitFor((s) => s.includes("wrap check.") && promptReady(s));
-      const normalized = screen
-        .replaceAll(sb.workDir, "<WORK>")
-        .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "<ID>");
-      const golden = new URL("./golden/shell_turn.txt", import.meta.url);
-      if (Deno.env.get("UPDATE_GOLDEN")) await Deno.writeTextFile(golden, normalized + "\n");
-      assertEquals(normalized + "\n", await Deno.readTextFile(golden));
-    } finally {
-      await t.close();
-    }
-  }));
+Deno.test(
+  "shell: /sessions picks an earlier session and resumes it",
+  opts,
+  () =>
+    withShell(async (sb) => {
+      const t1 = await TmuxKimi.start(sb, [
+        "--config-file",
+        await sb.scriptedConfig(["text: one."]),
+      ]);
+      try {
+        await t1.waitFor(promptReady);
+        await t1.type("first-session-message");
+        await t1.keys("Enter");
+        await t1.waitFor((s) => s.includes("one.") && promptReady(s));
+        await t1.keys("C-d");
+        await t1.waitFor("[exit 0]");
+      } finally {
+        await t1.close();
+      }
+      const [first] = await sb.sessionDirs();
+      const firstId = first.split("/").at(-1)!;
+      const t2 = await TmuxKimi.start(sb, [
+        "--config-file",
+        await sb.scriptedConfig(["text: two."]),
+      ]);
+      try {
+        await t2.waitFor(promptReady);
+        await t2.type("/sessions");
+        await t2.keys("Enter");
+        const screen = await t2.waitFor("Resume a session");
+        assertStringIncludes(screen, "first-session-message");
+        await t2.keys("Enter");
+        await t2.waitFor(`Resumed session ${firstId}`);
+        await t2.type("/usage");
+        await t2.keys("Enter");
+        await t2.waitFor(`Session:  ${firstId}`);
+        await t2.type("second message");
+        await t2.keys("Enter");
+        await t2.waitFor((s) => s.includes("two.") && promptReady(s));
+      } finally {
+        await t2.close();
+      }
+      const ctx = await Deno.readTextFile(`${first}/context.jsonl`);
+      assertStringIncludes(ctx, "first-session-message");
+      assertStringIncludes(ctx, "second message");
+    }),
+);
+
+Deno.test(
+  "shell: first run opens /setup, which writes a config a new run uses",
+  opts,
+  () =>
+    withShell(async (sb) => {
+      const mock = await startMockOpenAI({ models: ["alpha-model", "beta-model"] });
+      try {
+        const t = await TmuxKimi.start(sb, []);
+        try {
+          await t.waitFor("Select a platform");
+          await t.keys("4");
+          await t.waitFor("Base URL");
+          await t.type(mock.url);
+          await t.keys("Enter");
+          await t.waitFor("API key");
+          await t.type("sk-secret-xyz");
+          let screen = await t.screen();
+          assert(!screen.includes("sk-secret-xyz"), "the key is masked");
+          assertStringIncludes(screen, "Key: *************");
+          await t.keys("Enter");
+          screen = await t.waitFor("Select a model");
+          assertStringIncludes(screen, "alpha-model");
+          await t.keys("Down", "Enter");
+          await t.waitFor((s) => s.includes("Saved") && promptReady(s));
+          await t.keys("C-d");
+          await t.waitFor("[exit 0]");
+        } finally {
+          await t.close();
+        }
+        const toml = await Deno.readTextFile(`${sb.shareDir}/config.toml`);
+        assertStringIncludes(toml, `default_model = "beta-model"`);
+        assertStringIncludes(toml, `base_url = "${mock.url}"`);
+        assertStringIncludes(toml, `api_key = "sk-secret-xyz"`);
+        const models = mock.requests.filter((r) => r.path === "/v1/models");
+        assertEquals(models.length, 1);
+        assertEquals(models[0].headers.authorization, "Bearer sk-secret-xyz");
+
+        mock.enqueue({ text: "hello from the mock" });
+        const t2 = await TmuxKimi.start(sb, []);
+        try {
+          const screen = await t2.waitFor(promptReady);
+          assertStringIncludes(screen, "Model: beta-model");
+          await t2.type("hi");
+          await t2.keys("Enter");
+          await t2.waitFor((s) => s.includes("hello from the mock") && promptReady(s));
+        } finally {
+          await t2.close();
+        }
+        const chat = mock.requests.filter((r) => r.path === "/v1/chat/completions");
+        assertEquals(chat.at(-1)?.body?.model, "beta-model");
+      } finally {
+        await mock.close();
+      }
+    }),
+);
+
+Deno.test(
+  "shell: screen after a turn with markdown, a diff and a todo list matches the snapshot",
+  opts,
+  () =>
+    withShell(async (sb) => {
+      await Deno.writeTextFile(`${sb.workDir}/app.txt`, "alpha\nbeta\ngamma\n");
+      const config = await sb.scriptedConfig([
+        `text: I will **update** the file.\n${
+          toolCallLine("c1", "SetTodoList", {
+            todos: [
+              { title: "Read app.txt", status: "done" },
+              { title: "Edit app.txt", status: "in_progress" },
+              { title: "Report back", status: "pending" },
+            ],
+          })
+        }`,
+        toolCallLine("c2", "StrReplaceFile", {
+          path: "app.txt",
+          edit: { old: "beta", new: "BETA" },
+        }),
+        "text: Done: `app.txt` now says **BETA** — 宽字符 ✅ wrap check.",
+      ]);
+      const t = await TmuxKimi.start(sb, ["--config-file", config, "--yolo"], {
+        width: 80,
+        height: 30,
+      });
+      try {
+        await t.waitFor(promptReady);
+        await t.type("edit the file");
+        await t.keys("Enter");
+        const screen = await t.waitFor((s) => s.includes("wrap check.") && promptReady(s));
+        const normalized = screen
+          .replaceAll(sb.workDir, "<WORK>")
+          .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "<ID>");
+        const golden = new URL("./golden/shell_turn.txt", import.meta.url);
+        if (Deno.env.get("UPDATE_GOLDEN")) await Deno.writeTextFile(golden, normalized + "\n");
+        assertEquals(normalized + "\n", await Deno.readTextFile(golden));
+      } finally {
+        await t.close();
+      }
+    }),
+);

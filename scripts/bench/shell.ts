@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { kimiSandbox, type KimiSandbox } from "../../tests/helpers/kimi_process.ts";
+import { type KimiSandbox, kimiSandbox } from "../../tests/helpers/kimi_process.ts";
 import { TmuxKimi } from "../../tests/helpers/tmux.ts";
 
 const runs = Number(Deno.args.find((a) => a.startsWith("--runs="))?.slice(7) ?? 5);
@@ -37,7 +37,9 @@ async function poll(t: TmuxKimi, pred: (s: string) => boolean, timeoutMs = 60000
 function stats(xs: number[]): string {
   const s = [...xs].sort((a, b) => a - b);
   const med = s[Math.floor(s.length / 2)];
-  return `median ${med.toFixed(0)} ms, min ${s[0].toFixed(0)} ms, max ${s.at(-1)!.toFixed(0)} ms (n=${s.length})`;
+  return `median ${med.toFixed(0)} ms, min ${s[0].toFixed(0)} ms, max ${
+    s.at(-1)!.toFixed(0)
+  } ms (n=${s.length})`;
 }
 
 async function startup(sb: KimiSandbox): Promise<number[]> {
@@ -56,13 +58,17 @@ async function startup(sb: KimiSandbox): Promise<number[]> {
   return times;
 }
 
-async function streamingLatency(sb: KimiSandbox): Promise<{ latency: number[]; streamMs: number }> {
+async function streamingLatency(
+  sb: KimiSandbox,
+): Promise<{ latency: number[]; streamMs: number; interrupted: number }> {
   // 5 MB of markdown text in 100-byte parts (paragraph breaks every 20 lines)
-  const line = "Lorem ipsum dolor sit amet, **consectetur** adipiscing elit, sed do eiusmod tempor `incididunt`. ";
+  const line =
+    "Lorem ipsum dolor sit amet, **consectetur** adipiscing elit, sed do eiusmod tempor `incididunt`. ";
   const parts: string[] = [];
   for (let n = 0; n < (megabytes * 1_000_000) / line.length; n++) parts.push(`text: ${line}`);
   const script = parts.join("\n");
   const latency: number[] = [];
+  let interrupted = 0;
   // full-stream time: one turn left to finish
   const full = await sb.scriptedConfig([script]);
   let streamMs = 0;
@@ -91,14 +97,14 @@ async function streamingLatency(sb: KimiSandbox): Promise<{ latency: number[]; s
       const t0 = performance.now();
       await t.keys("C-c");
       // the stream may finish first on a fast machine; then the key lands at an idle prompt
-      const t1 = await poll(t, (s) =>
-        (ready(s) && s.includes("Interrupted by user")) || s.includes("Press Ctrl-C again"));
+      const t1 = await poll(t, (s) => ready(s) || s.includes("Press Ctrl-C again"));
+      if ((await t.screen()).includes("Interrupted by user")) interrupted++;
       latency.push(t1 - t0);
     } finally {
       await t.close();
     }
   }
-  return { latency, streamMs };
+  return { latency, streamMs, interrupted };
 }
 
 if (import.meta.main) {
@@ -106,9 +112,13 @@ if (import.meta.main) {
   try {
     const up = await startup(sb);
     console.log(`shell start-up to ready prompt: ${stats(up)} (target < 300 ms)`);
-    const { latency, streamMs } = await streamingLatency(sb);
+    const { latency, streamMs, interrupted } = await streamingLatency(sb);
     console.log(`${megabytes} MB streamed turn, Enter to prompt back: ${streamMs.toFixed(0)} ms`);
-    console.log(`Ctrl-C to prompt back while streaming ${megabytes} MB: ${stats(latency)}`);
+    console.log(
+      `Ctrl-C to prompt back while streaming ${megabytes} MB: ${
+        stats(latency)
+      }; ${interrupted}/${latency.length} keys landed mid-stream`,
+    );
   } finally {
     await sb.cleanup();
   }

@@ -32,7 +32,11 @@ export async function composeInEditor(ctx: ShellContext): Promise<string | null>
     return await Deno.readTextFile(file);
   } catch (err) {
     ctx.term.resume();
-    ctx.print(`Could not run the editor "${editor}": ${(err as Error).message}. Set $EDITOR or default_editor.`);
+    ctx.print(
+      `Could not run the editor "${editor}": ${
+        (err as Error).message
+      }. Set $EDITOR or default_editor.`,
+    );
     return null;
   } finally {
     await Deno.remove(file).catch(() => {});

@@ -33,6 +33,8 @@ const CSI_KEYS: Record<string, string> = {
   Z: "shift-tab",
 };
 
+const CSI_RE = new RegExp("^\u001b(\\[[0-9;]*[A-Za-z~]|O[A-Za-z])");
+const PARTIAL_CSI_RE = new RegExp("^\u001b[\\[O][0-9;]*$");
 const PASTE_START = "\x1b[200~";
 const PASTE_END = "\x1b[201~";
 
@@ -66,7 +68,7 @@ export class KeyDecoder {
       }
       const c = this.#buf[0];
       if (c === "\x1b") {
-        const m = this.#buf.match(/^\x1b(\[[0-9;]*[A-Za-z~]|O[A-Za-z])/);
+        const m = this.#buf.match(CSI_RE);
         if (m) {
           this.#buf = this.#buf.slice(m[0].length);
           const body = m[1].startsWith("O") ? m[1].slice(1) : m[1].slice(1).replace(/^1;\d+/, "");
@@ -81,7 +83,7 @@ export class KeyDecoder {
         }
         if (this.#buf[1] === "[" || this.#buf[1] === "O") {
           // an incomplete sequence: wait for more input
-          if (/^\x1b[\[O][0-9;]*$/.test(this.#buf)) break;
+          if (PARTIAL_CSI_RE.test(this.#buf)) break;
         }
         const next = this.#buf[1];
         this.#buf = this.#buf.slice(2);

@@ -8,6 +8,12 @@ import stringWidth from "string-width";
 import wrapAnsi from "wrap-ansi";
 
 const segmenter = new Intl.Segmenter();
+const SGR = new RegExp("\u001b\\[[0-9;]*m", "g");
+
+/** Text without SGR colour codes. */
+export function stripAnsi(text: string): string {
+  return text.replace(SGR, "");
+}
 
 /** Display width of text in terminal columns (ANSI codes ignored). */
 export function displayWidth(text: string): number {

@@ -7,7 +7,7 @@
 import type { Key } from "./keys.ts";
 import { commonPrefix, complete, type CompletionSource } from "./completion.ts";
 import type { HistoryStore } from "./history_store.ts";
-import { displayWidth, layoutLine } from "./layout.ts";
+import { displayWidth, layoutLine, stripAnsi } from "./layout.ts";
 import type { Terminal } from "./terminal.ts";
 import { style } from "./theme.ts";
 
@@ -263,7 +263,9 @@ export class LineEditor {
         cursor = { row: rows.length + lay.row, col: lay.col };
       }
       const styled = lay.rows.map((r, j) =>
-        j === 0 && i === 0 ? style.prompt(r.slice(0, p.length), this.shellMode) + r.slice(p.length) : r
+        j === 0 && i === 0
+          ? style.prompt(r.slice(0, p.length), this.shellMode) + r.slice(p.length)
+          : r
       );
       rows.push(...styled);
       offset += line.length + 1;
@@ -300,7 +302,7 @@ function nextBoundary(text: string, i: number): number {
 function truncateRow(row: string, cols: number): string {
   if (displayWidth(row) <= cols) return row;
   // the footer is short status text: dropping styling to truncate exactly is fine
-  const plain = row.replace(/\x1b\[[0-9;]*m/g, "");
+  const plain = stripAnsi(row);
   let out = "";
   for (const { segment } of segmenter.segment(plain)) {
     if (displayWidth(out + segment) > cols - 1) break;

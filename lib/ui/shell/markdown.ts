@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { stripAnsi } from "./layout.ts";
 import { colorsEnabled } from "./theme.ts";
 
 /** Renders markdown text to terminal text. */
@@ -35,7 +36,7 @@ export function loadMarkdown(): Promise<MarkdownRenderer> {
       return (text: string, width: number) => {
         try {
           const out = forWidth(width).parse(text, { async: false }) as string;
-          const plain = colorsEnabled() ? out : out.replace(/\x1b\[[0-9;]*m/g, "");
+          const plain = colorsEnabled() ? out : stripAnsi(out);
           return plain.replace(/\n+$/, "");
         } catch {
           return text.replace(/\n+$/, "");

@@ -79,7 +79,11 @@ export async function fetchModels(baseUrl: string, apiKey: string): Promise<List
       signal: AbortSignal.timeout(15000),
     });
   } catch (err) {
-    throw new Error(`could not reach ${url}: ${(err as Error).name === "TimeoutError" ? "timed out" : (err as Error).message}`);
+    throw new Error(
+      `could not reach ${url}: ${
+        (err as Error).name === "TimeoutError" ? "timed out" : (err as Error).message
+      }`,
+    );
   }
   if (!res.ok) {
     await res.body?.cancel();
@@ -89,7 +93,9 @@ export async function fetchModels(baseUrl: string, apiKey: string): Promise<List
   const body = await res.json().catch(() => null) as { data?: unknown } | null;
   if (!body || !Array.isArray(body.data)) throw new Error(`${url} did not return a model list`);
   return body.data
-    .filter((m): m is Record<string, unknown> => !!m && typeof (m as { id?: unknown }).id === "string")
+    .filter((m): m is Record<string, unknown> =>
+      !!m && typeof (m as { id?: unknown }).id === "string"
+    )
     .map((m) => ({
       id: m.id as string,
       contextLength: typeof m.context_length === "number" ? m.context_length : null,
@@ -136,7 +142,9 @@ export async function runSetup(ctx: ShellContext): Promise<boolean> {
   try {
     models = await fetchModels(baseUrl, apiKey);
   } catch (err) {
-    ctx.print(style.warn(`Could not list models: ${(err as Error).message}. Type the model id instead.`));
+    ctx.print(
+      style.warn(`Could not list models: ${(err as Error).message}. Type the model id instead.`),
+    );
   }
   let modelId: string | null = null;
   let contextLength: number | null = null;
@@ -173,7 +181,9 @@ export async function runSetup(ctx: ShellContext): Promise<boolean> {
     await saveConfig(config, ctx.configPath);
     ctx.print(style.ok(`✓ Saved ${platform.name} with model ${modelId} to ${ctx.configPath}`));
   } else {
-    ctx.print(style.warn(`Using ${modelId} for this run only (the config came from --config text).`));
+    ctx.print(
+      style.warn(`Using ${modelId} for this run only (the config came from --config text).`),
+    );
   }
   await ctx.replaceApp({ config, modelAlias: modelId });
   return true;

@@ -98,7 +98,9 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
       await ctx.replaceApp({ config: next, modelAlias: alias });
       ctx.print(
         `Switched to model ${alias}` +
-          (ctx.configPath ? ` (saved as the default in ${ctx.configPath}).` : " (not saved: --config)."),
+          (ctx.configPath
+            ? ` (saved as the default in ${ctx.configPath}).`
+            : " (not saved: --config)."),
       );
     },
   },
@@ -178,7 +180,9 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
       const lines = [
         `Model:    ${llm ? `${llm.modelAlias || "-"} (${llm.provider.modelName})` : "not set"}`,
         `Context:  ${tokens} tokens` +
-        (llm ? ` of ${llm.maxContextSize} (${((tokens / llm.maxContextSize) * 100).toFixed(1)}%)` : ""),
+        (llm
+          ? ` of ${llm.maxContextSize} (${((tokens / llm.maxContextSize) * 100).toFixed(1)}%)`
+          : ""),
         `Session:  ${app.session.id}`,
         `Work dir: ${app.session.workDir}`,
         `Flags:    yolo=${app.soul.approval.state.yolo} afk=${app.soul.approval.state.afk} plan=${app.soul.planMode}`,
@@ -193,11 +197,17 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
     description: "Show the context the model sees",
     run(ctx) {
       const history = ctx.app.soul.context.history;
-      const lines = [`Context: ${history.length} messages, ${ctx.app.soul.context.tokenCount} tokens`];
+      const lines = [
+        `Context: ${history.length} messages, ${ctx.app.soul.context.tokenCount} tokens`,
+      ];
       history.forEach((m, i) => {
         const text = extractText(m.content, " ").replace(/\s+/g, " ");
         const calls = m.tool_calls?.length ? ` [${m.tool_calls.length} tool call(s)]` : "";
-        lines.push(`${String(i + 1).padStart(3)}. ${m.role}: ${text.slice(0, 100)}${text.length > 100 ? "…" : ""}${calls}`);
+        lines.push(
+          `${String(i + 1).padStart(3)}. ${m.role}: ${text.slice(0, 100)}${
+            text.length > 100 ? "…" : ""
+          }${calls}`,
+        );
       });
       ctx.print(lines.join("\n"));
       return Promise.resolve();
@@ -210,7 +220,9 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
     run(ctx) {
       const s = ctx.mcpStatus;
       if (!s || s.total === 0) {
-        ctx.print("No MCP servers are connected. Add them in ~/.kimi/mcp.json or with --mcp-config-file.");
+        ctx.print(
+          "No MCP servers are connected. Add them in ~/.kimi/mcp.json or with --mcp-config-file.",
+        );
         return Promise.resolve();
       }
       const lines = [`MCP: ${s.connected}/${s.total} servers connected, ${s.tools} tools`];

@@ -16,7 +16,7 @@ import { parseSlashCommand } from "../../soul/soul.ts";
 import type { Subscription } from "../../wire/broadcast.ts";
 import { isRequest, type PendingRequest, type WireMessage } from "../../wire/messages.ts";
 import { WireFile } from "../../wire/recorder.ts";
-import { HistoryStore, historyFile } from "./history_store.ts";
+import { historyFile, HistoryStore } from "./history_store.ts";
 import { LineEditor } from "./line_editor.ts";
 import { loadMarkdown } from "./markdown.ts";
 import { promptApproval, promptQuestions } from "./request_prompts.ts";
@@ -145,7 +145,9 @@ class Shell implements ShellContext {
             c.name === cmd.name || c.aliases.includes(cmd.name)
           );
           if (!known && !cmd.name.includes(":")) {
-            this.print(style.error(`Unknown command /${cmd.name}. Type /help to see the commands.`));
+            this.print(
+              style.error(`Unknown command /${cmd.name}. Type /help to see the commands.`),
+            );
             continue;
           }
         }

@@ -122,9 +122,9 @@ export class TurnRenderer {
         const rv = msg.payload.return_value;
         const name = call?.name ?? "tool";
         const arg = call ? keyArgument(call.name, call.args) : "";
-        const head = `${rv.is_error ? style.error("✗") : style.ok("•")} Used ${
-          style.accent(name)
-        }${arg ? ` (${arg})` : ""}`;
+        const head = `${rv.is_error ? style.error("✗") : style.ok("•")} Used ${style.accent(name)}${
+          arg ? ` (${arg})` : ""
+        }`;
         const lines = [head];
         const brief = briefOf(rv.display);
         if (brief) lines.push(style.dim(`  ↳ ${brief}`));
@@ -147,7 +147,9 @@ export class TurnRenderer {
         const inner = msg.payload.event;
         if (call && inner.type === "ToolCall") {
           const p = inner.payload as { function?: { name?: string } };
-          call.subagent = `${msg.payload.subagent_type ?? "subagent"}: using ${p.function?.name ?? "a tool"}`;
+          call.subagent = `${msg.payload.subagent_type ?? "subagent"}: using ${
+            p.function?.name ?? "a tool"
+          }`;
         }
         break;
       }
@@ -186,18 +188,30 @@ export class TurnRenderer {
         break;
       case "Notification":
         await this.#flush();
-        term.print(style.warn(`● ${msg.payload.title}`) + (msg.payload.body ? `\n  ${firstLine(msg.payload.body)}` : ""));
+        term.print(
+          style.warn(`● ${msg.payload.title}`) +
+            (msg.payload.body ? `\n  ${firstLine(msg.payload.body)}` : ""),
+        );
         break;
       case "PlanDisplay": {
         await this.#flush();
         const md = await this.#o.markdown();
-        term.print(style.bold(`Plan (${msg.payload.file_path}):`) + "\n" + md(msg.payload.content, term.columns));
+        term.print(
+          style.bold(`Plan (${msg.payload.file_path}):`) + "\n" +
+            md(msg.payload.content, term.columns),
+        );
         break;
       }
       case "HookResolved":
         if (msg.payload.action === "block") {
           await this.#flush();
-          term.print(style.warn(`⛔ ${msg.payload.event} hook blocked${msg.payload.reason ? `: ${msg.payload.reason}` : ""}`));
+          term.print(
+            style.warn(
+              `⛔ ${msg.payload.event} hook blocked${
+                msg.payload.reason ? `: ${msg.payload.reason}` : ""
+              }`,
+            ),
+          );
         }
         break;
       default:
@@ -312,11 +326,16 @@ export class TurnRenderer {
     const spin = style.accent(SPINNER[this.#frame]);
     for (const call of this.#calls.values()) {
       const arg = keyArgument(call.name, call.args);
-      rows.push(...wrapRows(`${spin} Using ${style.accent(call.name)}${arg ? ` (${arg})` : ""}`, cols).slice(0, 2));
+      rows.push(
+        ...wrapRows(`${spin} Using ${style.accent(call.name)}${arg ? ` (${arg})` : ""}`, cols)
+          .slice(0, 2),
+      );
       if (call.subagent) rows.push(style.dim(`  ↳ ${call.subagent}`));
     }
     if (this.#activity) rows.push(`${spin} ${this.#activity}`);
-    if (this.#kind === "think" && !this.#o.showThinking) rows.push(`${spin} ${style.thinking("Thinking…")}`);
+    if (this.#kind === "think" && !this.#o.showThinking) {
+      rows.push(`${spin} ${style.thinking("Thinking…")}`);
+    }
     if (rows.length === 0) rows.push(`${spin} ${style.dim("Working… (ctrl-c to cancel)")}`);
     rows.push(this.#o.statusLine());
     term.render(rows);

@@ -5,7 +5,7 @@
  * @module
  */
 import type { Key } from "./keys.ts";
-import { displayWidth, layoutLine } from "./layout.ts";
+import { displayWidth, layoutLine, stripAnsi } from "./layout.ts";
 import type { Terminal } from "./terminal.ts";
 import { style } from "./theme.ts";
 
@@ -41,7 +41,10 @@ export function select(term: Terminal, opts: SelectOptions): Promise<number[] | 
   const draw = () => {
     const rows: string[] = [];
     for (const t of opts.title) rows.push(...t.split("\n"));
-    const first = Math.max(0, Math.min(index - Math.floor(maxShown / 2), opts.options.length - maxShown));
+    const first = Math.max(
+      0,
+      Math.min(index - Math.floor(maxShown / 2), opts.options.length - maxShown),
+    );
     opts.options.slice(first, first + maxShown).forEach((o, j) => {
       const i = first + j;
       const mark = opts.multiple ? (chosen.has(i) ? "[x] " : "[ ] ") : "";
@@ -62,7 +65,9 @@ export function select(term: Terminal, opts: SelectOptions): Promise<number[] | 
   term.setHandler((key: Key) => {
     const n = opts.options.length;
     if (key.name === "up" || (key.name === "char" && key.text === "k")) index = (index + n - 1) % n;
-    else if (key.name === "down" || key.name === "tab" || (key.name === "char" && key.text === "j")) {
+    else if (
+      key.name === "down" || key.name === "tab" || (key.name === "char" && key.text === "j")
+    ) {
       index = (index + 1) % n;
     } else if (key.name === "char" && /^[1-9]$/.test(key.text ?? "") && Number(key.text) <= n) {
       index = Number(key.text) - 1;
@@ -127,6 +132,6 @@ export function textInput(term: Terminal, opts: TextInputOptions): Promise<strin
 /** Split a styled row into terminal rows (long option labels wrap). */
 function cut(row: string, columns: number): string[] {
   if (displayWidth(row) <= columns) return [row];
-  const plain = row.replace(/\x1b\[[0-9;]*m/g, "");
+  const plain = stripAnsi(row);
   return layoutLine(plain, 0, columns).rows;
 }
