@@ -311,3 +311,40 @@ Deno.test(
       }
     }),
 );
+
+Deno.test("shell: /mcp lists servers, their status and tools", opts, () =>
+  withShell(async (sb) => {
+    const fixture = new URL("./helpers/mcp_stdio_server.ts", import.meta.url).pathname;
+    const denoJson = new URL("../deno.json", import.meta.url).pathname;
+    const mcp = JSON.stringify({
+      mcpServers: {
+        tester: {
+          command: Deno.execPath(),
+          args: ["run", "-A", "--config", denoJson, "--no-lock", fixture],
+        },
+        ghost: { command: "/nonexistent/mcp-server" },
+      },
+    });
+    const config = await sb.scriptedConfig([]);
+    const t = await TmuxKimi.start(sb, ["--config-file", config, "--mcp-config", mcp]);
+    try {
+      await t.waitFor(promptReady);
+      const deadline = Date.now() + 20_000;
+      let screen = "";
+      while (Date.now() < deadline) {
+        await t.type("/mcp");
+        await t.keys("Enter");
+        await t.waitFor(promptReady);
+        screen = await t.screen();
+        if (screen.includes("tester (connected)")) break;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      assertMatch(screen, /MCP: 1\/2 servers connected, 3 tools/);
+      assertMatch(screen, /tester \(connected\): ping, crash, whoami/);
+      assertMatch(screen, /ghost \(failed\): no tools/);
+      await t.keys("C-d");
+      await t.waitFor("[exit 0]");
+    } finally {
+      await t.close();
+    }
+  }));

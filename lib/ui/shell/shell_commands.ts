@@ -218,7 +218,7 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
     aliases: [],
     description: "Show MCP servers and their tools",
     run(ctx) {
-      const s = ctx.mcpStatus;
+      const s = ctx.app.mcp?.status() ?? ctx.mcpStatus;
       if (!s || s.total === 0) {
         ctx.print(
           "No MCP servers are connected. Add them in ~/.kimi/mcp.json or with --mcp-config-file.",
