@@ -6,28 +6,16 @@
  *
  * @module
  */
-import type { HookDef, HookEvent } from "../config/schema.ts";
+import { type HookDef, type HookEvent, HookEventSchema } from "../config/schema.ts";
 import { log } from "../log.ts";
 import { PendingRequest, type WireEvent } from "../wire/messages.ts";
 import { event as wireEvent } from "../wire/messages.ts";
 import { allowResult, type HookAction, type HookResult, runHookCommand } from "./runner.ts";
 
 /** The 13 events a hook can subscribe to (initialize `hooks.supported_events`, in order). */
-export const HOOK_EVENTS: readonly HookEvent[] = [
-  "PreToolUse",
-  "PostToolUse",
-  "PostToolUseFailure",
-  "UserPromptSubmit",
-  "Stop",
-  "StopFailure",
-  "SessionStart",
-  "SessionEnd",
-  "SubagentStart",
-  "SubagentStop",
-  "PreCompact",
-  "PostCompact",
-  "Notification",
-];
+export const HOOK_EVENTS: readonly HookEvent[] = HookEventSchema.options.filter((e) =>
+  e !== "MessageDisplay"
+);
 
 /** Whether a string names one of the supported hook events. */
 export function isHookEvent(name: string): name is HookEvent {

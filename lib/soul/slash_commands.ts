@@ -56,18 +56,7 @@ export const clearCommand: SoulCommand = {
     await soul.fileSnapshots?.keepSince(0);
     await soul.context.writeSystemPrompt(prompt);
     say("The context has been cleared.");
-    soul.emit({
-      type: "StatusUpdate",
-      payload: {
-        context_usage: 0,
-        context_tokens: 0,
-        max_context_tokens: soul.llm?.maxContextSize ?? null,
-        token_usage: null,
-        message_id: null,
-        plan_mode: null,
-        mcp_status: null,
-      },
-    });
+    soul.emitContextStatus(0);
   },
 };
 
@@ -83,20 +72,7 @@ export const compactCommand: SoulCommand = {
     }
     await soul.compact({ instruction: args, trigger: "manual" });
     say("The context has been compacted.");
-    const max = soul.llm?.maxContextSize ?? null;
-    const tokens = soul.context.tokenCount;
-    soul.emit({
-      type: "StatusUpdate",
-      payload: {
-        context_usage: max ? tokens / max : null,
-        context_tokens: tokens,
-        max_context_tokens: max,
-        token_usage: null,
-        message_id: null,
-        plan_mode: null,
-        mcp_status: null,
-      },
-    });
+    soul.emitContextStatus(soul.context.tokenCount);
   },
 };
 

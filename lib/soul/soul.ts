@@ -277,6 +277,23 @@ export class KimiSoul {
     }
   }
 
+  /**
+   * Report the context size on the wire (after /clear, /compact, /undo): usage, tokens and
+   * window, everything else null.
+   */
+  emitContextStatus(tokens: number = this.context.tokenCountWithPending): void {
+    const max = this.#llm?.maxContextSize ?? null;
+    this.emit(event("StatusUpdate", {
+      context_usage: max ? tokens / max : null,
+      context_tokens: tokens,
+      max_context_tokens: max,
+      token_usage: null,
+      message_id: null,
+      plan_mode: null,
+      mcp_status: null,
+    }));
+  }
+
   /** Queue input to be consumed after the current step. */
   steer(input: UserInput): void {
     this.#steers.push(input);

@@ -125,19 +125,6 @@ export const undoCommand: SoulCommand = {
       return rel.startsWith("..") || rel.startsWith("/") ? p : rel;
     };
     say(undoSummary(n, report, show));
-    const max = soul.llm?.maxContextSize ?? null;
-    const tokens = soul.context.tokenCountWithPending;
-    soul.emit({
-      type: "StatusUpdate",
-      payload: {
-        context_usage: max ? tokens / max : null,
-        context_tokens: tokens,
-        max_context_tokens: max,
-        token_usage: null,
-        message_id: null,
-        plan_mode: null,
-        mcp_status: null,
-      },
-    });
+    soul.emitContextStatus();
   },
 };

@@ -42,13 +42,11 @@ import {
   successResponse,
 } from "./jsonrpc.ts";
 import { readLines } from "./line_reader.ts";
-import { HookEventSchema } from "../../config/schema.ts";
+import { HOOK_EVENTS } from "../../hooks/engine.ts";
 import { type ClientProfile, filterForClient, parseProtocolVersion } from "./version_filter.ts";
 
 /** The 13 hook events of the hook system (initialize `hooks.supported_events`). */
-export const HOOK_EVENT_TYPES: readonly string[] = HookEventSchema.options.filter((e) =>
-  e !== "MessageDisplay"
-);
+export const HOOK_EVENT_TYPES: readonly string[] = HOOK_EVENTS;
 
 /** Tools hidden unless the client declares plan mode support. */
 const PLAN_MODE_TOOLS = ["EnterPlanMode", "ExitPlanMode"];
