@@ -348,3 +348,174 @@ Deno.test("shell: /mcp lists servers, their status and tools", opts, () =>
       await t.close();
     }
   }));
+
+/** The messages of the session's context.jsonl (records with a role). */
+async function contextMessages(sb: KimiSandbox): Promise<{ role: string; text: string }[]> {
+  const out: { role: string; text: string }[] = [];
+  for (const line of (await contextText(sb)).split("\n")) {
+    if (!line.trim()) continue;
+    const rec = JSON.parse(line);
+    if (typeof rec.role !== "string" || rec.role.startsWith("_")) continue;
+    const text = typeof rec.content === "string"
+      ? rec.content
+      : Array.isArray(rec.content)
+      ? rec.content.map((p: { text?: string }) => p.text ?? "").join("")
+      : "";
+    out.push({ role: rec.role, text });
+  }
+  return out;
+}
+
+Deno.test(
+  "shell: text typed and entered during a turn steers it after the current step",
+  opts,
+  () =>
+    withShell(async (sb) => {
+      const config = await sb.scriptedConfig([
+        toolCallLine("c1", "Shell", { command: "sleep 2 && echo slept-ok" }),
+        "text: I saw your steer.",
+      ]);
+      const t = await TmuxKimi.start(sb, ["--config-file", config, "--yolo"]);
+      try {
+        await t.waitFor(promptReady);
+        await t.type("start the long command");
+        await t.keys("Enter");
+        await t.waitFor("Using Shell (sleep 2 && echo slept-ok)");
+        await t.type("steer-text-77");
+        // the input line stays editable under the output while the turn runs
+        let screen = await t.waitFor(/^✨ steer-text-77$/m);
+        assertStringIncludes(screen.split("\n").at(-1)!, "enter: steer");
+        await t.keys("Enter");
+        screen = await t.waitFor("steer-text-77 (sent after the current step)");
+        assert(!/^✨ steer-text-77$/m.test(screen), "the input line is cleared");
+        screen = await t.waitFor((s) => s.includes("I saw your steer.") && promptReady(s));
+        // the steer is in the transcript after the tool result and before the model's reply
+        const lines = screen.split("\n");
+        const at = (re: RegExp) => lines.findIndex((l) => re.test(l));
+        const used = at(/• Used Shell/);
+        const steer = at(/^✨ steer-text-77$/);
+        const reply = at(/I saw your steer\./);
+        assert(used >= 0 && used < steer && steer < reply, `order wrong:\n${screen}`);
+        assert(!screen.includes("sent after the current step"), "the pending line is gone");
+        const msgs = await contextMessages(sb);
+        const i = msgs.findIndex((m) => m.role === "user" && m.text === "steer-text-77");
+        assert(i > 0, `steer not in context: ${JSON.stringify(msgs)}`);
+        assertEquals(msgs[i - 1].role, "tool");
+        assertStringIncludes(msgs[i - 1].text, "slept-ok");
+        assertEquals(msgs[i + 1]?.role, "assistant");
+        assertEquals(msgs[i + 1]?.text, "I saw your steer.");
+      } finally {
+        await t.close();
+      }
+    }),
+);
+
+Deno.test(
+  "shell: text typed during a turn without Enter is still in the prompt after the turn",
+  opts,
+  () =>
+    withShell(async (sb) => {
+      const config = await sb.scriptedConfig([
+        toolCallLine("c1", "Shell", { command: "sleep 1.5" }),
+        "text: First turn done.",
+        "text: Got the draft.",
+      ]);
+      const t = await TmuxKimi.start(sb, ["--config-file", config, "--yolo"]);
+      try {
+        await t.waitFor(promptReady);
+        await t.type("first");
+        await t.keys("Enter");
+        await t.waitFor("Using Shell (sleep 1.5)");
+        await t.type("draft-keep");
+        await t.keys("Left", "Left", "Left", "Left");
+        await t.type("55-");
+        await t.waitFor(/^✨ draft-55-keep$/m);
+        const screen = await t.waitFor((s) =>
+          s.includes("First turn done.") && s.split("\n").at(-1)!.includes("ctrl-x: shell mode")
+        );
+        assertEquals(screen.split("\n").at(-2), "✨ draft-55-keep");
+        await t.type("!");
+        await t.waitFor(/^✨ draft-55-!keep$/m);
+        await t.keys("Enter");
+        await t.waitFor((s) => s.includes("Got the draft.") && promptReady(s));
+        const users = (await contextMessages(sb)).filter((m) => m.role === "user");
+        assertEquals(users.map((m) => m.text), ["first", "draft-55-!keep"]);
+      } finally {
+        await t.close();
+      }
+    }),
+);
+
+Deno.test(
+  "shell: Ctrl-C during a turn keeps the typed text, including an unsent steer",
+  opts,
+  () =>
+    withShell(async (sb) => {
+      const marker = 5000 + Math.floor(Math.random() * 900);
+      const config = await sb.scriptedConfig([
+        toolCallLine("c1", "Shell", { command: `sleep ${marker}`, timeout: 300 }),
+      ]);
+      const t = await TmuxKimi.start(sb, ["--config-file", config, "--yolo"]);
+      try {
+        await t.waitFor(promptReady);
+        await t.type("go");
+        await t.keys("Enter");
+        await t.waitFor(`Using Shell (sleep ${marker})`);
+        await t.type("never-consumed");
+        await t.keys("Enter");
+        await t.waitFor("never-consumed (sent after the current step)");
+        await t.type("half typed");
+        await t.keys("C-c");
+        const screen = await t.waitFor((s) =>
+          s.includes("Interrupted by user") && s.split("\n").at(-1)!.includes("ctrl-x")
+        );
+        const lines = screen.split("\n");
+        assertEquals(lines.slice(-3, -1), ["✨ never-consumed", "   half typed"]);
+      } finally {
+        await t.close();
+      }
+    }),
+);
+
+Deno.test(
+  "shell: the prompt is on screen after each of several turns in a row",
+  opts,
+  () =>
+    withShell(async (sb) => {
+      const mock = await startMockOpenAI();
+      try {
+        const config = await sb.openaiConfig(mock.url, { capabilities: ["thinking"] });
+        const t = await TmuxKimi.start(sb, ["--config-file", config], { width: 80, height: 24 });
+        try {
+          await t.waitFor(promptReady);
+          for (let i = 0; i < 6; i++) {
+            const words = Array.from({ length: 60 }, (_, k) => `w${k}`).join(" ");
+            mock.enqueue({
+              reasoning: ["thinking ", "about it"],
+              text: [
+                `## Part ${i}\n\n`,
+                `${words}\n\n`,
+                "```ts\nconst x = 1;\n```\n\n",
+                `end-${i}.`,
+              ],
+              chunkDelayMs: 40,
+              usage: { prompt_tokens: 1000 * (i + 1), completion_tokens: 50 },
+            });
+            await t.type(`turn number ${i}`);
+            await t.keys("Enter");
+            await t.waitFor((s) => s.includes(`end-${i}.`) && promptReady(s));
+            // the prompt stays drawn: nothing from the finished turn draws over it later
+            for (let k = 0; k < 5; k++) {
+              await new Promise((r) => setTimeout(r, 60));
+              const screen = await t.screen();
+              assert(promptReady(screen), `prompt gone after turn ${i}:\n${screen}`);
+            }
+          }
+        } finally {
+          await t.close();
+        }
+      } finally {
+        await mock.close();
+      }
+    }),
+);

@@ -80,7 +80,7 @@ export class TmuxKimi {
 
   /** Type literal text. */
   async type(text: string): Promise<void> {
-    await this.tmux(["send-keys", "-t", "0", "-l", text]);
+    await this.tmux(["send-keys", "-t", "0", "-l", "--", text]);
   }
 
   /** The visible screen (trailing blank lines removed). */

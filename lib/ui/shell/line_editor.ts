@@ -28,7 +28,33 @@ export interface LineEditorOptions {
   footer: () => string[];
 }
 
-/** Reads one input at a time from the terminal. */
+/** What the editor does with keys while a turn runs (see {@link LineEditor.attachTurn}). */
+export interface TurnInputHandlers {
+  /** Enter on a non-empty line: the text (the buffer is then cleared). */
+  onSubmit(text: string): void;
+  /** Ctrl-C: interrupt the turn (the typed text is kept). */
+  onInterrupt(): void;
+  /** Redraw the live area that embeds {@link LineEditor.frame}. */
+  render(): void;
+}
+
+/** The editor's rows and cursor, for embedding in another live area. */
+export interface EditorFrame {
+  /** Rows, each fitting one terminal row. */
+  rows: string[];
+  /** Cursor position within `rows`. */
+  cursor: { row: number; col: number };
+}
+
+type EditorContext =
+  | { kind: "prompt"; finish: (r: ReadResult) => void }
+  | { kind: "turn"; handlers: TurnInputHandlers };
+
+/**
+ * Reads input from the terminal: one prompt at a time with {@link read}, and type-ahead while a
+ * turn runs with {@link attachTurn}. The buffer survives between the two, so nothing typed is
+ * lost when a turn ends.
+ */
 export class LineEditor {
   readonly #opts: LineEditorOptions;
   /** Whether input runs as a shell command (toggled with Ctrl-X). */
@@ -40,37 +66,136 @@ export class LineEditor {
   #hint = "";
   #menu: string[] = [];
   #armedExit = false;
+  #ctx: EditorContext | null = null;
+  #busy: Promise<void> = Promise.resolve();
+  readonly #listener = (key: Key) => {
+    // keys are handled in order even when completion awaits the file system
+    this.#busy = this.#busy.then(() => this.#route(key)).catch(() => {});
+  };
 
   /** Create an editor. */
   constructor(opts: LineEditorOptions) {
     this.#opts = opts;
   }
 
-  /** Read one input; `initial` pre-fills the buffer. */
-  read(initial = ""): Promise<ReadResult> {
-    this.#buf = initial;
-    this.#cur = initial.length;
+  /** The text typed so far. */
+  get text(): string {
+    return this.#buf;
+  }
+
+  /**
+   * Read one input. `initial` replaces the buffer; without it, text typed ahead (during the
+   * last turn) is kept.
+   */
+  read(initial?: string): Promise<ReadResult> {
+    if (initial !== undefined) this.#setBuffer(initial);
     this.#histIndex = this.#opts.history.entries.length;
     this.#draft = "";
     this.#hint = "";
     this.#menu = [];
     this.#armedExit = false;
     const { promise, resolve } = Promise.withResolvers<ReadResult>();
-    let busy = Promise.resolve();
-    const finish = (r: ReadResult) => {
-      this.#opts.term.setHandler(null);
-      resolve(r);
+    this.#ctx = {
+      kind: "prompt",
+      finish: (r) => {
+        this.#ctx = null;
+        this.#opts.term.setHandler(null);
+        resolve(r);
+      },
     };
-    this.#opts.term.setHandler((key) => {
-      // keys are handled in order even when completion awaits the file system
-      busy = busy.then(() => this.#onKey(key, finish)).catch(() => {});
-    });
     this.#draw();
+    this.#opts.term.setHandler(this.#listener);
     return promise;
+  }
+
+  /**
+   * Edit type-ahead while a turn runs: keys go to the editor, drawing goes through
+   * `handlers.render` (which embeds {@link frame}). Call again after a modal took the keys.
+   */
+  attachTurn(handlers: TurnInputHandlers): void {
+    if (this.#ctx?.kind !== "turn") {
+      this.#histIndex = this.#opts.history.entries.length;
+      this.#menu = [];
+      this.#hint = "";
+    }
+    this.#ctx = { kind: "turn", handlers };
+    this.#opts.term.setHandler(this.#listener);
+  }
+
+  /** Stop taking keys for a turn (keys typed from now on wait for the next {@link read}). */
+  detachTurn(): void {
+    if (this.#ctx?.kind !== "turn") return;
+    this.#ctx = null;
+    this.#menu = [];
+    this.#hint = "";
+    this.#opts.term.setHandler(null);
+  }
+
+  /** Prepend text to the buffer (e.g. steers a cancelled turn did not consume). */
+  restore(text: string): void {
+    const sep = this.#buf ? "\n" : "";
+    this.#buf = text + sep + this.#buf;
+    this.#cur += text.length + sep.length;
   }
 
   /** Redraw (e.g. after the footer changed). */
   redraw(): void {
+    this.#draw();
+  }
+
+  #setBuffer(text: string): void {
+    this.#buf = text;
+    this.#cur = text.length;
+  }
+
+  async #route(key: Key): Promise<void> {
+    const ctx = this.#ctx;
+    if (!ctx) {
+      // the read this key was typed into has ended: hand it to whoever listens next
+      this.#opts.term.inject(key);
+      return;
+    }
+    if (ctx.kind === "turn") await this.#onTurnKey(key, ctx.handlers);
+    else await this.#onKey(key, ctx.finish);
+  }
+
+  async #onTurnKey(key: Key, handlers: TurnInputHandlers): Promise<void> {
+    switch (key.name) {
+      case "enter": {
+        if (this.#buf.slice(0, this.#cur).endsWith("\\") && this.#cur === this.#buf.length) {
+          this.#buf = this.#buf.slice(0, -1);
+          this.#cur--;
+          this.#insert("\n");
+          break;
+        }
+        const text = this.#buf;
+        this.#hint = "";
+        this.#menu = [];
+        if (text.trim()) {
+          this.#setBuffer("");
+          this.#histIndex = this.#opts.history.entries.length;
+          handlers.onSubmit(text);
+        }
+        break;
+      }
+      case "ctrl-c":
+        this.#menu = [];
+        handlers.onInterrupt();
+        break;
+      case "ctrl-d":
+        if (this.#cur < this.#buf.length) {
+          this.#buf = this.#buf.slice(0, this.#cur) +
+            this.#buf.slice(nextBoundary(this.#buf, this.#cur));
+        }
+        break;
+      case "ctrl-x":
+      case "ctrl-l":
+        break;
+      default:
+        // editing keys behave as at the prompt (no exit or submit path reaches here)
+        await this.#onKey(key, () => {});
+        return;
+    }
     this.#draw();
   }
 
@@ -95,6 +220,7 @@ export class LineEditor {
           break;
         }
         const text = this.#buf;
+        this.#setBuffer("");
         this.#opts.term.clearLive();
         finish({ kind: "line", text, shellMode: this.shellMode });
         return;
@@ -246,9 +372,9 @@ export class LineEditor {
     }
   }
 
-  #draw(): void {
-    const term = this.#opts.term;
-    const cols = term.columns;
+  /** The input rows (with the completion menu and hint) and the cursor. */
+  frame(): EditorFrame {
+    const cols = this.#opts.term.columns;
     const prefix = this.shellMode ? "$ " : "✨ ";
     const cont = " ".repeat(displayWidth(prefix));
     const rows: string[] = [];
@@ -270,14 +396,26 @@ export class LineEditor {
       rows.push(...styled);
       offset += line.length + 1;
     });
-    const footer: string[] = [];
     if (this.#menu.length > 0) {
       const shown = this.#menu.slice(0, 10);
-      footer.push(style.dim(shown.join("  ") + (this.#menu.length > 10 ? "  …" : "")));
+      rows.push(
+        truncateRow(style.dim(shown.join("  ") + (this.#menu.length > 10 ? "  …" : "")), cols),
+      );
     }
-    if (this.#hint) footer.push(style.dim(this.#hint));
-    footer.push(...this.#opts.footer());
-    term.render([...rows, ...footer.map((f) => truncateRow(f, cols))], cursor);
+    if (this.#hint) rows.push(truncateRow(style.dim(this.#hint), cols));
+    return { rows, cursor };
+  }
+
+  #draw(): void {
+    const ctx = this.#ctx;
+    if (ctx?.kind === "turn") {
+      ctx.handlers.render();
+      return;
+    }
+    const term = this.#opts.term;
+    const { rows, cursor } = this.frame();
+    const footer = this.#opts.footer().map((f) => truncateRow(f, term.columns));
+    term.render([...rows, ...footer], cursor);
   }
 }
 
@@ -298,8 +436,8 @@ function nextBoundary(text: string, i: number): number {
   return i + (first?.segment.length ?? 1);
 }
 
-/** Cut a (possibly styled) footer row to one terminal row. */
-function truncateRow(row: string, cols: number): string {
+/** Cut a (possibly styled) row to one terminal row. */
+export function truncateRow(row: string, cols: number): string {
   if (displayWidth(row) <= cols) return row;
   // the footer is short status text: dropping styling to truncate exactly is fine
   const plain = stripAnsi(row);

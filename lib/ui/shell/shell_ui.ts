@@ -17,7 +17,7 @@ import type { Subscription } from "../../wire/broadcast.ts";
 import { isRequest, type PendingRequest, type WireMessage } from "../../wire/messages.ts";
 import { WireFile } from "../../wire/recorder.ts";
 import { historyFile, HistoryStore } from "./history_store.ts";
-import { LineEditor } from "./line_editor.ts";
+import { LineEditor, type ReadResult, truncateRow, type TurnInputHandlers } from "./line_editor.ts";
 import { loadMarkdown } from "./markdown.ts";
 import { promptApproval, promptQuestions } from "./request_prompts.ts";
 import { findShellCommand, SHELL_COMMANDS } from "./shell_commands.ts";
@@ -75,7 +75,11 @@ class Shell implements ShellContext {
   #modalOpen = false;
   #turnActive = false;
   #renderer: TurnRenderer | null = null;
-  #turnKeys: ((name: string) => void) | null = null;
+  #turnInput: TurnInputHandlers | null = null;
+  /** Steers sent to the soul and not consumed yet (shown under the output). */
+  #steers: string[] = [];
+  /** Inputs to run after the current turn (slash commands and unconsumed steers). */
+  #afterTurn: string[] = [];
   #queuedApprovals: PendingRequest<"ApprovalRequest">[] = [];
 
   constructor(app: KimiApp, term: Terminal, opts: ShellOptions) {
@@ -117,41 +121,21 @@ class Shell implements ShellContext {
     setTimeout(() => void loadMarkdown().then(() => this.#turnActive || this.term.refresh()), 1500);
     try {
       while (true) {
-        const initial = this.prefill;
-        this.prefill = "";
-        const r = await this.#editor.read(initial);
+        let r: ReadResult;
+        const queued = this.#afterTurn.shift();
+        if (queued !== undefined) {
+          // typed during the last turn and not consumed by it: runs now, as if just entered
+          r = { kind: "line", text: queued, shellMode: false };
+        } else {
+          const initial = this.prefill;
+          this.prefill = "";
+          r = await this.#editor.read(initial || undefined);
+        }
         if (r.kind === "exit") break;
         const text = r.text;
         if (!text.trim()) continue;
-        await this.#history.add(text);
-        const prefix = r.shellMode ? "$ " : "✨ ";
-        this.print(style.prompt(prefix, r.shellMode) + text.replace(/\n/g, "\n   "));
-        if (r.shellMode) {
-          await this.#runShellCommand(text);
-          continue;
-        }
-        const cmd = text.startsWith("/") ? parseSlashCommand(text) : null;
-        if (cmd) {
-          const shellCmd = findShellCommand(cmd.name);
-          if (shellCmd) {
-            try {
-              if (await shellCmd.run(this, cmd.args) === "exit") break;
-            } catch (err) {
-              this.print(style.error(`/${cmd.name} failed: ${(err as Error).message}`));
-            }
-            continue;
-          }
-          const known = this.app.soul.commands.some((c) =>
-            c.name === cmd.name || c.aliases.includes(cmd.name)
-          );
-          if (!known && !cmd.name.includes(":")) {
-            this.print(
-              style.error(`Unknown command /${cmd.name}. Type /help to see the commands.`),
-            );
-            continue;
-          }
-        }
-        await this.runTurn(text);
+        if (queued === undefined) await this.#history.add(text);
+        if (await this.#handleInput(text, r.shellMode) === "exit") break;
       }
     } finally {
       this.#hub?.unsubscribe();
@@ -161,6 +145,36 @@ class Shell implements ShellContext {
     }
     this.print(style.dim("Bye!"));
     return { code: 0, session: this.app.session };
+  }
+
+  /** Run one entered line: a shell command, a slash command or a turn. */
+  async #handleInput(text: string, shellMode: boolean): Promise<"exit" | void> {
+    const prefix = shellMode ? "$ " : "✨ ";
+    this.print(style.prompt(prefix, shellMode) + text.replace(/\n/g, "\n   "));
+    if (shellMode) {
+      await this.#runShellCommand(text);
+      return;
+    }
+    const cmd = text.startsWith("/") ? parseSlashCommand(text) : null;
+    if (cmd) {
+      const shellCmd = findShellCommand(cmd.name);
+      if (shellCmd) {
+        try {
+          if (await shellCmd.run(this, cmd.args) === "exit") return "exit";
+        } catch (err) {
+          this.print(style.error(`/${cmd.name} failed: ${(err as Error).message}`));
+        }
+        return;
+      }
+      const known = this.app.soul.commands.some((c) =>
+        c.name === cmd.name || c.aliases.includes(cmd.name)
+      );
+      if (!known && !cmd.name.includes(":")) {
+        this.print(style.error(`Unknown command /${cmd.name}. Type /help to see the commands.`));
+        return;
+      }
+    }
+    await this.runTurn(text);
   }
 
   #welcome(): void {
@@ -184,7 +198,8 @@ class Shell implements ShellContext {
       yolo: soul.approval.state.yolo,
       afk: soul.approval.state.afk,
       plan: soul.planMode,
-      shellMode: this.#editor?.shellMode ?? false,
+      shellMode: this.#turnActive ? false : this.#editor?.shellMode ?? false,
+      busy: this.#turnActive,
     });
   }
 
@@ -243,9 +258,26 @@ class Shell implements ShellContext {
   }
 
   #installTurnKeys(): void {
-    const handler = this.#turnKeys;
-    if (!handler || !this.#turnActive) return;
-    this.term.setHandler((k) => handler(k.name));
+    const handlers = this.#turnInput;
+    if (!handlers || !this.#turnActive) return;
+    this.#editor.attachTurn(handlers);
+  }
+
+  /** The rows under a running turn's output: pending steers and queued inputs, then the input. */
+  #turnInputFrame(): { rows: string[]; cursor: { row: number; col: number } | null } {
+    const cols = this.term.columns;
+    const rows: string[] = [];
+    for (const s of this.#steers) {
+      rows.push(truncateRow(style.dim(`↳ ${oneLine(s)} (sent after the current step)`), cols));
+    }
+    for (const s of this.#afterTurn) {
+      rows.push(truncateRow(style.dim(`↳ ${oneLine(s)} (queued for after this turn)`), cols));
+    }
+    const f = this.#editor.frame();
+    return {
+      rows: [...rows, ...f.rows],
+      cursor: { row: rows.length + f.cursor.row, col: f.cursor.col },
+    };
   }
 
   async runTurn(input: string): Promise<void> {
@@ -254,15 +286,31 @@ class Shell implements ShellContext {
       term: this.term,
       markdown: loadMarkdown,
       showThinking: this.app.config.show_thinking_stream,
-      statusLine: () => this.#statusLine(),
+      // one row, like the prompt's footer: a wrapped row would break the live area's row count
+      statusLine: () => truncateRow(this.#statusLine(), this.term.columns),
+      input: () => this.#turnInputFrame(),
+      steer: (text) => style.prompt("✨ ", false) + text.replace(/\n/g, "\n   "),
       onStatus: (s) => {
         if (s.contextUsage !== null) this.contextUsage = s.contextUsage;
       },
     });
     this.#renderer = renderer;
     this.#turnActive = true;
-    this.#turnKeys = (name) => {
-      if (name === "ctrl-c" && !ac.signal.aborted) ac.abort(new RunCancelled());
+    this.#steers = [];
+    this.#turnInput = {
+      onSubmit: (text) => {
+        void this.#history.add(text);
+        // commands are not messages for the model: they run once the turn is over
+        if (text.startsWith("/")) this.#afterTurn.push(text);
+        else {
+          this.#steers.push(text);
+          this.app.soul.steer(text);
+        }
+      },
+      onInterrupt: () => {
+        if (!ac.signal.aborted) ac.abort(new RunCancelled());
+      },
+      render: () => renderer.redraw(),
     };
     this.#installTurnKeys();
     for (const req of this.#queuedApprovals.splice(0)) this.#enqueueModal(req);
@@ -283,6 +331,7 @@ class Shell implements ShellContext {
               if (msg.type === "StatusUpdate" && msg.payload.mcp_status) {
                 this.mcpStatus = msg.payload.mcp_status;
               }
+              if (msg.type === "SteerInput") this.#steers.shift();
               await renderer.feed(msg);
             }
           })();
@@ -294,12 +343,24 @@ class Shell implements ShellContext {
       this.print(describeTurnError(err));
     } finally {
       this.#turnActive = false;
-      this.#turnKeys = null;
+      this.#turnInput = null;
+      // keys typed from here on wait in the terminal for the next prompt
+      this.#editor.detachTurn();
+      const unconsumed = this.#steers.splice(0);
+      if (unconsumed.length > 0) {
+        // the soul stopped before taking them: an interrupted turn hands them back to the
+        // prompt; otherwise they run next, as the user asked
+        if (ac.signal.aborted) {
+          this.#editor.restore(unconsumed.join("\n"));
+          this.#afterTurn = [];
+        } else this.#afterTurn.unshift(unconsumed.join("\n"));
+      } else if (ac.signal.aborted) {
+        const queued = this.#afterTurn.splice(0);
+        if (queued.length > 0) this.#editor.restore(queued.join("\n"));
+      }
       if (this.#modalOpen) this.term.inject({ name: "escape" });
       await this.#modal;
       this.#renderer = null;
-      this.term.setHandler(null);
-      this.term.discardQueued();
     }
   }
 
@@ -342,6 +403,11 @@ class Shell implements ShellContext {
       this.term.setHandler(null);
     }
   }
+}
+
+/** Text on one row (line breaks shown as spaces). */
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, " ");
 }
 
 /** The line shown when a turn fails. */

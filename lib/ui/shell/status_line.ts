@@ -19,6 +19,8 @@ export interface StatusState {
   plan: boolean;
   /** Raw shell-command mode (Ctrl-X). */
   shellMode?: boolean;
+  /** A turn is running (the keys shown are the type-ahead ones). */
+  busy?: boolean;
 }
 
 /** The status line text. */
@@ -31,6 +33,10 @@ export function formatStatusLine(s: StatusState): string {
   if (s.plan) flags.push("plan");
   if (s.shellMode) flags.push("shell mode");
   if (flags.length > 0) parts.push(flags.join(" "));
-  const keys = s.shellMode ? "ctrl-x: agent mode" : "ctrl-x: shell mode · ctrl-j: newline";
+  const keys = s.busy
+    ? "enter: steer · ctrl-c: interrupt"
+    : s.shellMode
+    ? "ctrl-x: agent mode"
+    : "ctrl-x: shell mode · ctrl-j: newline";
   return style.dim(`${parts.join(" · ")}  ${keys}`);
 }

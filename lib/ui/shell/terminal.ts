@@ -177,6 +177,11 @@ export class Terminal {
    * `cursor` places the visible cursor (hidden when null).
    */
   render(rows: string[], cursor: { row: number; col: number } | null = null): void {
+    this.#writeFrame(this.#clearLiveSeq() + this.#liveSeq(rows, cursor));
+  }
+
+  /** The bytes drawing the live area from the cursor at its first row's start. */
+  #liveSeq(rows: string[], cursor: { row: number; col: number } | null): string {
     this.#lastLive = { rows, cursor };
     const height = Math.max(1, this.rows - 1);
     let shown = rows;
@@ -186,8 +191,7 @@ export class Terminal {
       shown = rows.slice(drop);
       cur = cursor ? { row: Math.max(0, cursor.row - drop), col: cursor.col } : null;
     }
-    let out = "\x1b[?25l" + this.#clearLiveSeq();
-    out += shown.join("\r\n");
+    let out = shown.join("\r\n");
     this.#liveRows = shown.length;
     this.#cursorRow = shown.length - 1;
     if (cur) {
@@ -196,7 +200,15 @@ export class Terminal {
       out += "\r" + (cur.col > 0 ? `\x1b[${cur.col}C` : "") + "\x1b[?25h";
       this.#cursorRow = cur.row;
     }
-    this.#writeRaw(out);
+    return out;
+  }
+
+  /**
+   * Write one frame in a single write, as a synchronized update (terminals that support mode
+   * 2026 show it at once; others ignore the mode), with the cursor hidden while it moves.
+   */
+  #writeFrame(body: string): void {
+    this.#writeRaw(`\x1b[?2026h\x1b[?25l${body}\x1b[?2026l`);
   }
 
   /** Redraw the live area as last rendered (after a resize). */
@@ -220,9 +232,9 @@ export class Terminal {
     out += rows.join("\r\n") + "\r\n";
     this.#liveRows = 0;
     this.#cursorRow = 0;
-    this.#writeRaw(out);
     const { rows: live, cursor } = this.#lastLive;
-    if (live.length > 0) this.render(live, cursor);
+    if (live.length > 0) out += this.#liveSeq(live, cursor);
+    this.#writeFrame(out);
   }
 
   /** Wait until the reader stops (after {@link stop}). */

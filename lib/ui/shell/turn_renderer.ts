@@ -29,6 +29,13 @@ export interface TurnRendererOptions {
   statusLine: () => string;
   /** Called with StatusUpdate payload fields. */
   onStatus?: (s: { contextUsage: number | null; plan: boolean | null }) => void;
+  /**
+   * Rows drawn between the output and the status line (the type-ahead input), with the
+   * cursor's place in them.
+   */
+  input?: () => { rows: string[]; cursor: { row: number; col: number } | null };
+  /** Formats a steer the soul consumed (a SteerInput) for the transcript. */
+  steer?: (text: string) => string;
 }
 
 interface CallState {
@@ -54,7 +61,9 @@ export class TurnRenderer {
   #scheduled: ReturnType<typeof setTimeout> | undefined;
   #paused = false;
   #thinkingChars = 0;
+  #finished = false;
   #chain: Promise<void> = Promise.resolve();
+  #pendingRows: { text: string; kind: string | null; cols: number; rows: string[] } | null = null;
 
   /** Create a renderer. */
   constructor(opts: TurnRendererOptions) {
@@ -78,6 +87,11 @@ export class TurnRenderer {
   /** Resume drawing. */
   resume(): void {
     this.#paused = false;
+    this.#draw();
+  }
+
+  /** Redraw the live area now (e.g. after a key changed the input rows). */
+  redraw(): void {
     this.#draw();
   }
 
@@ -166,6 +180,15 @@ export class TurnRenderer {
       case "StepInterrupted":
         await this.#flush();
         break;
+      case "SteerInput": {
+        await this.#flush();
+        const input = msg.payload.user_input;
+        const text = typeof input === "string"
+          ? input
+          : input.map((p) => (p.type === "text" ? p.text : `[${p.type}]`)).join(" ");
+        term.print(this.#o.steer ? this.#o.steer(text) : text);
+        break;
+      }
       case "CompactionBegin":
         await this.#flush();
         this.#activity = "Compacting context…";
@@ -224,6 +247,8 @@ export class TurnRenderer {
   async finish(): Promise<void> {
     await this.#chain;
     await this.#flush();
+    // nothing may draw the turn's live area once it is gone (the prompt replaces it)
+    this.#finished = true;
     clearInterval(this.#timer);
     if (this.#scheduled !== undefined) clearTimeout(this.#scheduled);
     this.#calls.clear();
@@ -310,19 +335,28 @@ export class TurnRenderer {
     }, 33);
   }
 
+  /** The live rows of the pending text (cached: keys redraw far more often than text arrives). */
+  #pendingTail(cols: number, maxRows: number): string[] {
+    const text = this.#kind === "think" && !this.#o.showThinking ? "" : this.#pending;
+    const c = this.#pendingRows;
+    if (c && c.text === text && c.kind === this.#kind && c.cols === cols) {
+      return c.rows.slice(-maxRows);
+    }
+    const tail = text.length > 8192 ? text.slice(-8192) : text;
+    const wrapped = tail ? tail.split("\n").flatMap((l) => wrapRows(l, cols)) : [];
+    const rows = this.#kind === "think" ? wrapped.map((r) => style.thinking(r)) : wrapped;
+    this.#pendingRows = { text, kind: this.#kind, cols, rows };
+    return rows.slice(-maxRows);
+  }
+
   #draw(): void {
-    if (this.#paused) return;
+    if (this.#paused || this.#finished) return;
     const term = this.#o.term;
     const cols = term.columns;
-    const maxRows = Math.max(3, term.rows - 8);
+    const input = this.#o.input?.() ?? null;
+    const maxRows = Math.max(3, term.rows - 8 - (input?.rows.length ?? 0));
     const rows: string[] = [];
-    if (this.#pending) {
-      const text = this.#kind === "think" && !this.#o.showThinking ? "" : this.#pending;
-      const tail = text.length > 8192 ? text.slice(-8192) : text;
-      const wrapped = tail.split("\n").flatMap((l) => wrapRows(l, cols));
-      const shown = wrapped.slice(-maxRows);
-      rows.push(...(this.#kind === "think" ? shown.map((r) => style.thinking(r)) : shown));
-    }
+    if (this.#pending) rows.push(...this.#pendingTail(cols, maxRows));
     const spin = style.accent(SPINNER[this.#frame]);
     for (const call of this.#calls.values()) {
       const arg = keyArgument(call.name, call.args);
@@ -337,8 +371,13 @@ export class TurnRenderer {
       rows.push(`${spin} ${style.thinking("Thinking…")}`);
     }
     if (rows.length === 0) rows.push(`${spin} ${style.dim("Working… (ctrl-c to cancel)")}`);
+    let cursor: { row: number; col: number } | null = null;
+    if (input) {
+      if (input.cursor) cursor = { row: rows.length + input.cursor.row, col: input.cursor.col };
+      rows.push(...input.rows);
+    }
     rows.push(this.#o.statusLine());
-    term.render(rows);
+    term.render(rows, cursor);
   }
 }
 
