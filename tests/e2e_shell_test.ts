@@ -519,3 +519,38 @@ Deno.test(
       }
     }),
 );
+
+Deno.test(
+  "shell: /editor hands the terminal to $EDITOR without losing the first key",
+  opts,
+  () =>
+    withShell(async (sb) => {
+      // An "editor" that reads one line from the terminal and saves it as the message.
+      const editor = `${sb.root}/line-editor.sh`;
+      await Deno.writeTextFile(
+        editor,
+        '#!/bin/sh\nIFS= read -r line\nprintf "%s\\n" "$line" > "$1"\n',
+      );
+      await Deno.chmod(editor, 0o755);
+      const config = await sb.scriptedConfig(["text: got it."]);
+      const t = await TmuxKimi.start(sb, ["--config-file", config], { env: { EDITOR: editor } });
+      try {
+        await t.waitFor(promptReady);
+        await t.type("/editor");
+        await t.keys("Enter");
+        await new Promise((r) => setTimeout(r, 300));
+        await t.type("hello from the editor");
+        await t.keys("Enter");
+        // The composed text comes back into the prompt, complete, for a last look.
+        await t.waitFor(/^✨ hello from the editor$/m);
+        await t.keys("Enter");
+        await t.waitFor((s) => s.includes("got it.") && promptReady(s));
+        const ctx = await contextText(sb);
+        assertStringIncludes(ctx, '{"role":"user","content":"hello from the editor"}');
+        await t.keys("C-d");
+        await t.waitFor("[exit 0]");
+      } finally {
+        await t.close();
+      }
+    }),
+);

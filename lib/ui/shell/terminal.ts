@@ -65,6 +65,7 @@ export class Terminal {
   #reader: Promise<void> | null = null;
   #closed = false;
   #suspended = false;
+  #wakeReader: (() => void) | null = null;
   readonly #onResize = () => this.refresh();
 
   /** Create a terminal over an IO. */
@@ -97,6 +98,7 @@ export class Terminal {
   /** Leave raw mode and restore the terminal. */
   stop(): void {
     this.#closed = true;
+    this.#wake();
     try {
       Deno.removeSignalListener("SIGWINCH", this.#onResize);
     } catch {
@@ -106,19 +108,41 @@ export class Terminal {
     this.#io.setRaw(false);
   }
 
+  /**
+   * Read keys only while someone takes them: with no handler (between an Enter and the next
+   * prompt or turn) or while suspended (a child such as $EDITOR owns the terminal) no read is
+   * pending, so keys typed meanwhile stay in the terminal's buffer for whoever reads next
+   * instead of being swallowed by a read issued too early.
+   */
   async #readLoop(): Promise<void> {
     const decoder = new TextDecoder();
+    const reader = this.#io.input.getReader();
     try {
-      for await (const chunk of this.#io.input) {
+      while (!this.#closed) {
+        // Let handlers react to the keys just dispatched (e.g. drop themselves) first.
+        await new Promise((r) => setTimeout(r, 0));
+        while (!this.#closed && (this.#handler === null || this.#suspended)) {
+          await new Promise<void>((r) => (this.#wakeReader = r));
+        }
         if (this.#closed) break;
-        for (const key of this.#decoder.feed(decoder.decode(chunk, { stream: true }))) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        for (const key of this.#decoder.feed(decoder.decode(value, { stream: true }))) {
           this.#dispatch(key);
         }
       }
     } catch {
       // input closed
+    } finally {
+      reader.releaseLock();
     }
     if (!this.#closed) this.#dispatch({ name: "ctrl-d" });
+  }
+
+  #wake(): void {
+    const wake = this.#wakeReader;
+    this.#wakeReader = null;
+    wake?.();
   }
 
   #dispatch(key: Key): void {
@@ -140,6 +164,7 @@ export class Terminal {
     this.#io.setRaw(true);
     this.#writeRaw("\x1b[?2004h");
     this.#suspended = false;
+    this.#wake();
   }
 
   /** Deliver a key as if typed (e.g. to close a modal). */
@@ -151,6 +176,7 @@ export class Terminal {
   setHandler(handler: KeyHandler | null): void {
     this.#handler = handler;
     if (handler) {
+      this.#wake();
       const queued = this.#queued;
       this.#queued = [];
       for (const k of queued) handler(k);
