@@ -150,43 +150,39 @@ Deno.test("Grep schema", async () => {
       path: {
         type: "string",
         default: ".",
-        description: "File or directory to search; the working directory by default. Give an " +
-          "absolute path when you set it.",
+        description:
+          "File or directory to search (absolute when set); default: the working directory.",
       },
       glob: {
         ...nullable({ type: "string" }),
         default: null,
-        description: "Only search files whose names match this glob, e.g. `*.ts` or " +
-          "`*.{js,jsx}`. Unset: no filter.",
+        description: "Only search files matching this glob, e.g. `*.ts` or `*.{js,jsx}`.",
       },
       output_mode: {
         type: "string",
         default: "files_with_matches",
-        description: "`files_with_matches` (default) lists matching file paths; `content` " +
-          "shows matching lines (honours `-A`, `-B`, `-C`, `-n`); `count_matches` gives the " +
-          "number of matches per file. `head_limit` applies to all three.",
+        description:
+          "`files_with_matches` lists matching paths; `content` shows matching lines (with `-A`, `-B`, `-C`, `-n`); `count_matches` counts matches per file.",
       },
       "-B": {
         ...nullable({ type: "integer" }),
         default: null,
-        description: "Lines of context to show before each match (`content` mode only).",
+        description: "Lines of context before each match (`content` mode).",
       },
       "-A": {
         ...nullable({ type: "integer" }),
         default: null,
-        description: "Lines of context to show after each match (`content` mode only).",
+        description: "Lines of context after each match (`content` mode).",
       },
       "-C": {
         ...nullable({ type: "integer" }),
         default: null,
-        description: "Lines of context to show before and after each match (`content` mode " +
-          "only).",
+        description: "Lines of context around each match (`content` mode).",
       },
       "-n": {
         type: "boolean",
         default: true,
-        description: "Prefix matching lines with their line numbers (`content` mode only). On " +
-          "by default.",
+        description: "Prefix matching lines with line numbers (`content` mode).",
       },
       "-i": {
         type: "boolean",
@@ -196,34 +192,33 @@ Deno.test("Grep schema", async () => {
       type: {
         ...nullable({ type: "string" }),
         default: null,
-        description: "Only search files of this ripgrep file type, e.g. `py`, `rust`, `js`, " +
-          "`ts`, `go`, `java`. Faster than an equivalent `glob`.",
+        description:
+          "Only search files of this ripgrep type, e.g. `py`, `rust`, `ts`, `go` (faster than `glob`).",
       },
       head_limit: {
         ...nullable({ type: "integer", minimum: 0 }),
         default: 250,
-        description: "Return at most this many output lines or entries (like `| head -N`), in " +
-          "every output mode. Defaults to 250; 0 means no limit, which can flood the context.",
+        description:
+          "Return at most this many lines or entries (like `| head -N`); 0 = no limit (can flood the context).",
       },
       offset: {
         type: "integer",
         default: 0,
         minimum: 0,
-        description: "Skip this many lines or entries before `head_limit` applies (like " +
-          "`| tail -n +N | head -N`), to page through long results. Defaults to 0.",
+        description:
+          "Skip this many lines or entries before `head_limit` applies, to page through results.",
       },
       multiline: {
         type: "boolean",
         default: false,
-        description: "Let a match span several lines, with `.` also matching line breaks " +
-          "(ripgrep's `-U --multiline-dotall`). Off by default.",
+        description:
+          "Let matches span lines, with `.` matching line breaks (`-U --multiline-dotall`).",
       },
       include_ignored: {
         type: "boolean",
         default: false,
-        description: "Also search files excluded by `.gitignore`, `.ignore` and similar rules, " +
-          "such as build output or `node_modules`. Files likely to hold secrets stay excluded. " +
-          "Off by default.",
+        description:
+          "Also search files excluded by `.gitignore`/`.ignore` rules (e.g. `node_modules`); secret files stay excluded.",
       },
     },
     required: ["pattern"],

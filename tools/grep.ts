@@ -16,7 +16,7 @@ import {
   type GrepRun,
 } from "../lib/search/grep_query.ts";
 import { findRipgrep, runRipgrep } from "../lib/search/ripgrep.ts";
-import { runTsGrep } from "../lib/search/ts_grep.ts";
+import { lazyImport } from "../lib/lazy_import.ts";
 import { integer, orNull } from "../lib/tooling/param_types.ts";
 import { toolError } from "../lib/tooling/result.ts";
 import type {
@@ -35,50 +35,45 @@ export const DEFAULT_HEAD_LIMIT = 250;
 export const GrepParamsSchema = z.object({
   pattern: z.string().describe("Regular expression to search file contents for."),
   path: z.string().default(".").describe(
-    "File or directory to search; the working directory by default. Give an absolute path " +
-      "when you set it.",
+    "File or directory to search (absolute when set); default: the working directory.",
   ),
   glob: orNull(z.string()).default(null).describe(
-    "Only search files whose names match this glob, e.g. `*.ts` or `*.{js,jsx}`. Unset: no " +
-      "filter.",
+    "Only search files matching this glob, e.g. `*.ts` or `*.{js,jsx}`.",
   ),
   output_mode: z.string().default("files_with_matches").describe(
-    "`files_with_matches` (default) lists matching file paths; `content` shows matching lines " +
-      "(honours `-A`, `-B`, `-C`, `-n`); `count_matches` gives the number of matches per file. " +
-      "`head_limit` applies to all three.",
+    "`files_with_matches` lists matching paths; `content` shows matching lines (with `-A`, " +
+      "`-B`, `-C`, `-n`); `count_matches` counts matches per file.",
   ),
   "-B": orNull(integer()).default(null).describe(
-    "Lines of context to show before each match (`content` mode only).",
+    "Lines of context before each match (`content` mode).",
   ),
   "-A": orNull(integer()).default(null).describe(
-    "Lines of context to show after each match (`content` mode only).",
+    "Lines of context after each match (`content` mode).",
   ),
   "-C": orNull(integer()).default(null).describe(
-    "Lines of context to show before and after each match (`content` mode only).",
+    "Lines of context around each match (`content` mode).",
   ),
   "-n": z.boolean().default(true).describe(
-    "Prefix matching lines with their line numbers (`content` mode only). On by default.",
+    "Prefix matching lines with line numbers (`content` mode).",
   ),
   "-i": z.boolean().default(false).describe("Match without regard to letter case."),
   type: orNull(z.string()).default(null).describe(
-    "Only search files of this ripgrep file type, e.g. `py`, `rust`, `js`, `ts`, `go`, " +
-      "`java`. Faster than an equivalent `glob`.",
+    "Only search files of this ripgrep type, e.g. `py`, `rust`, `ts`, `go` (faster than " +
+      "`glob`).",
   ),
   head_limit: orNull(integer().min(0)).default(DEFAULT_HEAD_LIMIT).describe(
-    "Return at most this many output lines or entries (like `| head -N`), in every output " +
-      `mode. Defaults to ${DEFAULT_HEAD_LIMIT}; 0 means no limit, which can flood the context.`,
+    "Return at most this many lines or entries (like `| head -N`); 0 = no limit (can flood " +
+      "the context).",
   ),
   offset: integer().min(0).default(0).describe(
-    "Skip this many lines or entries before `head_limit` applies (like " +
-      "`| tail -n +N | head -N`), to page through long results. Defaults to 0.",
+    "Skip this many lines or entries before `head_limit` applies, to page through results.",
   ),
   multiline: z.boolean().default(false).describe(
-    "Let a match span several lines, with `.` also matching line breaks (ripgrep's `-U " +
-      "--multiline-dotall`). Off by default.",
+    "Let matches span lines, with `.` matching line breaks (`-U --multiline-dotall`).",
   ),
   include_ignored: z.boolean().default(false).describe(
-    "Also search files excluded by `.gitignore`, `.ignore` and similar rules, such as build " +
-      "output or `node_modules`. Files likely to hold secrets stay excluded. Off by default.",
+    "Also search files excluded by `.gitignore`/`.ignore` rules (e.g. `node_modules`); " +
+      "secret files stay excluded.",
   ),
 });
 /** Grep parameters. */
@@ -153,7 +148,10 @@ class GrepTool implements Tool<GrepParams> {
       const rg = await this.#rgPath();
       const run: GrepRun = rg
         ? await runRipgrep(rg, q, { ...engineOpts, env: env.childEnv() })
-        : await runTsGrep(q, engineOpts);
+        : await (await lazyImport<typeof import("../lib/search/ts_grep.ts")>(
+          "../lib/search/ts_grep.ts",
+          import.meta.url,
+        )).runTsGrep(q, engineOpts);
       return finishGrep(run, q, {
         headLimit: params.head_limit,
         offset: params.offset,

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { lazyImport } from "../lazy_import.ts";
 import { CommanderError } from "@commander-js/extra-typings";
 import { VERSION } from "../version.ts";
 import { resolvePath, rootCommand, UsageError, validateOptions } from "./options.ts";
@@ -26,7 +27,10 @@ export async function main(args: string[]): Promise<number> {
   program.command("info").description("Show version and protocol information.")
     .option("--json", "Print JSON.")
     .action(async (o) => {
-      const { printInfo } = await import("./info.ts");
+      const { printInfo } = await lazyImport<typeof import("./info.ts")>(
+        "./info.ts",
+        import.meta.url,
+      );
       await printInfo(Boolean(o.json));
     });
   registerMcpCommands(program, (r) => {
@@ -38,7 +42,10 @@ export async function main(args: string[]): Promise<number> {
     .option("-y, --yes", "Do not ask for confirmation.")
     .option("-w, --work-dir <dir>", "Working directory whose sessions to look in.")
     .action((sessionId, o) => {
-      result = import("./export_session.ts").then((m) =>
+      result = lazyImport<typeof import("./export_session.ts")>(
+        "./export_session.ts",
+        import.meta.url,
+      ).then((m) =>
         m.exportSession({
           sessionId,
           output: o.output,
@@ -53,7 +60,9 @@ export async function main(args: string[]): Promise<number> {
       return;
     }
     const opts = validateOptions(raw, Deno.cwd());
-    result = import("./run_agent.ts").then((m) => m.runAgent(opts));
+    result = lazyImport<typeof import("./run_agent.ts")>("./run_agent.ts", import.meta.url).then((
+      m,
+    ) => m.runAgent(opts));
   });
   try {
     await program.parseAsync(args, { from: "user" });

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { lazyImport } from "../lazy_import.ts";
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { ensureShareDir, readProcessEnv } from "../config/share_dir.ts";
 import {
@@ -156,7 +157,10 @@ async function list(): Promise<void> {
     console.log("No MCP servers configured.");
     return;
   }
-  const { hasOAuthTokens } = await import("../mcp/oauth.ts");
+  const { hasOAuthTokens } = await lazyImport<typeof import("../mcp/oauth.ts")>(
+    "../mcp/oauth.ts",
+    import.meta.url,
+  );
   for (const name of names) {
     const s = servers[name];
     let line: string;
@@ -195,8 +199,8 @@ function describe(err: unknown): string {
 async function test(name: string): Promise<void> {
   const { shareDir, server } = await getServer(name);
   const [{ McpConnection }, { McpOAuthProvider }] = await Promise.all([
-    import("../mcp/connection.ts"),
-    import("../mcp/oauth.ts"),
+    lazyImport<typeof import("../mcp/connection.ts")>("../mcp/connection.ts", import.meta.url),
+    lazyImport<typeof import("../mcp/oauth.ts")>("../mcp/oauth.ts", import.meta.url),
   ]);
   console.log(`Testing connection to '${name}'...`);
   const conn = new McpConnection({
@@ -251,8 +255,8 @@ async function authCommand(name: string): Promise<void> {
     fail(`MCP server '${name}' does not use OAuth. Add with --auth oauth.`);
   }
   const [{ authorizeServer, McpOAuthProvider }, { McpConnection }] = await Promise.all([
-    import("../mcp/oauth.ts"),
-    import("../mcp/connection.ts"),
+    lazyImport<typeof import("../mcp/oauth.ts")>("../mcp/oauth.ts", import.meta.url),
+    lazyImport<typeof import("../mcp/connection.ts")>("../mcp/connection.ts", import.meta.url),
   ]);
   console.log(`Authorizing with '${name}'...`);
   console.log("A browser window will open for authorization.");
@@ -287,7 +291,10 @@ async function authCommand(name: string): Promise<void> {
 
 async function resetAuth(name: string): Promise<void> {
   const { shareDir } = await getServer(name, { requireRemote: true });
-  const { clearOAuthTokens } = await import("../mcp/oauth.ts");
+  const { clearOAuthTokens } = await lazyImport<typeof import("../mcp/oauth.ts")>(
+    "../mcp/oauth.ts",
+    import.meta.url,
+  );
   try {
     await clearOAuthTokens(shareDir, name);
   } catch (err) {

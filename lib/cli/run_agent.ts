@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { lazyImport } from "../lazy_import.ts";
 import { ConfigError } from "../config/errors.ts";
 import { loadConfig } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
@@ -76,7 +77,10 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   } finally {
     await run.app?.mcp?.close(); // stops MCP server processes
     if (!config.background.keep_alive_on_exit) {
-      const { closeTaskManager } = await import("../background/task_manager.ts");
+      const { closeTaskManager } = await lazyImport<typeof import("../background/task_manager.ts")>(
+        "../background/task_manager.ts",
+        import.meta.url,
+      );
       await closeTaskManager(session.dir, "kimi exited");
     }
     if (await session.isEmpty()) {
@@ -117,7 +121,10 @@ async function runUI(
   let code: number;
   switch (opts.ui) {
     case "print": {
-      const { runPrint } = await import("../ui/print/print_ui.ts");
+      const { runPrint } = await lazyImport<typeof import("../ui/print/print_ui.ts")>(
+        "../ui/print/print_ui.ts",
+        import.meta.url,
+      );
       code = await runPrint(app, {
         prompt: opts.prompt,
         inputFormat: opts.inputFormat,
@@ -127,7 +134,10 @@ async function runUI(
       break;
     }
     case "wire": {
-      const { runWire } = await import("../ui/wire_server/server.ts");
+      const { runWire } = await lazyImport<typeof import("../ui/wire_server/server.ts")>(
+        "../ui/wire_server/server.ts",
+        import.meta.url,
+      );
       code = await runWire(app);
       break;
     }
@@ -140,7 +150,10 @@ async function runUI(
         code = 1;
         break;
       }
-      const { runShell } = await import("../ui/shell/shell_ui.ts");
+      const { runShell } = await lazyImport<typeof import("../ui/shell/shell_ui.ts")>(
+        "../ui/shell/shell_ui.ts",
+        import.meta.url,
+      );
       const shell = await runShell(app, {
         createApp: async (s, c, model) => {
           await run.app?.mcp?.close();

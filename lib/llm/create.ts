@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { lazyImport } from "../lazy_import.ts";
 import type { ResolvedModel } from "../config/model_resolution.ts";
 import { VERSION } from "../version.ts";
 import { ChatProviderError } from "./errors.ts";
@@ -41,19 +42,26 @@ export async function createLLM(
   let provider: ChatProvider;
   switch (p.type) {
     case "_echo": {
-      const { createEchoProvider } = await import("./providers/echo.ts");
+      const { createEchoProvider } = await lazyImport<typeof import("./providers/echo.ts")>(
+        "./providers/echo.ts",
+        import.meta.url,
+      );
       provider = createEchoProvider();
       break;
     }
     case "_scripted_echo": {
-      const { createScriptedEchoProvider } = await import("./providers/scripted_echo.ts");
+      const { createScriptedEchoProvider } = await lazyImport<
+        typeof import("./providers/scripted_echo.ts")
+      >("./providers/scripted_echo.ts", import.meta.url);
       provider = createScriptedEchoProvider({ getEnv, writeStdout: opts.writeStdout });
       break;
     }
     case "kimi":
     case "openai_legacy":
     case "_chaos": {
-      const { createOpenAIChatProvider } = await import("./providers/openai_chat.ts");
+      const { createOpenAIChatProvider } = await lazyImport<
+        typeof import("./providers/openai_chat.ts")
+      >("./providers/openai_chat.ts", import.meta.url);
       provider = createOpenAIChatProvider({
         kind: p.type === "openai_legacy" ? "openai_legacy" : "kimi",
         baseUrl: p.base_url,
@@ -68,13 +76,18 @@ export async function createLLM(
         topP: kw.top_p,
       });
       if (p.type === "_chaos") {
-        const { createChaosProvider } = await import("./providers/chaos.ts");
+        const { createChaosProvider } = await lazyImport<typeof import("./providers/chaos.ts")>(
+          "./providers/chaos.ts",
+          import.meta.url,
+        );
         provider = createChaosProvider(provider, { getEnv });
       }
       break;
     }
     case "openai_responses": {
-      const { createOpenAIResponsesProvider } = await import("./providers/openai_responses.ts");
+      const { createOpenAIResponsesProvider } = await lazyImport<
+        typeof import("./providers/openai_responses.ts")
+      >("./providers/openai_responses.ts", import.meta.url);
       provider = createOpenAIResponsesProvider({
         baseUrl: p.base_url,
         apiKey: p.api_key,

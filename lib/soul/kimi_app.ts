@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { lazyImport } from "../lazy_import.ts";
 import type { AgentSpecSource, ResolvedAgentSpec } from "../agent/spec.ts";
 import type { Config } from "../config/schema.ts";
 import { createLLM } from "../llm/create.ts";
@@ -125,9 +126,15 @@ export class KimiApp {
   static async create(opts: KimiAppOptions): Promise<KimiApp> {
     const { config, session } = opts;
     const [{ resolveModel }, { loadAgentSpec }, sp] = await Promise.all([
-      import("../config/model_resolution.ts"),
-      import("../agent/spec.ts"),
-      import("../agent/system_prompt.ts"),
+      lazyImport<typeof import("../config/model_resolution.ts")>(
+        "../config/model_resolution.ts",
+        import.meta.url,
+      ),
+      lazyImport<typeof import("../agent/spec.ts")>("../agent/spec.ts", import.meta.url),
+      lazyImport<typeof import("../agent/system_prompt.ts")>(
+        "../agent/system_prompt.ts",
+        import.meta.url,
+      ),
     ]);
     const resolved = resolveModel(config, { modelAlias: opts.modelAlias, getEnv: opts.getEnv });
     const thinking = opts.thinking ?? config.default_thinking;

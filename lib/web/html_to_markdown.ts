@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { lazyPackage } from "../lazy_import.ts";
 
 /** The extracted article. */
 export interface ExtractedPage {
@@ -26,9 +27,9 @@ type Doc = any;
 
 async function loadLibraries() {
   const [{ parseHTML }, { Readability }, turndown] = await Promise.all([
-    import("linkedom"),
-    import("@mozilla/readability"),
-    import("turndown"),
+    lazyPackage<typeof import("linkedom")>("linkedom"),
+    lazyPackage<typeof import("@mozilla/readability")>("@mozilla/readability"),
+    lazyPackage<typeof import("turndown")>("turndown"),
   ]);
   return { parseHTML, Readability, TurndownService: turndown.default };
 }

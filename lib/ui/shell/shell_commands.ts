@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { lazyImport } from "../../lazy_import.ts";
 import { saveConfig } from "../../config/load.ts";
 import { extractText } from "../../llm/message.ts";
 import { Session } from "../../session/session.ts";
@@ -238,7 +239,10 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
     aliases: [],
     description: "Compose the next message in $EDITOR",
     async run(ctx) {
-      const { composeInEditor } = await import("./editor.ts");
+      const { composeInEditor } = await lazyImport<typeof import("./editor.ts")>(
+        "./editor.ts",
+        import.meta.url,
+      );
       const text = await composeInEditor(ctx);
       if (text === null) return;
       if (!text.trim()) {
