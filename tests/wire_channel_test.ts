@@ -106,3 +106,22 @@ Deno.test("wire.jsonl: header once, records read back, torn and malformed lines 
   assertEquals(recs, ["TurnBegin", "TurnEnd"]);
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("wire.room(): a producer waits while a reader lags, and resumes as it catches up", async () => {
+  const wire = new Wire();
+  const sub = wire.subscribe({ merge: false });
+  for (let i = 0; i < 5; i++) wire.send(event("StepBegin", { n: i }));
+  let released = false;
+  const waiting = wire.room(3).then(() => (released = true));
+  await new Promise((r) => setTimeout(r, 10));
+  assertEquals(released, false);
+  await sub.next();
+  await sub.next();
+  await new Promise((r) => setTimeout(r, 0));
+  assertEquals(released, false); // 3 left: still not below the limit
+  await sub.next();
+  await waiting;
+  assertEquals(released, true);
+  wire.shutdown();
+  await wire.room(1); // a closed wire never blocks
+});

@@ -16,8 +16,8 @@ import type { ChatProvider, ChatRequest, StreamPart } from "./provider.ts";
 
 /** Callbacks of {@link generate}. */
 export interface GenerateCallbacks {
-  /** Every raw streamed piece, in order. */
-  onPart?(part: StreamPart): void;
+  /** Every raw streamed piece, in order; a returned promise is awaited (backpressure). */
+  onPart?(part: StreamPart): void | Promise<void>;
   /** A tool call whose arguments are complete. */
   onToolCall?(call: ToolCall): void;
 }
@@ -63,7 +63,8 @@ export async function generate(
 
   for await (const part of stream) {
     request.signal?.throwIfAborted();
-    callbacks.onPart?.(part);
+    const backpressure = callbacks.onPart?.(part);
+    if (backpressure) await backpressure;
     if (isToolCallPart(part)) {
       if (pending !== null && "function" in pending) {
         const fn: ToolCall["function"] = pending.function;

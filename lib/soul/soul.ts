@@ -559,7 +559,10 @@ export class KimiSoul {
           signal,
           maxCompletionTokens,
         }, {
-          onPart: (p) => this.emit(partEvent(p)),
+          onPart: (p) => {
+            this.emit(partEvent(p));
+            return this.#wire?.room();
+          },
           onToolCall: (call) => {
             calls.push(call);
             pending.push(this.#runTool(call, signal));

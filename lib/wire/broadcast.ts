@@ -17,6 +17,7 @@ export interface Subscription<T> extends AsyncIterable<T> {
 export class BroadcastQueue<T> {
   #subs = new Set<{ items: T[]; wake: (() => void) | null }>();
   #closed = false;
+  #roomWaiters: { limit: number; resolve: () => void }[] = [];
 
   /** Whether the queue was closed. */
   get closed(): boolean {
@@ -36,6 +37,35 @@ export class BroadcastQueue<T> {
   close(): void {
     this.#closed = true;
     for (const s of this.#subs) s.wake?.();
+    this.#checkRoom();
+  }
+
+  /** The longest backlog of any subscriber. */
+  get backlog(): number {
+    let n = 0;
+    for (const s of this.#subs) n = Math.max(n, s.items.length);
+    return n;
+  }
+
+  /**
+   * Resolves once every subscriber holds fewer than `limit` undelivered messages (at once when
+   * that is already so, or when the queue is closed): the producer's backpressure.
+   */
+  room(limit: number): Promise<void> {
+    if (this.#closed || this.backlog < limit) return Promise.resolve();
+    return new Promise((resolve) => this.#roomWaiters.push({ limit, resolve }));
+  }
+
+  #checkRoom(): void {
+    if (this.#roomWaiters.length === 0) return;
+    const backlog = this.backlog;
+    this.#roomWaiters = this.#roomWaiters.filter((w) => {
+      if (this.#closed || backlog < w.limit) {
+        w.resolve();
+        return false;
+      }
+      return true;
+    });
   }
 
   /** Subscribe to messages published from now on. */
@@ -44,7 +74,11 @@ export class BroadcastQueue<T> {
     this.#subs.add(sub);
     const next = async (): Promise<T | undefined> => {
       while (true) {
-        if (sub.items.length > 0) return sub.items.shift();
+        if (sub.items.length > 0) {
+          const item = sub.items.shift();
+          this.#checkRoom();
+          return item;
+        }
         if (this.#closed || !this.#subs.has(sub)) return undefined;
         await new Promise<void>((res) => (sub.wake = res));
         sub.wake = null;
@@ -53,6 +87,7 @@ export class BroadcastQueue<T> {
     const unsubscribe = () => {
       this.#subs.delete(sub);
       sub.wake?.();
+      this.#checkRoom();
     };
     return {
       next,

@@ -32,6 +32,15 @@ export class Wire {
     this.#merged.publish(msg);
   }
 
+  /**
+   * Resolves when the UIs have caught up to fewer than `limit` undelivered messages: a soul that
+   * streams faster than its readers awaits this, so memory stays bounded.
+   */
+  async room(limit = 1024): Promise<void> {
+    await this.#raw.room(limit);
+    await this.#merged.room(limit);
+  }
+
   /** Publish any buffered merged piece now. */
   flush(): void {
     if (this.#buffer !== null) {

@@ -403,6 +403,8 @@ export class WireServer {
             for await (const msg of sub) {
               if (isRequest(msg)) turnRequests.push(msg);
               this.#forward(msg);
+              // Stop taking messages while stdout lags: the soul then waits for room.
+              if (this.#pendingLines.length >= 2048) await this.#draining;
             }
           })();
         },
