@@ -321,3 +321,44 @@ Deno.test("a background task started in one turn is listed and read in the next"
     await sb.cleanup();
   }
 });
+
+Deno.test("text print waits for background tasks, re-enters the agent, or times out and kills", async () => {
+  const sb = await kimiSandbox();
+  try {
+    const done = await sb.scriptedConfig([
+      toolCallLine("t1", "Shell", {
+        command: "sleep 0.3; echo bg-done",
+        run_in_background: true,
+        description: "short job",
+      }),
+      "text: started",
+      "text: processed the results",
+    ]);
+    const r = await sb.run(["--print", "--final-message-only", "--config-file", done, "-p", "go"]);
+    assertEquals(r.code, 0, r.stderr);
+    assertEquals(r.stdout, "started\nprocessed the results\n");
+    const [dir] = await sb.sessionDirs();
+    const ctx = await Deno.readTextFile(`${dir}/context.jsonl`);
+    assertStringIncludes(ctx, "Background tasks have completed. Process their results.");
+    assertStringIncludes(ctx, "<notification ");
+
+    const slow = await sb.scriptedConfig(
+      [
+        toolCallLine("t1", "Shell", {
+          command: "sleep 30",
+          run_in_background: true,
+          description: "long job",
+        }),
+        "text: started",
+        "text: summary of what happened",
+      ],
+      { background: { print_wait_ceiling_s: 1 } },
+    );
+    const t = await sb.run(["--print", "--final-message-only", "--config-file", slow, "-p", "go"]);
+    assertEquals(t.code, 1, t.stdout + t.stderr);
+    assertStringIncludes(t.stderr, "timed out waiting for background tasks (1s), killed 1 tasks");
+    assertEquals(t.stdout, "started\nsummary of what happened\n");
+  } finally {
+    await sb.cleanup();
+  }
+});

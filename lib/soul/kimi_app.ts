@@ -102,6 +102,8 @@ export class KimiApp {
   readonly agent: ResolvedAgentSpec;
   /** Whether the connected client can answer questions. */
   supportsQuestions = false;
+  /** Finished background tasks not yet told to the agent (set up by {@link create}). */
+  taskNotifications: TaskNotificationQueue | null = null;
   /** MCP clients of the root agent (null without configured servers); close on exit. */
   mcp: McpManager | null = null;
 
@@ -371,6 +373,7 @@ export class KimiApp {
       toolset.add(tool);
     }
     taskNotes = new TaskNotificationQueue(getTaskManager(session.dir, env.background));
+    app.taskNotifications = taskNotes;
     app.mcp = mcp;
     mcp?.start(); // connects in the background; the first turn waits
     return app;

@@ -17,6 +17,7 @@ import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "../..
 import type { KimiApp } from "../../soul/kimi_app.ts";
 import { runTurn } from "../../soul/run_turn.ts";
 import { WireFile } from "../../wire/recorder.ts";
+import { waitForBackgroundTasks } from "./background_wait.ts";
 import { createPrinter, type OutputFormat } from "./printers.ts";
 
 /** Exit codes. */
@@ -114,6 +115,24 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
     }
   };
 
+  const runOne = async (input: string): Promise<void> => {
+    const printer = createPrinter(opts.outputFormat, opts.finalOnly, out);
+    await runTurn(app.soul, input, {
+      signal: ac.signal,
+      wireFile,
+      ui: (wire) => {
+        const sub = wire.subscribe({ merge: true });
+        return (async () => {
+          for await (const msg of sub) {
+            printer.feed(msg);
+            if (msg.type === "StepInterrupted") break;
+          }
+          printer.flush();
+        })();
+      },
+    });
+  };
+
   try {
     while (true) {
       if (command === undefined) {
@@ -122,23 +141,15 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
       }
       if (command) {
         if (opts.outputFormat === "text" && !opts.finalOnly) out(command);
-        const printer = createPrinter(opts.outputFormat, opts.finalOnly, out);
-        await runTurn(app.soul, command, {
-          signal: ac.signal,
-          wireFile,
-          ui: (wire) => {
-            const sub = wire.subscribe({ merge: true });
-            return (async () => {
-              for await (const msg of sub) {
-                printer.feed(msg);
-                if (msg.type === "StepInterrupted") break;
-              }
-              printer.flush();
-            })();
-          },
-        });
+        await runOne(command);
       }
-      if (opts.inputFormat === "text") return ExitCode.SUCCESS;
+      if (opts.inputFormat === "text") {
+        // One-shot runs wait for the background work they started (stream-json input is
+        // multi-turn: the next command must not wait for the previous one's tasks).
+        const waited = await waitForBackgroundTasks(app, { runTurn: runOne, signal: ac.signal });
+        if (ac.signal.aborted) throw new RunCancelled();
+        return waited === "timed_out" ? ExitCode.FAILURE : ExitCode.SUCCESS;
+      }
       command = undefined;
     }
   } catch (err) {
