@@ -14,40 +14,24 @@ import type {
   ThinkingEffort,
   ToolSpec,
 } from "../provider.ts";
-import { convertOpenAIError, createOpenAIClient } from "./openai_client.ts";
+import {
+  convertOpenAIError,
+  createEndpointClient,
+  type OpenAIEndpointOptions,
+} from "./openai_client.ts";
 
 /** Options of {@link createOpenAIChatProvider}. */
-export interface OpenAIChatOptions {
+export interface OpenAIChatOptions extends OpenAIEndpointOptions {
   /** Provider type: `kimi` adds Moonshot's extensions, `openai_legacy` is plain Chat Completions. */
   kind: "kimi" | "openai_legacy";
-  /** API base URL, e.g. `https://api.moonshot.ai/v1`. */
-  baseUrl: string;
-  /** API key (bearer token). Never appears in error messages. */
-  apiKey: string;
-  /** Model id sent to the API. */
-  model: string;
-  /** Extra headers; they override `User-Agent` when they name it. */
-  customHeaders?: Record<string, string>;
   /**
    * Message field that carries reasoning, both in streamed deltas and in assistant history.
    * Default `reasoning_content`; `""` or null disables reasoning (openai_legacy only; kimi
    * always uses `reasoning_content`).
    */
   reasoningKey?: string | null;
-  /** `User-Agent` header, e.g. `KimiCLI/1.49.0`. */
-  userAgent: string;
-  /** Prompt cache key (kimi: the session id), sent as `prompt_cache_key`. */
-  promptCacheKey?: string;
-  /** Thinking effort; null or absent leaves the provider default. */
-  thinking?: ThinkingEffort | null;
   /** kimi: sent as `thinking.keep` while thinking is enabled. */
   thinkingKeep?: string;
-  /** Sampling temperature. */
-  temperature?: number;
-  /** Nucleus sampling. */
-  topP?: number;
-  /** Fetch implementation for the SDK. */
-  fetch?: typeof fetch;
 }
 
 /**
@@ -59,12 +43,7 @@ export interface OpenAIChatOptions {
  * @throws {ChatProviderError} when the client cannot be created (e.g. no API key).
  */
 export function createOpenAIChatProvider(opts: OpenAIChatOptions): ChatProvider {
-  const client = createOpenAIClient({
-    baseUrl: opts.baseUrl,
-    apiKey: opts.apiKey,
-    headers: { "User-Agent": opts.userAgent, ...(opts.customHeaders ?? {}) },
-    fetch: opts.fetch,
-  });
+  const client = createEndpointClient(opts);
   return new OpenAIChatProvider(opts, client);
 }
 

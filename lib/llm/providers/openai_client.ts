@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { ThinkingEffort } from "../provider.ts";
 import OpenAI from "openai";
 import {
   APIConnectionError,
@@ -23,6 +24,40 @@ export interface OpenAIClientOptions {
   headers: Record<string, string>;
   /** Fetch implementation (tests, permission wrappers). */
   fetch?: typeof fetch;
+}
+
+/** Settings every OpenAI-compatible provider shares (Chat Completions and Responses). */
+export interface OpenAIEndpointOptions {
+  /** API base URL, e.g. `https://api.moonshot.ai/v1`. */
+  baseUrl: string;
+  /** API key (bearer token). Never appears in error messages. */
+  apiKey: string;
+  /** Model id sent to the API. */
+  model: string;
+  /** Extra headers; they override `User-Agent` when they name it. */
+  customHeaders?: Record<string, string>;
+  /** `User-Agent` header, e.g. `KimiCLI/1.49.0`. */
+  userAgent: string;
+  /** Sent as `prompt_cache_key` when set (kimi: the session id). */
+  promptCacheKey?: string;
+  /** Thinking effort; null or absent leaves the provider default. */
+  thinking?: ThinkingEffort | null;
+  /** Sampling temperature. */
+  temperature?: number;
+  /** Nucleus sampling. */
+  topP?: number;
+  /** Fetch implementation for the SDK. */
+  fetch?: typeof fetch;
+}
+
+/** The SDK client for an endpoint: User-Agent first, custom headers on top. */
+export function createEndpointClient(opts: OpenAIEndpointOptions): OpenAI {
+  return createOpenAIClient({
+    baseUrl: opts.baseUrl,
+    apiKey: opts.apiKey,
+    headers: { "User-Agent": opts.userAgent, ...(opts.customHeaders ?? {}) },
+    fetch: opts.fetch,
+  });
 }
 
 // HTTP header values must not carry control characters (tab excepted).

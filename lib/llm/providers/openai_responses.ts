@@ -15,31 +15,15 @@ import type {
   ThinkingEffort,
   ToolSpec,
 } from "../provider.ts";
-import { convertOpenAIError, createOpenAIClient, scrub } from "./openai_client.ts";
+import {
+  convertOpenAIError,
+  createEndpointClient,
+  type OpenAIEndpointOptions,
+  scrub,
+} from "./openai_client.ts";
 
 /** Options of {@link createOpenAIResponsesProvider}. */
-export interface OpenAIResponsesOptions {
-  /** API base URL, e.g. `https://api.openai.com/v1`. */
-  baseUrl: string;
-  /** API key (bearer token). Never appears in error messages. */
-  apiKey: string;
-  /** Model id sent to the API. */
-  model: string;
-  /** Extra headers; they override `User-Agent` when they name it. */
-  customHeaders?: Record<string, string>;
-  /** `User-Agent` header, e.g. `KimiCLI/1.49.0`. */
-  userAgent: string;
-  /** Sent as `prompt_cache_key` when set. */
-  promptCacheKey?: string;
-  /** Thinking effort; `off`, null or absent sends no `reasoning` parameter. */
-  thinking?: ThinkingEffort | null;
-  /** Sampling temperature. */
-  temperature?: number;
-  /** Nucleus sampling. */
-  topP?: number;
-  /** Fetch implementation for the SDK. */
-  fetch?: typeof fetch;
-}
+export type OpenAIResponsesOptions = OpenAIEndpointOptions;
 
 /**
  * Create a Responses API provider (name `openai-responses`). Requests are sent with
@@ -57,12 +41,7 @@ export interface OpenAIResponsesOptions {
  * @throws {ChatProviderError} when the client cannot be created (e.g. no API key).
  */
 export function createOpenAIResponsesProvider(opts: OpenAIResponsesOptions): ChatProvider {
-  const client = createOpenAIClient({
-    baseUrl: opts.baseUrl,
-    apiKey: opts.apiKey,
-    headers: { "User-Agent": opts.userAgent, ...(opts.customHeaders ?? {}) },
-    fetch: opts.fetch,
-  });
+  const client = createEndpointClient(opts);
   return new OpenAIResponsesProvider(opts, client);
 }
 
