@@ -20,6 +20,7 @@ import {
   describeError,
   hostOf,
   isTimeoutError,
+  serviceConfigured,
   serviceHeaders,
   withTimeout,
 } from "../lib/web/service_request.ts";
@@ -87,7 +88,7 @@ class FetchUrlTool implements Tool<FetchUrlParams> {
     if (!decision.allowed) return toolError({ message: decision.message, brief: "Sandbox denied" });
 
     const service = this.#env.services.moonshotFetch;
-    if (service && service.baseUrl && service.apiKey) {
+    if (service && serviceConfigured(service)) {
       const viaService = await this.#fetchWithService(service, url, ctx);
       if (viaService && !viaService.is_error) return viaService;
       // any service failure: fetch it ourselves
@@ -107,7 +108,7 @@ class FetchUrlTool implements Tool<FetchUrlParams> {
       const resp = await fetch(service.baseUrl, {
         method: "POST",
         headers: {
-          ...serviceHeaders(service, ctx.toolCallId, { "Accept": "text/markdown" }),
+          ...(await serviceHeaders(service, ctx.toolCallId, { "Accept": "text/markdown" })),
           "Content-Type": "application/json",
         },
         body: JSON.stringify({ url }),

@@ -18,6 +18,7 @@ import {
   describeError,
   hostOf,
   isTimeoutError,
+  serviceConfigured,
   serviceHeaders,
   withTimeout,
 } from "../lib/web/service_request.ts";
@@ -78,7 +79,7 @@ class SearchWebTool implements Tool<SearchWebParams> {
   async call(params: SearchWebParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
     const builder = new ToolResultBuilder({ maxLineChars: null });
     const service = this.#service;
-    if (!service.baseUrl || !service.apiKey) {
+    if (!serviceConfigured(service)) {
       return builder.error(
         "Search service is not configured. You may want to try other methods to search.",
         { brief: "Search service not configured" },
@@ -93,7 +94,7 @@ class SearchWebTool implements Tool<SearchWebParams> {
       const resp = await fetch(service.baseUrl, {
         method: "POST",
         headers: {
-          ...serviceHeaders(service, ctx.toolCallId),
+          ...(await serviceHeaders(service, ctx.toolCallId)),
           "Content-Type": "application/json",
         },
         body: JSON.stringify({

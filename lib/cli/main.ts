@@ -8,6 +8,7 @@ import { CommanderError } from "@commander-js/extra-typings";
 import { VERSION } from "../version.ts";
 import { resolvePath, rootCommand, UsageError, validateOptions } from "./options.ts";
 import { registerMcpCommands } from "./mcp_commands.ts";
+import { registerAuthCommands } from "./auth_commands.ts";
 
 function usageFailure(message: string): number {
   console.error(
@@ -34,6 +35,9 @@ export async function main(args: string[]): Promise<number> {
       await printInfo(Boolean(o.json));
     });
   registerMcpCommands(program, (r) => {
+    result = r;
+  });
+  registerAuthCommands(program, (r) => {
     result = r;
   });
   program.command("export").description("Zip a session (and recent logs) to share diagnostics.")

@@ -22,6 +22,8 @@ export interface CreateLLMOptions {
   userAgentSuffix?: string;
   /** Writes a line to stdout (scripted echo trace). */
   writeStdout?: (line: string) => void;
+  /** Share dir holding OAuth credentials; providers with an `oauth` reference need it. */
+  shareDir?: string;
 }
 
 const ECHO_TYPES = new Set(["_echo", "_scripted_echo"]);
@@ -39,21 +41,31 @@ export async function createLLM(
   const getEnv = (name: string) => p.env?.[name] ?? opts.getEnv(name);
   const userAgent = `KimiCLI/${VERSION}${opts.userAgentSuffix ?? ""}`;
   const kw = resolved.generationKwargs;
-  let provider: ChatProvider;
+  let headers = p.custom_headers ?? undefined;
+  if (p.oauth && opts.shareDir && p.type === "kimi") {
+    // Kimi Code identifies the device of a login (the reference's OAuth common headers).
+    const { commonHeaders } = await lazyImport<typeof import("../auth/device.ts")>(
+      "../auth/device.ts",
+      import.meta.url,
+    );
+    headers = { ...(await commonHeaders(opts.shareDir)), ...(headers ?? {}) };
+  }
+  let build: (apiKey: string) => ChatProvider;
   switch (p.type) {
     case "_echo": {
       const { createEchoProvider } = await lazyImport<typeof import("./providers/echo.ts")>(
         "./providers/echo.ts",
         import.meta.url,
       );
-      provider = createEchoProvider();
+      build = () => createEchoProvider();
       break;
     }
     case "_scripted_echo": {
       const { createScriptedEchoProvider } = await lazyImport<
         typeof import("./providers/scripted_echo.ts")
       >("./providers/scripted_echo.ts", import.meta.url);
-      provider = createScriptedEchoProvider({ getEnv, writeStdout: opts.writeStdout });
+      const scripted = createScriptedEchoProvider({ getEnv, writeStdout: opts.writeStdout });
+      build = () => scripted;
       break;
     }
     case "kimi":
@@ -62,47 +74,109 @@ export async function createLLM(
       const { createOpenAIChatProvider } = await lazyImport<
         typeof import("./providers/openai_chat.ts")
       >("./providers/openai_chat.ts", import.meta.url);
-      provider = createOpenAIChatProvider({
-        kind: p.type === "openai_legacy" ? "openai_legacy" : "kimi",
-        baseUrl: p.base_url,
-        apiKey: p.api_key,
-        model: m.model,
-        customHeaders: p.custom_headers ?? undefined,
-        reasoningKey: p.reasoning_key ?? undefined,
-        userAgent,
-        promptCacheKey: p.type === "openai_legacy" ? undefined : opts.sessionId,
-        thinkingKeep: kw.thinking_keep,
-        temperature: kw.temperature,
-        topP: kw.top_p,
-      });
-      if (p.type === "_chaos") {
-        const { createChaosProvider } = await lazyImport<typeof import("./providers/chaos.ts")>(
+      const chaos = p.type === "_chaos"
+        ? (await lazyImport<typeof import("./providers/chaos.ts")>(
           "./providers/chaos.ts",
           import.meta.url,
-        );
-        provider = createChaosProvider(provider, { getEnv });
-      }
+        )).createChaosProvider
+        : null;
+      build = (apiKey) => {
+        const chat = createOpenAIChatProvider({
+          kind: p.type === "openai_legacy" ? "openai_legacy" : "kimi",
+          baseUrl: p.base_url,
+          apiKey,
+          model: m.model,
+          customHeaders: headers,
+          reasoningKey: p.reasoning_key ?? undefined,
+          userAgent,
+          promptCacheKey: p.type === "openai_legacy" ? undefined : opts.sessionId,
+          thinkingKeep: kw.thinking_keep,
+          temperature: kw.temperature,
+          topP: kw.top_p,
+        });
+        return chaos ? chaos(chat, { getEnv }) : chat;
+      };
       break;
     }
     case "openai_responses": {
       const { createOpenAIResponsesProvider } = await lazyImport<
         typeof import("./providers/openai_responses.ts")
       >("./providers/openai_responses.ts", import.meta.url);
-      provider = createOpenAIResponsesProvider({
-        baseUrl: p.base_url,
-        apiKey: p.api_key,
-        model: m.model,
-        customHeaders: p.custom_headers ?? undefined,
-        userAgent,
-        promptCacheKey: opts.sessionId,
-      });
+      build = (apiKey) =>
+        createOpenAIResponsesProvider({
+          baseUrl: p.base_url,
+          apiKey,
+          model: m.model,
+          customHeaders: headers,
+          userAgent,
+          promptCacheKey: opts.sessionId,
+        });
+      break;
+    }
+    case "anthropic": {
+      const { createAnthropicProvider } = await lazyImport<
+        typeof import("./providers/anthropic.ts")
+      >("./providers/anthropic.ts", import.meta.url);
+      build = (apiKey) =>
+        createAnthropicProvider({
+          baseUrl: p.base_url,
+          apiKey,
+          model: m.model,
+          customHeaders: headers,
+          userAgent,
+          defaultMaxTokens: 50000,
+          userId: opts.sessionId,
+        });
+      break;
+    }
+    case "gemini":
+    case "google_genai":
+    case "vertexai": {
+      const { createGeminiProvider } = await lazyImport<typeof import("./providers/gemini.ts")>(
+        "./providers/gemini.ts",
+        import.meta.url,
+      );
+      build = (apiKey) =>
+        createGeminiProvider({
+          kind: p.type === "vertexai" ? "vertexai" : "gemini",
+          baseUrl: p.base_url,
+          apiKey,
+          model: m.model,
+          project: getEnv("GOOGLE_CLOUD_PROJECT"),
+          location: getEnv("GOOGLE_CLOUD_LOCATION"),
+          customHeaders: headers,
+          userAgent,
+        });
       break;
     }
     default:
       throw new ChatProviderError(
-        `Provider type \`${p.type}\` is not supported by this build. Use one of: kimi, ` +
-          "openai_legacy, openai_responses (or an OpenAI-compatible endpoint).",
+        `Provider type \`${p.type}\` is not supported. Use one of: kimi, openai_legacy, ` +
+          "openai_responses, anthropic, gemini (google_genai), vertexai.",
       );
+  }
+  let provider: ChatProvider;
+  if (p.oauth && opts.shareDir) {
+    const { tokenManagerFor } = await lazyImport<typeof import("../auth/token_manager.ts")>(
+      "../auth/token_manager.ts",
+      import.meta.url,
+    );
+    const { createOAuthProvider } = await lazyImport<typeof import("./oauth_provider.ts")>(
+      "./oauth_provider.ts",
+      import.meta.url,
+    );
+    const manager = tokenManagerFor(opts.shareDir, opts.getEnv);
+    const key = p.oauth.key;
+    provider = createOAuthProvider({
+      build,
+      fallbackApiKey: p.api_key,
+      tokens: {
+        accessToken: () => manager.accessToken(key),
+        refreshAfterUnauthorized: () => manager.refreshAfterUnauthorized(key),
+      },
+    });
+  } else {
+    provider = build(p.api_key);
   }
   const caps = resolved.capabilities;
   if (caps.has("always_thinking") || (opts.thinking === true && caps.has("thinking"))) {

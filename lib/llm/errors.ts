@@ -71,3 +71,19 @@ export function isContextOverflowError(err: unknown): boolean {
   if (err.statusCode !== 400 && err.statusCode !== 413) return false;
   return /context|too long|maximum.*tokens|token limit|exceeds/i.test(err.message);
 }
+
+/** The exact text users and wire clients see when an OAuth login has run out. */
+export const AUTH_EXPIRED_MESSAGE =
+  'Authentication failed. Your login session may have expired. Please run "/login" to sign in again.';
+
+/**
+ * An OAuth-backed provider answered 401 and the login could not be refreshed (or there is no
+ * login): the user must sign in again. Not retryable.
+ */
+export class AuthExpiredError extends APIStatusError {
+  /** Create the error. */
+  constructor(options?: ErrorOptions) {
+    super(401, AUTH_EXPIRED_MESSAGE, options);
+    this.name = "AuthExpiredError";
+  }
+}

@@ -48,6 +48,21 @@ import { HookEngine } from "../hooks/engine.ts";
 import { TaskNotificationQueue } from "../background/notifications.ts";
 import { getTaskManager } from "../background/task_manager.ts";
 
+/** A token getter for an OAuth-backed service; loads the token manager on first use. */
+function oauthAccessToken(
+  shareDir: string,
+  key: string,
+  getEnv: (name: string) => string | undefined,
+): () => Promise<string> {
+  return async () => {
+    const { tokenManagerFor } = await lazyImport<typeof import("../auth/token_manager.ts")>(
+      "../auth/token_manager.ts",
+      import.meta.url,
+    );
+    return await tokenManagerFor(shareDir, getEnv).accessToken(key);
+  };
+}
+
 /** Options of {@link KimiApp.create}. */
 export interface KimiAppOptions {
   /** Loaded configuration. */
@@ -145,6 +160,7 @@ export class KimiApp {
       sessionId: session.id,
       getEnv: opts.getEnv,
       writeStdout: opts.writeStdout,
+      shareDir: session.shareDir,
     });
     const agent = await loadAgentSpec(opts.agent);
 
@@ -276,7 +292,16 @@ export class KimiApp {
     ];
     const secretNames = Object.values(config.providers).flatMap((p) => Object.keys(p.env ?? {}));
     const service = (s: Config["services"]["moonshot_search"]) =>
-      s ? { baseUrl: s.base_url, apiKey: s.api_key, customHeaders: s.custom_headers ?? {} } : null;
+      s
+        ? {
+          baseUrl: s.base_url,
+          apiKey: s.api_key,
+          customHeaders: s.custom_headers ?? {},
+          accessToken: s.oauth
+            ? oauthAccessToken(session.shareDir, s.oauth.key, opts.getEnv)
+            : undefined,
+        }
+        : null;
     const bg = config.background;
     // Shell confinement (bubblewrap) for this run: installs the command wrapper, warns once
     // when commands cannot be confined, or makes Shell refuse when confinement is required.
@@ -351,6 +376,7 @@ export class KimiApp {
         parentEnv: () => env,
         rootSpec: agent,
         sessionDir: session.dir,
+        shareDir: session.shareDir,
         sessionId: session.id,
         config,
         thinking,

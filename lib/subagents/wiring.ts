@@ -24,6 +24,8 @@ export interface CreateSubagentServiceOptions {
   rootSpec: ResolvedAgentSpec;
   /** The session directory (instances go to `<sessionDir>/subagents`). */
   sessionDir: string;
+  /** The share dir (OAuth credentials of subagent models). */
+  shareDir?: string;
   /** Session id (prompt cache key of extra LLMs). */
   sessionId: string;
   /** Loaded configuration. */
@@ -65,6 +67,7 @@ export function createSubagentService(
           sessionId: opts.sessionId,
           getEnv: opts.getEnv,
           writeStdout: opts.writeStdout,
+          shareDir: opts.shareDir,
         });
         llms.set(alias, p);
       }

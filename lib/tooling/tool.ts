@@ -172,6 +172,8 @@ export interface WebServiceConfig {
   readonly apiKey: string;
   /** Extra headers. */
   readonly customHeaders: Readonly<Record<string, string>>;
+  /** Current OAuth access token, when the service uses a login (it then wins over `apiKey`). */
+  readonly accessToken?: () => Promise<string>;
 }
 
 /** Background task settings. */

@@ -9,15 +9,24 @@ import type { WebServiceConfig } from "../tooling/tool.ts";
 /** User-Agent sent to Moonshot services. */
 export const SERVICE_USER_AGENT = `KimiCLI/${VERSION}`;
 
-/** Headers of a service call: agent, bearer key, tool call id, then the configured extras. */
-export function serviceHeaders(
+/** Whether a service has credentials (a key or an OAuth login). */
+export function serviceConfigured(service: WebServiceConfig): boolean {
+  return Boolean(service.baseUrl && (service.apiKey || service.accessToken));
+}
+
+/**
+ * Headers of a service call: agent, bearer key (the current OAuth access token when the service
+ * uses a login), tool call id, then the configured extras.
+ */
+export async function serviceHeaders(
   service: WebServiceConfig,
   toolCallId: string,
   extra: Readonly<Record<string, string>> = {},
-): Record<string, string> {
+): Promise<Record<string, string>> {
+  const token = (await service.accessToken?.()) || service.apiKey;
   return {
     "User-Agent": SERVICE_USER_AGENT,
-    "Authorization": `Bearer ${service.apiKey}`,
+    "Authorization": `Bearer ${token}`,
     "X-Msh-Tool-Call-Id": toolCallId,
     ...extra,
     ...service.customHeaders,

@@ -15,17 +15,17 @@ import {
 
 /** Deep strict equality. */
 export const assertEquals: <T>(actual: unknown, expected: T, message?: string) => void =
-  deepStrictEqual;
+  deepStrictEqual as never;
 /** Deep strict inequality. */
 export const assertNotEquals: (actual: unknown, expected: unknown, message?: string) => void =
-  notDeepStrictEqual;
+  notDeepStrictEqual as never;
 /** Identity (`===`). */
 export const assertStrictEquals: <T>(actual: unknown, expected: T, message?: string) => void =
-  strictEqual;
+  strictEqual as never;
 /** Truthiness. */
-export const assert: (value: unknown, message?: string) => asserts value = ok;
+export const assert: (value: unknown, message?: string) => asserts value = ok as never;
 /** Regex match. */
-export const assertMatch: (value: string, re: RegExp, message?: string) => void = match;
+export const assertMatch: (value: string, re: RegExp, message?: string) => void = match as never;
 /** Throws. */
 export const assertThrows: (fn: () => unknown, expected?: RegExp | object) => void = (
   fn,

@@ -7,12 +7,10 @@
  */
 import type { ThinkingEffort } from "../provider.ts";
 import OpenAI from "openai";
-import {
-  APIConnectionError,
-  APIStatusError,
-  APITimeoutError,
-  ChatProviderError,
-} from "../errors.ts";
+import { ChatProviderError } from "../errors.ts";
+import { convertSdkError, type ErrorContext, errorMessage, scrub } from "./sdk_errors.ts";
+
+export { type ErrorContext, scrub } from "./sdk_errors.ts";
 
 /** Connection settings of an OpenAI-compatible endpoint. */
 export interface OpenAIClientOptions {
@@ -95,71 +93,15 @@ export function createOpenAIClient(opts: OpenAIClientOptions): OpenAI {
   }
 }
 
-/** Context of {@link convertOpenAIError}. */
-export interface ErrorContext {
-  /** The key to scrub from messages. */
-  apiKey: string;
-  /** The request's abort signal: when it fired, its reason is returned instead. */
-  signal?: AbortSignal;
-}
-
 /**
- * Translate an error thrown by the SDK (or by fetch under it) into the provider error classes:
- * timeouts → {@link APITimeoutError}, connection failures → {@link APIConnectionError} (the
- * original error, e.g. `Deno.errors.NotCapable`, kept as `cause`), HTTP errors →
- * {@link APIStatusError}, anything else → {@link ChatProviderError}. An abort by the caller
- * yields the signal's reason (an `AbortError` by default) so cancellation is not retried.
+ * Translate an error thrown by the SDK (or by fetch under it) into the provider error classes
+ * (see {@link convertSdkError}).
  */
 export function convertOpenAIError(err: unknown, ctx: ErrorContext): unknown {
-  if (ctx.signal?.aborted) {
-    return ctx.signal.reason ?? new DOMException("The operation was aborted.", "AbortError");
-  }
-  if (err instanceof ChatProviderError) return err;
-  const msg = scrub(errorMessage(err), ctx.apiKey);
-  if (err instanceof OpenAI.APIUserAbortError) {
-    return new DOMException("The operation was aborted.", "AbortError");
-  }
-  if (err instanceof OpenAI.APIConnectionTimeoutError) {
-    return new APITimeoutError(msg, { cause: err });
-  }
-  if (err instanceof OpenAI.APIConnectionError) {
-    const cause = (err as { cause?: unknown }).cause ?? err;
-    if (cause instanceof Deno.errors.NotCapable) {
-      return new APIConnectionError(
-        `Connection error: network access was denied by the permission sandbox (${
-          scrub(errorMessage(cause), ctx.apiKey)
-        }).`,
-        { cause },
-      );
-    }
-    const detail = cause !== err && cause instanceof Error ? scrub(cause.message, ctx.apiKey) : "";
-    return new APIConnectionError(detail ? `Connection error: ${detail}` : msg, { cause });
-  }
-  if (err instanceof OpenAI.APIError) {
-    if (typeof err.status === "number") return new APIStatusError(err.status, msg, { cause: err });
-    return new ChatProviderError(msg, { cause: err });
-  }
-  if (err instanceof Deno.errors.NotCapable) {
-    return new APIConnectionError(
-      `Connection error: network access was denied by the permission sandbox (${msg}).`,
-      { cause: err },
-    );
-  }
-  // fetch failures while reading a streamed body surface as TypeErrors: treat as connection loss.
-  if (err instanceof TypeError) {
-    return new APIConnectionError(`Connection error: ${msg}`, { cause: err });
-  }
-  if (err instanceof Error && err.name === "TimeoutError") {
-    return new APITimeoutError(msg, { cause: err });
-  }
-  return new ChatProviderError(`Error: ${msg}`, { cause: err });
-}
-
-/** Remove every occurrence of the API key from a message. */
-export function scrub(message: string, apiKey: string): string {
-  return apiKey.length >= 4 ? message.replaceAll(apiKey, "[REDACTED]") : message;
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  return convertSdkError(err, ctx, {
+    APIError: OpenAI.APIError,
+    APIConnectionError: OpenAI.APIConnectionError,
+    APIConnectionTimeoutError: OpenAI.APIConnectionTimeoutError,
+    APIUserAbortError: OpenAI.APIUserAbortError,
+  });
 }

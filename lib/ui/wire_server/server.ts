@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { ChatProviderError } from "../../llm/errors.ts";
+import { AuthExpiredError, ChatProviderError } from "../../llm/errors.ts";
 import { log } from "../../log.ts";
 import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "../../soul/errors.ts";
 import type { KimiApp } from "../../soul/kimi_app.ts";
@@ -420,6 +420,9 @@ export class WireServer {
       }
       if (err instanceof LLMNotSupported) {
         return errorResponse(id, ErrorCodes.LLM_NOT_SUPPORTED, err.message);
+      }
+      if (err instanceof AuthExpiredError) {
+        return errorResponse(id, ErrorCodes.AUTH_EXPIRED, err.message);
       }
       if (err instanceof ChatProviderError) {
         return errorResponse(id, ErrorCodes.CHAT_PROVIDER_ERROR, err.message);
