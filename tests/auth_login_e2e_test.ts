@@ -213,8 +213,15 @@ Deno.test("after login: print turn sends the access token and device headers; Se
     assert(/^[0-9a-f]{32}$/.test(chat.headers["x-msh-device-id"]));
     assertEquals(chat.body.model, "kimi-for-coding");
     assertEquals(refreshRequests(kc).length, 0);
-    // the search service is offered (it has a login) and would authenticate the same way
+    // the search service is offered (it has a login) and authenticates with the same token
     assert(chat.body.tools.some((t: any) => t.function?.name === "SearchWeb"));
+    const s = await sb.run(["--quiet", "-p", "search the web"], { env });
+    assertEquals(s.code, 0, s.stdout + s.stderr);
+    assertEquals(s.stdout.trim(), "searched: true");
+    const search = kc.requests.filter((q) => q.path === "/coding/v1/search");
+    assertEquals(search.length, 1);
+    assertEquals(search[0].headers.authorization, "Bearer kc-access-1-secret");
+    assertEquals(search[0].body.text_query, "mock");
   } finally {
     await kc.close();
     await sb.cleanup();

@@ -174,8 +174,26 @@ export async function startMockKimiCode(opts: MockKimiCodeOptions = {}): Promise
                 choices: [{ index: 0, delta, finish_reason: finish }],
               })
             }\n\n`;
-          const sse = chunk({ role: "assistant", content: "hello from kimi code" }) +
-            chunk({}, "stop") + "data: [DONE]\n\n";
+          const last = body.messages?.at(-1);
+          // "search ..." from the user → a SearchWeb call; its result → a summary; else hello
+          const toolMsg = body.messages?.find((m: any) => m.role === "tool");
+          const delta = !toolMsg && JSON.stringify(last?.content ?? "").includes("search the web")
+            ? {
+              role: "assistant",
+              tool_calls: [{
+                index: 0,
+                id: "call_search",
+                type: "function",
+                function: { name: "SearchWeb", arguments: '{"query":"mock"}' },
+              }],
+            }
+            : toolMsg
+            ? {
+              role: "assistant",
+              content: `searched: ${JSON.stringify(toolMsg.content).includes("Mock result")}`,
+            }
+            : { role: "assistant", content: "hello from kimi code" };
+          const sse = chunk(delta) + chunk({}, "stop") + "data: [DONE]\n\n";
           return new Response(sse, { headers: { "content-type": "text/event-stream" } });
         }
       }
