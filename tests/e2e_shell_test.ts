@@ -223,7 +223,7 @@ Deno.test(
         const t = await TmuxKimi.start(sb, []);
         try {
           await t.waitFor("Select a platform");
-          await t.keys("4");
+          await t.keys("8"); // any OpenAI-compatible API
           await t.waitFor("Base URL");
           await t.type(mock.url);
           await t.keys("Enter");
@@ -236,6 +236,10 @@ Deno.test(
           screen = await t.waitFor("Select a model");
           assertStringIncludes(screen, "alpha-model");
           await t.keys("Down", "Enter");
+          // the endpoint does not report context sizes: the wizard asks
+          await t.waitFor("Context window of beta-model");
+          await t.type("131072");
+          await t.keys("Enter");
           await t.waitFor((s) => s.includes("Saved") && promptReady(s));
           await t.keys("C-d");
           await t.waitFor("[exit 0]");
@@ -246,6 +250,7 @@ Deno.test(
         assertStringIncludes(toml, `default_model = "beta-model"`);
         assertStringIncludes(toml, `base_url = "${mock.url}"`);
         assertStringIncludes(toml, `api_key = "sk-secret-xyz"`);
+        assertStringIncludes(toml, "max_context_size = 131072");
         const models = mock.requests.filter((r) => r.path === "/v1/models");
         assertEquals(models.length, 1);
         assertEquals(models[0].headers.authorization, "Bearer sk-secret-xyz");

@@ -20,7 +20,13 @@ export class TmuxKimi {
   static async start(
     sb: KimiSandbox,
     args: string[],
-    opts: { width?: number; height?: number; env?: Record<string, string> } = {},
+    opts: {
+      width?: number;
+      height?: number;
+      env?: Record<string, string>;
+      /** Extra Deno flags after `-A` (e.g. `--deny-net=host`). */
+      denoFlags?: string[];
+    } = {},
   ): Promise<TmuxKimi> {
     const socket = `kimi-e2e-${crypto.randomUUID().slice(0, 8)}`;
     const env: Record<string, string> = {
@@ -41,6 +47,7 @@ export class TmuxKimi {
       "run",
       "--no-prompt",
       "-A",
+      ...(opts.denoFlags ?? []),
       MAIN_TS,
       ...args,
     ].map(shellQuote).join(" ");

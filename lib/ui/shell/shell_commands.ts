@@ -1,6 +1,6 @@
 /**
  * Shell-only slash commands (reference §6.11): help, exit, version, model, sessions, new,
- * title, usage, debug, mcp, editor, theme, setup.
+ * title, usage, debug, mcp, editor, theme, login (setup), logout.
  *
  * @module
  */
@@ -10,7 +10,7 @@ import { extractText } from "../../llm/message.ts";
 import { Session } from "../../session/session.ts";
 import { VERSION } from "../../version.ts";
 import type { ShellContext } from "./shell_context.ts";
-import { runSetup } from "./setup_wizard.ts";
+import { runLogout, runSetup } from "./setup_wizard.ts";
 import { setTheme, style, type ThemeName } from "./theme.ts";
 import { select } from "./widgets.ts";
 
@@ -58,11 +58,19 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
     },
   },
   {
-    name: "setup",
-    aliases: ["login"],
-    description: "Configure a platform, API key and model",
+    name: "login",
+    aliases: ["setup"],
+    description: "Sign in to Kimi Code, or configure a platform, API key and model",
     async run(ctx) {
       await runSetup(ctx);
+    },
+  },
+  {
+    name: "logout",
+    aliases: [],
+    description: "Sign out of Kimi Code",
+    async run(ctx) {
+      await runLogout(ctx);
     },
   },
   {

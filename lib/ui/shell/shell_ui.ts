@@ -341,6 +341,8 @@ class Shell implements ShellContext {
     } catch (err) {
       await renderer.finish();
       this.print(describeTurnError(err));
+      // the login ran out: the next prompt offers to sign in again
+      if (err instanceof AuthExpiredError && !this.prefill) this.prefill = "/login";
     } finally {
       this.#turnActive = false;
       this.#turnInput = null;
@@ -414,7 +416,7 @@ function oneLine(text: string): string {
 function describeTurnError(err: unknown): string {
   if (err instanceof RunCancelled) return style.warn("Interrupted by user");
   if (err instanceof LLMNotSet) {
-    return style.error("No model is configured. Run /setup to choose a platform and model.");
+    return style.error("No model is configured. Run /login to choose a platform and model.");
   }
   if (err instanceof LLMNotSupported || err instanceof MaxStepsReached) {
     return style.error(err.message);
