@@ -195,7 +195,8 @@ export function providerKeyFor(
 ): string {
   const same = (key: string) => {
     const p = config.providers[key];
-    return p.type === platform.type && p.base_url.replace(/\/+$/, "") === baseUrl.replace(/\/+$/, "");
+    return p.type === platform.type &&
+      p.base_url.replace(/\/+$/, "") === baseUrl.replace(/\/+$/, "");
   };
   if (!Object.hasOwn(config.providers, platform.id) || same(platform.id)) return platform.id;
   for (let n = 2;; n++) {
