@@ -393,16 +393,32 @@ async function runAuthFlow(ctx: ShellContext, which: "login" | "logout"): Promis
     defaultConfigPath: defaultConfigPath(shareDir),
     getEnv: readProcessEnv,
   };
+  // Esc or Ctrl-C stops waiting for the browser
+  const ac = new AbortController();
+  if (which === "login") {
+    ctx.print(style.dim("Waiting for the sign-in in your browser (Esc to cancel)…"));
+    ctx.term.setHandler((key) => {
+      if (key.name === "escape" || key.name === "ctrl-c") ac.abort();
+    });
+  }
   let ok = true;
-  for await (const e of which === "login" ? loginKimiCode(opts) : logoutKimiCode(opts)) {
-    if (e.type === "error") {
-      ok = false;
-      ctx.print(style.error(e.message));
-    } else if (e.type === "verification_url") {
-      ctx.print(style.bold(e.message));
-      ctx.print(`User code: ${style.bold(String(e.data?.user_code ?? ""))}`);
-    } else if (e.type === "success") ctx.print(style.ok(`✓ ${e.message}`));
-    else ctx.print(style.dim(e.message));
+  try {
+    for await (
+      const e of which === "login"
+        ? loginKimiCode({ ...opts, signal: ac.signal })
+        : logoutKimiCode(opts)
+    ) {
+      if (e.type === "error") {
+        ok = false;
+        ctx.print(style.error(e.message));
+      } else if (e.type === "verification_url") {
+        ctx.print(style.bold(e.message));
+        ctx.print(`User code: ${style.bold(String(e.data?.user_code ?? ""))}`);
+      } else if (e.type === "success") ctx.print(style.ok(`✓ ${e.message}`));
+      else ctx.print(style.dim(e.message));
+    }
+  } finally {
+    if (which === "login") ctx.term.setHandler(null);
   }
   if (!ok) return false;
   const { config } = await loadConfig({ shareDir, configFile: ctx.configPath ?? undefined });
