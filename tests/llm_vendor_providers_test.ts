@@ -5,7 +5,7 @@
 import { assertEquals } from "./helpers/assert.ts";
 import { startVendorMock } from "./helpers/mock_vendor_apis.ts";
 import { createAnthropicProvider } from "../lib/llm/providers/anthropic.ts";
-import { createGeminiProvider } from "../lib/llm/providers/gemini.ts";
+import { createGeminiProvider, geminiThinkingConfig } from "../lib/llm/providers/gemini.ts";
 import type { ChatProvider, StreamPart } from "../lib/llm/provider.ts";
 import type { NormalizedMessage } from "../lib/llm/message.ts";
 
@@ -89,6 +89,13 @@ Deno.test("gemini: parts, id, usage (cached and thought tokens); image as inline
     mock.enqueue({ text: "x" });
     await collect(p.withThinking("off"));
     assertEquals(mock.requests[1].body.generationConfig.thinkingConfig, { thinkingBudget: 0 });
+    // models that cannot stop thinking get no budget; Gemini 3 takes a level
+    assertEquals(geminiThinkingConfig("gemini-2.5-pro", "off"), null);
+    assertEquals(geminiThinkingConfig("gemini-3-pro-preview", "medium"), {
+      includeThoughts: true,
+      thinkingLevel: "low",
+    });
+    assertEquals(geminiThinkingConfig("gemini-2.5-pro", null), null);
   } finally {
     await mock.close();
   }

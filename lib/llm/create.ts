@@ -42,8 +42,8 @@ export async function createLLM(
   const userAgent = `KimiCLI/${VERSION}${opts.userAgentSuffix ?? ""}`;
   const kw = resolved.generationKwargs;
   let headers = p.custom_headers ?? undefined;
-  if (p.oauth && opts.shareDir && p.type === "kimi") {
-    // Kimi Code identifies the device of a login (the reference's OAuth common headers).
+  if (p.type === "kimi" && opts.shareDir) {
+    // Moonshot and Kimi Code identify the device (the reference's OAuth common headers).
     const { commonHeaders } = await lazyImport<typeof import("../auth/device.ts")>(
       "../auth/device.ts",
       import.meta.url,

@@ -70,7 +70,29 @@ export function createGeminiProvider(opts: GeminiOptions): ChatProvider {
   return new GeminiProvider(opts, client);
 }
 
-const BUDGETS: Record<ThinkingEffort, number> = { off: 0, low: 1024, medium: 8192, high: 24576 };
+const BUDGETS: Record<Exclude<ThinkingEffort, "off">, number> = {
+  low: 1024,
+  medium: 8192,
+  high: 24576,
+};
+
+/**
+ * The `thinkingConfig` for a model and effort, or null to leave the model's default. Gemini 3
+ * takes a thinking level; 2.5 models a token budget. Only the Flash models can stop thinking
+ * (budget 0); the others always think, so "off" just leaves their thoughts out of the stream.
+ */
+export function geminiThinkingConfig(
+  model: string,
+  effort: ThinkingEffort | null,
+): Record<string, unknown> | null {
+  if (effort === null) return null;
+  const m = model.toLowerCase();
+  if (effort === "off") return /gemini-2\.5-flash/.test(m) ? { thinkingBudget: 0 } : null;
+  if (/gemini-[3-9]/.test(m)) {
+    return { includeThoughts: true, thinkingLevel: effort === "high" ? "high" : "low" };
+  }
+  return { includeThoughts: true, thinkingBudget: BUDGETS[effort] };
+}
 
 class GeminiProvider implements ChatProvider {
   readonly #opts: GeminiOptions;
@@ -113,12 +135,8 @@ class GeminiProvider implements ChatProvider {
     if (request.maxCompletionTokens !== undefined) {
       config.maxOutputTokens = request.maxCompletionTokens;
     }
-    const effort = this.#opts.thinking ?? null;
-    if (effort !== null) {
-      config.thinkingConfig = effort === "off"
-        ? { thinkingBudget: 0 }
-        : { includeThoughts: true, thinkingBudget: BUDGETS[effort] };
-    }
+    const thinkingConfig = geminiThinkingConfig(this.#opts.model, this.#opts.thinking ?? null);
+    if (thinkingConfig) config.thinkingConfig = thinkingConfig;
     if (request.signal) config.abortSignal = request.signal;
     let stream: AsyncIterable<Record<string, unknown>>;
     try {
