@@ -93,13 +93,28 @@ async function post(
   return { status: res.status, data };
 }
 
+function isWebUrl(url: string): boolean {
+  try {
+    const u = new URL(url);
+    return (u.protocol === "https:" || u.protocol === "http:") && !/[^\x21-\x7e]/.test(url);
+  } catch {
+    return false;
+  }
+}
+
 function str(v: unknown): string {
   return typeof v === "string" ? v : v === undefined || v === null ? "" : String(v);
 }
 
+/** Server-provided text, without control characters and bounded. */
+function printable(v: unknown): string {
+  // deno-lint-ignore no-control-regex
+  return str(v).replace(/[\x00-\x1f\x7f-\x9f]/g, " ").slice(0, 300);
+}
+
 function describeFailure(status: number, data: Record<string, unknown>): string {
-  const code = str(data.error);
-  const desc = str(data.error_description);
+  const code = printable(data.error);
+  const desc = printable(data.error_description);
   if (code && desc) return `${desc} (${code}, HTTP ${status})`;
   if (code || desc) return `${code || desc} (HTTP ${status})`;
   return `HTTP ${status}`;
@@ -118,6 +133,12 @@ export async function requestDeviceAuthorization(ep: OAuthEndpoint): Promise<Dev
   const complete = str(data.verification_uri_complete) || str(data.verification_uri);
   if (!userCode || !deviceCode || !complete) {
     throw new OAuthError("Device authorization failed: the OAuth host sent an incomplete answer.");
+  }
+  // Shown on a terminal and handed to a browser: only plain http(s) URLs and printable codes.
+  if (!isWebUrl(complete) || /[^\x21-\x7e]/.test(userCode)) {
+    throw new OAuthError(
+      "Device authorization failed: the OAuth host sent an invalid URL or code.",
+    );
   }
   const expiresIn = Number(data.expires_in);
   const interval = Number(data.interval);
@@ -156,7 +177,7 @@ export async function pollDeviceToken(
     return {
       kind: "pending",
       error,
-      description: str(data.error_description),
+      description: printable(data.error_description),
       interval: Number.isFinite(interval) && interval > 0 ? interval : null,
     };
   }
@@ -215,7 +236,7 @@ export async function refreshAccessToken(
     }
     if (status === 401 || status === 403) {
       throw new OAuthUnauthorized(
-        str(data.error_description) || "Token refresh unauthorized.",
+        printable(data.error_description) || "Token refresh unauthorized.",
       );
     }
     if (status === 200 && typeof data.access_token === "string") {
