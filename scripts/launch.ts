@@ -16,7 +16,7 @@
  */
 import { resolve } from "node:path";
 import { readProcessEnv, shareDir } from "../lib/config/share_dir.ts";
-import { modelHostFromConfig } from "../lib/sandbox/model_host.ts";
+import { modelHostFromConfig, oauthHostFromConfig } from "../lib/sandbox/model_host.ts";
 import { findRipgrep } from "../lib/search/ripgrep.ts";
 
 /** The permission profiles. */
@@ -35,6 +35,8 @@ export interface ProfileContext {
   addDirs: readonly string[];
   /** `host[:port]` of the model API, when the config names one. */
   modelHost: string | null;
+  /** `host[:port]` of the OAuth host, when the model's provider uses a login. */
+  authHost?: string | null;
   /** Absolute path of the bundled `rg`, when present. */
   rgPath: string | null;
   /** Plan files directory (`~/.kimi/plans`, always under HOME), when HOME is known. */
@@ -46,7 +48,8 @@ export function profileFlags(profile: Profile, ctx: ProfileContext): string[] {
   switch (profile) {
     case "review": {
       const flags = ["--allow-read", "--allow-env", `--allow-write=${ctx.shareDir}`];
-      if (ctx.modelHost) flags.push(`--allow-net=${ctx.modelHost}`);
+      const hosts = [ctx.modelHost, ctx.authHost].filter((h): h is string => !!h);
+      if (hosts.length) flags.push(`--allow-net=${hosts.join(",")}`);
       if (ctx.rgPath) flags.push(`--allow-run=${ctx.rgPath}`);
       return flags;
     }
@@ -145,16 +148,18 @@ async function main(argv: string[]): Promise<number> {
   const scanned = scanKimiArgs(kimiArgs);
   // `deno task` runs in the project dir; INIT_CWD is where the user typed the command.
   const cwd = readProcessEnv("INIT_CWD") || Deno.cwd();
+  const hostOpts = {
+    shareDir: share,
+    configFile: scanned.configFile && resolve(cwd, scanned.configFile),
+    modelAlias: scanned.model,
+    getEnv: readProcessEnv,
+  };
   const ctx: ProfileContext = {
     shareDir: share,
     workDir: resolve(cwd, scanned.workDir ?? "."),
     addDirs: scanned.addDirs.map((d) => resolve(cwd, d)),
-    modelHost: await modelHostFromConfig({
-      shareDir: share,
-      configFile: scanned.configFile && resolve(cwd, scanned.configFile),
-      modelAlias: scanned.model,
-      getEnv: readProcessEnv,
-    }),
+    modelHost: await modelHostFromConfig(hostOpts),
+    authHost: await oauthHostFromConfig(hostOpts),
     rgPath: await findRipgrep(),
     plansDir: readProcessEnv("HOME") ? `${readProcessEnv("HOME")}/.kimi/plans` : null,
   };

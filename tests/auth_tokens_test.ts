@@ -85,3 +85,46 @@ Deno.test("manager: concurrent 401 refreshes make one request; a rejected token 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("oauthHostFromConfig: the OAuth host only for a model behind a login", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const { oauthHostFromConfig } = await import("../lib/sandbox/model_host.ts");
+    await Deno.writeTextFile(
+      `${dir}/config.toml`,
+      [
+        'default_model = "kimi-code/k"',
+        '[models."kimi-code/k"]',
+        'provider = "managed:kimi-code"',
+        'model = "k"',
+        "max_context_size = 1000",
+        "[models.plain]",
+        'provider = "plain"',
+        'model = "p"',
+        "max_context_size = 1000",
+        '[providers."managed:kimi-code"]',
+        'type = "kimi"',
+        'base_url = "https://api.kimi.com/coding/v1"',
+        'api_key = ""',
+        'oauth = { storage = "file", key = "oauth/kimi-code" }',
+        "[providers.plain]",
+        'type = "kimi"',
+        'base_url = "https://api.moonshot.ai/v1"',
+        'api_key = "k"',
+        "",
+      ].join("\n"),
+    );
+    const getEnv = (_: string) => undefined;
+    assertEquals(await oauthHostFromConfig({ shareDir: dir, getEnv }), "auth.kimi.com");
+    assertEquals(await oauthHostFromConfig({ shareDir: dir, getEnv, modelAlias: "plain" }), null);
+    assertEquals(
+      await oauthHostFromConfig({
+        shareDir: dir,
+        getEnv: (k) => (k === "KIMI_OAUTH_HOST" ? "http://127.0.0.1:8080" : undefined),
+      }),
+      "127.0.0.1:8080",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

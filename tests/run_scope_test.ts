@@ -247,6 +247,11 @@ Deno.test("profileFlags: review, workspace and full", () => {
     "--allow-net=api.example.com",
     "--allow-run=/opt/rg",
   ]);
+  // a model behind a login also reaches its OAuth host (token refresh)
+  assertEquals(
+    profileFlags("review", { ...ctx, authHost: "auth.kimi.com" })[3],
+    "--allow-net=api.example.com,auth.kimi.com",
+  );
   assertEquals(profileFlags("review", { ...ctx, modelHost: null, rgPath: null }), [
     "--allow-read",
     "--allow-env",

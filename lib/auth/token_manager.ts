@@ -101,6 +101,14 @@ export class OAuthTokenManager {
   }
 
   /**
+   * Whether there is a usable login for `key` (an access token, refreshed first when needed).
+   * For callers that gate on a login, e.g. ACP `authenticate` / `session/new`.
+   */
+  async hasUsableLogin(key: string): Promise<boolean> {
+    return (await this.accessToken(key)) !== "";
+  }
+
+  /**
    * Refresh after the API answered 401 and return the new access token.
    *
    * @throws {OAuthUnauthorized} when there is no login or the host rejects it.

@@ -6,6 +6,7 @@
  */
 import { defaultConfigPath, loadConfigFromText } from "../config/load.ts";
 import { resolveModel } from "../config/model_resolution.ts";
+import { oauthHost } from "../auth/kimi_code.ts";
 import { urlHost } from "./run_scope.ts";
 
 /** Options of {@link modelHostFromConfig}. */
@@ -30,6 +31,21 @@ export async function modelHostFromConfig(opts: ModelHostOptions): Promise<strin
     const config = loadConfigFromText(text);
     const resolved = resolveModel(config, { modelAlias: opts.modelAlias, getEnv: opts.getEnv });
     return urlHost(resolved.provider.base_url);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * `host[:port]` of the OAuth host the configured model's login refreshes at (the provider has an
+ * `oauth` reference), or `null`.
+ */
+export async function oauthHostFromConfig(opts: ModelHostOptions): Promise<string | null> {
+  try {
+    const text = await Deno.readTextFile(opts.configFile ?? defaultConfigPath(opts.shareDir));
+    const config = loadConfigFromText(text);
+    const resolved = resolveModel(config, { modelAlias: opts.modelAlias, getEnv: opts.getEnv });
+    return resolved.provider.oauth ? urlHost(oauthHost(opts.getEnv)) : null;
   } catch {
     return null;
   }
