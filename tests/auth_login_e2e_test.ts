@@ -318,3 +318,46 @@ Deno.test("logout --json removes the tokens and the managed provider, models and
     await sb.cleanup();
   }
 });
+
+Deno.test("a Python CLI share dir (keyring-style ref, or none) sends the stored login's token", async () => {
+  const { sb, kc, env } = await setup();
+  try {
+    const pair = kc.issue();
+    await Deno.mkdir(`${sb.shareDir}/credentials`, { recursive: true });
+    await Deno.writeTextFile(
+      `${sb.shareDir}/credentials/kimi-code.json`,
+      JSON.stringify({
+        ...pair,
+        expires_at: Date.now() / 1000 + 3600,
+        scope: "",
+        token_type: "Bearer",
+        expires_in: 3600,
+      }),
+    );
+    for (const ref of ['oauth = { storage = "keyring", key = "oauth/kimi-code" }', ""]) {
+      await Deno.writeTextFile(
+        `${sb.shareDir}/config.toml`,
+        [
+          'default_model = "kimi-code/kimi-for-coding"',
+          '[models."kimi-code/kimi-for-coding"]',
+          'provider = "managed:kimi-code"',
+          'model = "kimi-for-coding"',
+          "max_context_size = 262144",
+          '[providers."managed:kimi-code"]',
+          'type = "kimi"',
+          `base_url = "${kc.baseUrl}"`,
+          'api_key = ""',
+          ref,
+          "",
+        ].join("\n"),
+      );
+      kc.requests.length = 0;
+      const r = await sb.run(["--quiet", "-p", "hi"], { env });
+      assertEquals(r.code, 0, r.stdout + r.stderr);
+      assertEquals(chatRequests(kc)[0].headers.authorization, `Bearer ${pair.access_token}`);
+    }
+  } finally {
+    await kc.close();
+    await sb.cleanup();
+  }
+});

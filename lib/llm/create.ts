@@ -8,6 +8,7 @@ import { lazyImport } from "../lazy_import.ts";
 import type { ResolvedModel } from "../config/model_resolution.ts";
 import { VERSION } from "../version.ts";
 import { ChatProviderError } from "./errors.ts";
+import { KIMI_CODE_OAUTH_KEY, KIMI_CODE_PROVIDER_KEY } from "../auth/kimi_code.ts";
 import type { ChatProvider, LLM } from "./provider.ts";
 
 /** Options of {@link createLLM}. */
@@ -155,8 +156,11 @@ export async function createLLM(
           "openai_responses, anthropic, gemini (google_genai), vertexai.",
       );
   }
+  // The managed Kimi Code provider always uses the login, even when an older config lacks the ref.
+  const oauthKey = p.oauth?.key ??
+    (m.provider === KIMI_CODE_PROVIDER_KEY && !p.api_key ? KIMI_CODE_OAUTH_KEY : null);
   let provider: ChatProvider;
-  if (p.oauth && opts.shareDir) {
+  if (oauthKey && opts.shareDir) {
     const { tokenManagerFor } = await lazyImport<typeof import("../auth/token_manager.ts")>(
       "../auth/token_manager.ts",
       import.meta.url,
@@ -166,7 +170,7 @@ export async function createLLM(
       import.meta.url,
     );
     const manager = tokenManagerFor(opts.shareDir, opts.getEnv);
-    const key = p.oauth.key;
+    const key = oauthKey;
     provider = createOAuthProvider({
       build,
       fallbackApiKey: p.api_key,
