@@ -4,7 +4,7 @@
  */
 import { assertEquals } from "./helpers/assert.ts";
 import { startVendorMock } from "./helpers/mock_vendor_apis.ts";
-import { createAnthropicProvider } from "../lib/llm/providers/anthropic.ts";
+import { createAnthropicProvider, toAnthropicMessages } from "../lib/llm/providers/anthropic.ts";
 import { createGeminiProvider, geminiThinkingConfig } from "../lib/llm/providers/gemini.ts";
 import type { ChatProvider, StreamPart } from "../lib/llm/provider.ts";
 import type { NormalizedMessage } from "../lib/llm/message.ts";
@@ -99,4 +99,34 @@ Deno.test("gemini: parts, id, usage (cached and thought tokens); image as inline
   } finally {
     await mock.close();
   }
+});
+
+Deno.test("anthropic history: signed and redacted thinking replayed, unsigned dropped, tool results merged", () => {
+  const msgs = toAnthropicMessages([
+    { role: "user", content: [{ type: "text", text: "go" }] },
+    {
+      role: "assistant",
+      content: [
+        { type: "think", think: "plan", encrypted: "sig" },
+        { type: "think", think: "", encrypted: "anthropic-redacted:opaque" },
+        { type: "think", think: "from another model", encrypted: null },
+      ],
+      tool_calls: [
+        { type: "function", id: "a", function: { name: "T", arguments: '{"x":1}' }, extras: null },
+        { type: "function", id: "b", function: { name: "T", arguments: null }, extras: null },
+      ],
+    },
+    { role: "tool", tool_call_id: "a", content: [{ type: "text", text: "one" }] },
+    { role: "tool", tool_call_id: "b", content: [] },
+  ]);
+  assertEquals(msgs.length, 3);
+  assertEquals(msgs[1].content, [
+    { type: "thinking", thinking: "plan", signature: "sig" },
+    { type: "redacted_thinking", data: "opaque" },
+    { type: "tool_use", id: "a", name: "T", input: { x: 1 } },
+    { type: "tool_use", id: "b", name: "T", input: {} },
+  ]);
+  assertEquals(msgs[2].role, "user");
+  assertEquals(msgs[2].content.map((b) => b.tool_use_id), ["a", "b"]);
+  assertEquals(msgs[2].content[1].content, [{ type: "text", text: "(empty)" }]);
 });

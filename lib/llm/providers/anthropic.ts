@@ -82,6 +82,9 @@ export function supportsAdaptiveThinking(model: string): boolean {
   return major > 4 || (major === 4 && minor >= 6);
 }
 
+/** Marks a think part that carries an Anthropic `redacted_thinking` block's data. */
+const REDACTED_PREFIX = "anthropic-redacted:";
+
 const BUDGETS: Record<Exclude<ThinkingEffort, "off">, number> = {
   low: 1024,
   medium: 4096,
@@ -199,7 +202,9 @@ function contentBlocks(parts: readonly ContentPart[], withThinking: boolean): Bl
         break;
       case "think":
         // Only signed thinking can be sent back; unsigned reasoning is dropped.
-        if (withThinking && p.encrypted) {
+        if (withThinking && p.encrypted?.startsWith(REDACTED_PREFIX)) {
+          out.push({ type: "redacted_thinking", data: p.encrypted.slice(REDACTED_PREFIX.length) });
+        } else if (withThinking && p.encrypted) {
           out.push({ type: "thinking", thinking: p.think, signature: p.encrypted });
         }
         break;
@@ -312,6 +317,9 @@ function anthropicStream(
               yield { type: "text", text: block.text };
             } else if (block.type === "thinking" && typeof block.thinking === "string") {
               if (block.thinking) yield { type: "think", think: block.thinking, encrypted: null };
+            } else if (block.type === "redacted_thinking" && typeof block.data === "string") {
+              // encrypted reasoning: kept (marked) so it can be replayed verbatim
+              yield { type: "think", think: "", encrypted: REDACTED_PREFIX + block.data };
             } else if (block.type === "tool_use") {
               const input = block.input as Record<string, unknown> | undefined;
               const call: ToolCall = {
