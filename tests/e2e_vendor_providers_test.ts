@@ -184,6 +184,12 @@ for (const c of CASES) {
       mock.enqueue({});
       r = await run();
       assertEquals(r.code, 75, r.stdout);
+
+      // with retries left, a transient error is retried and the turn succeeds
+      mock.enqueue({ status: 503, error: "overloaded" }, { text: "recovered" });
+      r = await sb.run(["--quiet", "--config-file", cfg, "-p", "hi"]);
+      assertEquals(r.code, 0, r.stdout + r.stderr);
+      assertEquals(r.stdout.trim(), "recovered");
     } finally {
       await mock.close();
       await sb.cleanup();

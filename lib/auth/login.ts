@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { saveConfig } from "../config/load.ts";
+import { loadConfig, saveConfig } from "../config/load.ts";
 import {
   type Config,
   type ModelCapability,
@@ -261,7 +261,11 @@ export async function* loginKimiCode(opts: AuthFlowOptions): AsyncGenerator<OAut
     yield { type: "error", message: "No models available for the selected platform." };
     return;
   }
-  const config = applyKimiCodeConfig(opts.config, { baseUrl, models, ref });
+  // the login may have taken minutes: start from the file as it is now, not as it was
+  const current = await loadConfig({ shareDir: opts.shareDir })
+    .then((r) => r.config)
+    .catch(() => opts.config);
+  const config = applyKimiCodeConfig(current, { baseUrl, models, ref });
   try {
     await saveConfig(config, opts.defaultConfigPath);
   } catch (err) {
