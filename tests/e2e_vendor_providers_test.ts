@@ -23,7 +23,7 @@ async function config(
   baseUrl: string,
   model: string,
 ): Promise<string> {
-  const path = `${sb.root}/config-${type}.json`;
+  const path = `${sb.root}/config-${type}-${crypto.randomUUID().slice(0, 8)}.json`;
   await Deno.writeTextFile(
     path,
     JSON.stringify({
@@ -190,6 +190,7 @@ for (const c of CASES) {
       r = await sb.run(["--quiet", "--config-file", cfg, "-p", "hi"]);
       assertEquals(r.code, 0, r.stdout + r.stderr);
       assertEquals(r.stdout.trim(), "recovered");
+      assert(!r.stderr.includes("deprecated"), "an SDK notice reached the terminal");
     } finally {
       await mock.close();
       await sb.cleanup();

@@ -9,6 +9,7 @@
  */
 import Anthropic from "@anthropic-ai/sdk";
 import { ChatProviderError } from "../errors.ts";
+import { log } from "../../log.ts";
 import type { ContentPart, NormalizedMessage, TokenUsage, ToolCall } from "../message.ts";
 import type {
   ChatProvider,
@@ -18,6 +19,7 @@ import type {
   ThinkingEffort,
 } from "../provider.ts";
 import { parseDataUrl, parseToolArguments } from "./media.ts";
+import { withSdkConsole } from "./sdk_console.ts";
 import { convertSdkError, type ErrorContext, errorMessage, scrub } from "./sdk_errors.ts";
 
 /** Options of {@link createAnthropicProvider}. */
@@ -49,17 +51,27 @@ const SDK_ERRORS = {
   APIUserAbortError: Anthropic.APIUserAbortError,
 };
 
+/** SDK log lines go to kimi's log file. */
+const sdkLogger = {
+  debug: () => {},
+  info: () => {},
+  warn: (...args: unknown[]) => log("WARNING", "anthropic", args.map(String).join(" ")),
+  error: (...args: unknown[]) => log("ERROR", "anthropic", args.map(String).join(" ")),
+};
+
 /** Create an Anthropic provider. */
 export function createAnthropicProvider(opts: AnthropicOptions): ChatProvider {
   let client: Anthropic;
   try {
-    client = new Anthropic({
-      apiKey: opts.apiKey,
-      ...(opts.baseUrl ? { baseURL: opts.baseUrl.replace(/\/+$/, "") } : {}),
-      maxRetries: 0,
-      defaultHeaders: { "User-Agent": opts.userAgent, ...(opts.customHeaders ?? {}) },
-      ...(opts.fetch ? { fetch: opts.fetch } : {}),
-    });
+    client = withSdkConsole("anthropic", () =>
+      new Anthropic({
+        apiKey: opts.apiKey,
+        ...(opts.baseUrl ? { baseURL: opts.baseUrl.replace(/\/+$/, "") } : {}),
+        maxRetries: 0,
+        logger: sdkLogger,
+        defaultHeaders: { "User-Agent": opts.userAgent, ...(opts.customHeaders ?? {}) },
+        ...(opts.fetch ? { fetch: opts.fetch } : {}),
+      }));
   } catch (err) {
     throw new ChatProviderError(
       `Cannot create the Anthropic client for ${opts.baseUrl}: ${
@@ -126,10 +138,14 @@ class AnthropicProvider implements ChatProvider {
     }
     let stream: AsyncIterable<Record<string, unknown>>;
     try {
-      stream = await this.#client.messages.create(
-        body as unknown as Anthropic.MessageCreateParamsStreaming,
-        { signal: request.signal, headers },
-      ) as unknown as AsyncIterable<Record<string, unknown>>;
+      // The SDK prints model deprecation notices with console.warn while it builds the request
+      // (synchronously); they belong in the log, not on the user's screen or the wire.
+      const pending = withSdkConsole("anthropic", () =>
+        this.#client.messages.create(
+          body as unknown as Anthropic.MessageCreateParamsStreaming,
+          { signal: request.signal, headers },
+        ));
+      stream = await pending as unknown as AsyncIterable<Record<string, unknown>>;
     } catch (err) {
       throw convertSdkError(err, ctx, SDK_ERRORS);
     }

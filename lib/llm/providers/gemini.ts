@@ -16,6 +16,7 @@ import type {
   ThinkingEffort,
 } from "../provider.ts";
 import { parseDataUrl, parseToolArguments } from "./media.ts";
+import { withSdkConsole } from "./sdk_console.ts";
 import { convertFetchError, type ErrorContext, errorMessage, scrub } from "./sdk_errors.ts";
 
 /** Options of {@link createGeminiProvider}. */
@@ -44,21 +45,22 @@ export interface GeminiOptions {
 export function createGeminiProvider(opts: GeminiOptions): ChatProvider {
   let client: GoogleGenAI;
   try {
-    client = new GoogleGenAI({
-      ...(opts.kind === "vertexai"
-        ? {
-          vertexai: true,
-          ...(opts.project ? { project: opts.project } : {}),
-          ...(opts.location ? { location: opts.location } : {}),
-        }
-        : {}),
-      ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
-      httpOptions: {
-        ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}),
-        headers: { "User-Agent": opts.userAgent, ...(opts.customHeaders ?? {}) },
-        retryOptions: { attempts: 1 }, // the soul owns retries
-      },
-    });
+    client = withSdkConsole("genai", () =>
+      new GoogleGenAI({
+        ...(opts.kind === "vertexai"
+          ? {
+            vertexai: true,
+            ...(opts.project ? { project: opts.project } : {}),
+            ...(opts.location ? { location: opts.location } : {}),
+          }
+          : {}),
+        ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
+        httpOptions: {
+          ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}),
+          headers: { "User-Agent": opts.userAgent, ...(opts.customHeaders ?? {}) },
+          retryOptions: { attempts: 1 }, // the soul owns retries
+        },
+      }));
   } catch (err) {
     throw new ChatProviderError(
       `Cannot create the ${opts.kind === "vertexai" ? "Vertex AI" : "Gemini"} client: ${
@@ -140,11 +142,13 @@ class GeminiProvider implements ChatProvider {
     if (request.signal) config.abortSignal = request.signal;
     let stream: AsyncIterable<Record<string, unknown>>;
     try {
-      stream = await this.#client.models.generateContentStream({
-        model: this.#opts.model,
-        contents: toGeminiContents(request.history) as never,
-        config: config as never,
-      }) as unknown as AsyncIterable<Record<string, unknown>>;
+      const pending = withSdkConsole("genai", () =>
+        this.#client.models.generateContentStream({
+          model: this.#opts.model,
+          contents: toGeminiContents(request.history) as never,
+          config: config as never,
+        }));
+      stream = await pending as unknown as AsyncIterable<Record<string, unknown>>;
     } catch (err) {
       throw convertGeminiError(err, ctx);
     }
