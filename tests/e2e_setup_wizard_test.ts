@@ -260,3 +260,29 @@ Deno.test(
     }
   },
 );
+
+Deno.test("shell /login with a Kimi account: Esc stops waiting for the browser", opts, async () => {
+  const sb = await kimiSandbox();
+  const kc = await startMockKimiCode({ devices: [["authorization_pending"]] });
+  try {
+    const env = { KIMI_CODE_OAUTH_HOST: kc.oauthHost, KIMI_CODE_BASE_URL: kc.baseUrl };
+    const t = await TmuxKimi.start(sb, [], { env });
+    try {
+      await t.waitFor("Select a platform");
+      await t.keys("1");
+      await t.waitFor("Waiting for user authorization...");
+      await t.keys("Escape");
+      await t.waitFor((s) => s.includes("Login failed: cancelled.") && promptReady(s));
+      await t.keys("C-d");
+      await t.waitFor("[exit 0]");
+    } finally {
+      await t.close();
+    }
+    let exists = true;
+    await Deno.stat(`${sb.shareDir}/credentials/kimi-code.json`).catch(() => (exists = false));
+    assertEquals(exists, false);
+  } finally {
+    await kc.close();
+    await sb.cleanup();
+  }
+});
