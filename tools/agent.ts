@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
-import type { SubagentTypeInfo } from "../lib/subagents/service_api.ts";
+import type { SubagentTypeInfo } from "../lib/tooling/subagent_service.ts";
 import { toolError } from "../lib/tooling/result.ts";
 import type {
   Tool,

@@ -9,7 +9,7 @@
  */
 import { dirname, extname, join, resolve } from "node:path";
 import { parse as parseToml, stringify as stringifyToml, TomlError } from "smol-toml";
-import { atomicWriteText } from "../session/atomic_write.ts";
+import { atomicWriteText } from "../fs/atomic_write.ts";
 import { ConfigError } from "./errors.ts";
 import { describeJsonSyntaxError } from "./json_syntax.ts";
 import { type Config, defaultConfig, validateConfigData } from "./schema.ts";

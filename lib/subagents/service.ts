@@ -28,7 +28,7 @@ import type {
   AgentRunRequest,
   SubagentService,
   SubagentTypeInfo,
-} from "./service_api.ts";
+} from "../tooling/subagent_service.ts";
 import { runWithSummaryContinuation } from "./turn_runner.ts";
 
 /** Options of {@link SubagentManager}. */

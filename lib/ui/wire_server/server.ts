@@ -9,7 +9,7 @@
 import { ChatProviderError } from "../../llm/errors.ts";
 import { log } from "../../log.ts";
 import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "../../soul/errors.ts";
-import type { KimiApp } from "../../soul/kimi_app.ts";
+import type { KimiApp } from "../../app/kimi_app.ts";
 import { runTurn } from "../../soul/run_turn.ts";
 import { toolError } from "../../tooling/result.ts";
 import { SERVER_NAME, VERSION, WIRE_PROTOCOL_VERSION } from "../../version.ts";
@@ -40,10 +40,14 @@ import {
   requestMessage,
   serialize,
   successResponse,
-} from "./jsonrpc.ts";
-import { readLines } from "./line_reader.ts";
+} from "../../wire/jsonrpc.ts";
+import { readLines } from "../../wire/line_reader.ts";
 import { HOOK_EVENTS } from "../../hooks/engine.ts";
-import { type ClientProfile, filterForClient, parseProtocolVersion } from "./version_filter.ts";
+import {
+  type ClientProfile,
+  filterForClient,
+  parseProtocolVersion,
+} from "../../wire/version_filter.ts";
 
 /** The 13 hook events of the hook system (initialize `hooks.supported_events`). */
 export const HOOK_EVENT_TYPES: readonly string[] = HOOK_EVENTS;
