@@ -4,10 +4,9 @@
  *
  * @module
  */
-import type { KimiSoul } from "../soul.ts";
-import type { SoulCommand } from "../slash_commands.ts";
+import type { CommandHost, SoulCommand } from "../slash_commands.ts";
 
-function emitPlanStatus(soul: KimiSoul): void {
+function emitPlanStatus(soul: CommandHost): void {
   soul.emit({
     type: "StatusUpdate",
     payload: {

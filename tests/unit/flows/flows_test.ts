@@ -9,7 +9,7 @@ import {
   FlowRunner,
   INVALID_CHOICE_SUFFIX,
 } from "../../../lib/soul/flow_runner.ts";
-import type { TurnResult } from "../../../lib/soul/soul.ts";
+import type { TurnResult } from "../../../lib/soul/turn.ts";
 import type { ContentPart } from "../../../lib/llm/message.ts";
 import { MaxStepsReached } from "../../../lib/soul/errors.ts";
 
