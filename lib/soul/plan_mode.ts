@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { isPresent, pathStatus } from "../fs/exists.ts";
 import { join } from "node:path";
 import { extractText, type NormalizedMessage } from "../llm/message.ts";
 
@@ -140,7 +141,9 @@ export async function createPlanSlug(opts: CreatePlanSlugOptions): Promise<strin
   let slug = "";
   for (let i = 0; i < SLUG_ATTEMPTS; i++) {
     slug = [pick(), pick(), pick()].join("-");
-    if (!(await exists(join(opts.plansDir, `${slug}.md`)))) return slug;
+    if (!isPresent(await pathStatus(join(opts.plansDir, `${slug}.md`), { noFollow: true }))) {
+      return slug;
+    }
   }
   return `${slug}-${opts.planSessionId.slice(0, 8)}`;
 }
@@ -285,7 +288,7 @@ export class PlanMode {
       return null;
     }
     const file = this.planFile;
-    const planExists = file !== null && await exists(file);
+    const planExists = file !== null && isPresent(await pathStatus(file, { noFollow: true }));
     if (this.#pendingActivation) {
       this.#pendingActivation = false;
       this.#reminderCount = 1;
@@ -444,13 +447,4 @@ function secureRandom(): number {
   const buf = new Uint32Array(1);
   crypto.getRandomValues(buf);
   return buf[0] / 0x1_0000_0000;
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

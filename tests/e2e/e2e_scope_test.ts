@@ -2,6 +2,7 @@
  * The permission scope end to end: `main.ts` under review-like, workspace-like, narrow-read and
  * `-A` permissions, driven by `_scripted_echo` scripts that try to leave the scope.
  */
+import { exists } from "../../lib/fs/exists.ts";
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { type KimiSandbox, kimiSandbox, toolCallLine } from "../helpers/kimi_process.ts";
 
@@ -32,15 +33,6 @@ function toolResults(stdout: string): Map<string, string> {
 
 const denied = (kind: "read" | "write", path: string) =>
   `<system>ERROR: Denied by the sandbox: this run may not ${kind} \`${path}\` (needs --allow-${kind}=${path}).</system>`;
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** The single session's files parse line by line and record the turn to its end. */
 async function assertSessionIntact(sb: KimiSandbox, expectInContext: string[]): Promise<void> {
@@ -89,8 +81,8 @@ Deno.test("review scope: the write tools are not offered; the turn and the sessi
       role: "assistant",
       content: "Still here after the denials.",
     });
-    assertEquals(await exists(`${sb.workDir}/a.txt`), false);
-    assertEquals(await exists("/etc/x"), false);
+    assertEquals(await exists(`${sb.workDir}/a.txt`, { noFollow: true }), false);
+    assertEquals(await exists("/etc/x", { noFollow: true }), false);
     await assertSessionIntact(sb, ["Tool `WriteFile` not found"]);
     // The system prompt says what the run lacks.
     const [dir] = await sb.sessionDirs();
@@ -128,9 +120,9 @@ Deno.test("workspace scope: /etc, `..` and a symlink escape are denied with the 
       results.get("ok"),
       "<system>File successfully overwritten. Current size: 5 bytes.</system>",
     );
-    assertEquals(await exists("/etc/kimi-test"), false);
-    assertEquals(await exists(`${sb.root}/escape.txt`), false);
-    assertEquals(await exists(`${sb.root}/outside/x.txt`), false);
+    assertEquals(await exists("/etc/kimi-test", { noFollow: true }), false);
+    assertEquals(await exists(`${sb.root}/escape.txt`, { noFollow: true }), false);
+    assertEquals(await exists(`${sb.root}/outside/x.txt`, { noFollow: true }), false);
     assertEquals(await Deno.readTextFile(`${sb.workDir}/inside.txt`), "fine\n");
     assertEquals(jsonLines(r.stdout).at(-1)?.content, "Still here after the denials.");
     await assertSessionIntact(sb, [

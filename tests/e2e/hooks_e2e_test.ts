@@ -3,6 +3,7 @@
  * allowing other commands, UserPromptSubmit blocking a prompt, Stop asking for one more turn,
  * and a wire client answering a HookRequest with block.
  */
+import { exists } from "../../lib/fs/exists.ts";
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { type KimiSandbox, kimiSandbox, toolCallLine } from "../helpers/kimi_process.ts";
 import { spawnWire, type WireLine } from "../helpers/wire_process.ts";
@@ -27,10 +28,6 @@ async function writeGuardScript(sb: KimiSandbox): Promise<string> {
     ].join("\n"),
   );
   return path;
-}
-
-async function exists(path: string): Promise<boolean> {
-  return await Deno.stat(path).then(() => true, () => false);
 }
 
 Deno.test("PreToolUse hook blocks `rm -rf`: the Shell call gets the reason, nothing runs", async () => {

@@ -1,3 +1,4 @@
+import { exists } from "../../lib/fs/exists.ts";
 import { assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { type KimiSandbox, kimiSandbox, toolCallLine } from "../helpers/kimi_process.ts";
 
@@ -5,15 +6,6 @@ import { type KimiSandbox, kimiSandbox, toolCallLine } from "../helpers/kimi_pro
 async function contextRecords(dir: string): Promise<Record<string, unknown>[]> {
   const text = await Deno.readTextFile(`${dir}/context.jsonl`);
   return text.trim().split("\n").map((l) => JSON.parse(l));
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The scripts of a turn that edits three files: a new one, an overwrite and a replacement. */

@@ -1,3 +1,4 @@
+import { exists } from "../../../lib/fs/exists.ts";
 import { join } from "node:path";
 import { parse as parseToml } from "smol-toml";
 import {
@@ -431,13 +432,4 @@ Deno.test("JSON syntax descriptions follow Python's json module", () => {
 
 function plain(value: unknown): Record<string, unknown> {
   return JSON.parse(JSON.stringify(value));
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

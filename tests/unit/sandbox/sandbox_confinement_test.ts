@@ -1,3 +1,4 @@
+import { exists } from "../../../lib/fs/exists.ts";
 import { stringify as stringifyToml } from "smol-toml";
 import { setCommandWrapper, wrapCommand } from "../../../lib/process/command_wrapper.ts";
 import { BWRAP_PATH_ENV, findBwrap, probeBwrap } from "../../../lib/sandbox/bwrap.ts";
@@ -340,8 +341,8 @@ Deno.test({
       assertStringIncludes(text, "config-read\ncreds-listed\n");
       assert(!text.includes(FAKE_CONFIG_KEY) && !text.includes("t.json"), text);
       assertMatchPid(text);
-      assert(await exists(`${work}/inside`));
-      assert(!(await exists(`${root}/outside`)));
+      assert(await exists(`${work}/inside`, { noFollow: true }));
+      assert(!(await exists(`${root}/outside`, { noFollow: true })));
     } finally {
       await Deno.remove(root, { recursive: true });
       await Deno.remove("/tmp/kimi-sbx-host-file").catch(() => {});
@@ -352,15 +353,6 @@ Deno.test({
 function assertMatchPid(text: string): void {
   const pid = Number(text.match(/pid=(\d+)/)?.[1]);
   assert(pid > 0 && pid < 10, `expected a small pid in a fresh pid namespace, got ${pid}`);
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -541,10 +533,13 @@ Deno.test({
       assertStringIncludes(res("inside"), "inside-ok");
       assertStringIncludes(res("inside"), `Command executed successfully (${sandbox}).`);
       assertStringIncludes(res("bg"), `Background task started (${sandbox}).`);
-      assert(await exists(`${e.work}/ok`));
-      assert(!(await exists(`${e.outside}/bad`)));
-      assert(await exists(`${e.work}/bg-ok`), "the background task ran");
-      assert(!(await exists(`${e.outside}/bg-bad`)), "the background task was confined");
+      assert(await exists(`${e.work}/ok`, { noFollow: true }));
+      assert(!(await exists(`${e.outside}/bad`, { noFollow: true })));
+      assert(await exists(`${e.work}/bg-ok`, { noFollow: true }), "the background task ran");
+      assert(
+        !(await exists(`${e.outside}/bg-bad`, { noFollow: true })),
+        "the background task was confined",
+      );
 
       assertStringIncludes(res("env"), "HOME=");
       assertNoSecret(res("env"), "env");
@@ -575,8 +570,8 @@ Deno.test({
       assertEquals(r.code, 0, r.stderr);
       const res = (id: string) => r.results.get(id) ?? `<no result for ${id}>`;
       assertEquals(res("outside"), "<system>Command executed successfully.</system>");
-      assert(await exists(`${e.outside}/bad`));
-      assert(await exists(`${e.outside}/bg-bad`));
+      assert(await exists(`${e.outside}/bad`, { noFollow: true }));
+      assert(await exists(`${e.outside}/bg-bad`, { noFollow: true }));
       assertStringIncludes(res("config"), FAKE_CONFIG_KEY);
       assertStringIncludes(res("creds"), FAKE_TOKEN);
       assertStringIncludes(res("environ"), `KIMI_API_KEY=${FAKE_ENV_KEY}`);
@@ -612,7 +607,7 @@ Deno.test({
       assertStringIncludes(text, "Shell commands must run confined");
       assertStringIncludes(text, "apt-get install bubblewrap");
       assertStringIncludes(text, "sandbox.require_shell_confinement = false");
-      assert(!(await exists(`${e.work}/x`)), "the command must not run");
+      assert(!(await exists(`${e.work}/x`, { noFollow: true })), "the command must not run");
 
       // Not required: the command runs unconfined, and kimi says so once on stderr.
       await writeConfig(e, script);
@@ -622,7 +617,7 @@ Deno.test({
       const line = "kimi: shell commands are not confined: bubblewrap (bwrap) was not found. " +
         "Install it (e.g. apt-get install bubblewrap) to confine them.";
       assertEquals(warned.stderr.split(line).length - 1, 1, warned.stderr);
-      assert(await exists(`${e.work}/x`));
+      assert(await exists(`${e.work}/x`, { noFollow: true }));
     } finally {
       await e.cleanup();
     }

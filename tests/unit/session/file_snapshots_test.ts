@@ -1,3 +1,4 @@
+import { exists } from "../../../lib/fs/exists.ts";
 import { FileSnapshots } from "../../../lib/session/file_snapshots.ts";
 import { turnCheckpoints, undoSummary } from "../../../lib/soul/commands/undo.ts";
 import { dmailRestoreNote } from "../../../lib/soul/dmail.ts";
@@ -8,15 +9,6 @@ const enc = new TextEncoder();
 async function sha256(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", enc.encode(text));
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** A change as the tools make it: before hook, write, after hook. */
