@@ -24,6 +24,7 @@ import {
   event,
   type EventPayload,
   partEvent,
+  statusUpdate,
   type UserInput,
   type WireMessage,
 } from "../wire/messages.ts";
@@ -278,14 +279,10 @@ export class KimiSoul {
    */
   emitContextStatus(tokens: number = this.context.tokenCountWithPending): void {
     const max = this.#llm?.maxContextSize ?? null;
-    this.emit(event("StatusUpdate", {
+    this.emit(statusUpdate({
       context_usage: max ? tokens / max : null,
       context_tokens: tokens,
       max_context_tokens: max,
-      token_usage: null,
-      message_id: null,
-      plan_mode: null,
-      mcp_status: null,
     }));
   }
 
@@ -586,15 +583,7 @@ export class KimiSoul {
     const results = await raceAbort(Promise.all(pending), signal);
     this.toolset.endStep(calls.length > 0);
     if (this.planMode !== planBefore) {
-      this.emit(event("StatusUpdate", {
-        context_usage: null,
-        context_tokens: null,
-        max_context_tokens: null,
-        token_usage: null,
-        message_id: null,
-        plan_mode: this.planMode,
-        mcp_status: null,
-      }));
+      this.emit(statusUpdate({ plan_mode: this.planMode }));
     }
 
     await this.context.append(result.message);

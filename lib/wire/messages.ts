@@ -264,6 +264,23 @@ export function event<T extends EventType>(type: T, payload: EventPayload<T>): W
   return { type, payload } as WireEvent;
 }
 
+/**
+ * A `StatusUpdate` event carrying only the given fields; every other field is null (what a
+ * client reads as "unchanged").
+ */
+export function statusUpdate(fields: Partial<EventPayload<"StatusUpdate">>): WireEvent {
+  return event("StatusUpdate", {
+    context_usage: null,
+    context_tokens: null,
+    max_context_tokens: null,
+    token_usage: null,
+    message_id: null,
+    plan_mode: null,
+    mcp_status: null,
+    ...fields,
+  });
+}
+
 /** Wrap a streamed part as its wire event. */
 export function partEvent(part: ContentPart | ToolCall | ToolCallPart): WireEvent {
   if ("function" in part) return { type: "ToolCall", payload: part };

@@ -16,12 +16,12 @@ import { SERVER_NAME, VERSION, WIRE_PROTOCOL_VERSION } from "../../version.ts";
 import type { Subscription } from "../../wire/broadcast.ts";
 import {
   type Envelope,
-  event,
   fromEnvelope,
   isRequest,
   type PendingRequest,
   RequestResultSchemas,
   type RequestType,
+  statusUpdate,
   toEnvelope,
   type UserInput,
   type WireMessage,
@@ -454,15 +454,7 @@ export class WireServer {
   async #setPlanMode(id: string, enabled: boolean): Promise<OutboundMessage> {
     const soul = this.#app.soul;
     await soul.setPlanMode(enabled);
-    const status = event("StatusUpdate", {
-      context_usage: null,
-      context_tokens: null,
-      max_context_tokens: null,
-      token_usage: null,
-      message_id: null,
-      plan_mode: soul.planMode,
-      mcp_status: null,
-    });
+    const status = statusUpdate({ plan_mode: soul.planMode });
     this.#sendEvent(toEnvelope(status));
     try {
       await this.#wireFile.append(status);
