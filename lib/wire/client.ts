@@ -32,6 +32,13 @@ import {
   type UserInput,
   type WireEvent,
 } from "./messages.ts";
+import type {
+  InboundMethod,
+  InitializeResult,
+  MethodParamsInput,
+  MethodResult,
+  PromptResult,
+} from "./jsonrpc.ts";
 import { readLines } from "./line_reader.ts";
 
 /** A request the server sent, as seen in a prompt's stream. */
@@ -42,29 +49,7 @@ export type WireRequestItem = {
 /** One item of a prompt's stream: an event or a (already answered) server request. */
 export type WireStreamItem = WireEvent | WireRequestItem;
 
-/** Result of `prompt`. */
-export interface PromptResult {
-  /** How the turn ended. */
-  status: "finished" | "cancelled" | "max_steps_reached";
-  /** Steps taken, for `max_steps_reached`. */
-  steps?: number;
-}
-
-/** Result of `initialize`. */
-export interface InitializeResult {
-  /** Server protocol version. */
-  protocol_version: string;
-  /** Server name and version. */
-  server: { name: string; version: string };
-  /** Slash commands. */
-  slash_commands: { name: string; description: string; aliases: string[] }[];
-  /** External tool registration outcome (only when tools were submitted). */
-  external_tools?: { accepted: string[]; rejected: { name: string; reason: string }[] };
-  /** Hook system info. */
-  hooks?: { supported_events: string[]; configured: Record<string, number> };
-  /** Server capabilities. */
-  capabilities?: { supports_question?: boolean };
-}
+export type { InitializeResult, PromptResult } from "./jsonrpc.ts";
 
 /** An error response from the server. */
 export class WireRpcError extends Error {
@@ -224,18 +209,19 @@ export class KimiWireClient {
           })),
         }
         : {}),
-    }) as Promise<InitializeResult>;
+    });
   }
 
   /** Run one turn. */
   prompt(input: UserInput): PromptHandle {
     const stream = new Stream();
     this.#stream = stream;
-    const result = (this.#request("prompt", { user_input: input }) as Promise<PromptResult>)
-      .finally(() => {
+    const result: Promise<PromptResult> = this.#request("prompt", { user_input: input }).finally(
+      () => {
         stream.end();
         if (this.#stream === stream) this.#stream = null;
-      });
+      },
+    );
     result.catch(() => {});
     return { result, [Symbol.asyncIterator]: () => stream.iterate() };
   }
@@ -252,7 +238,7 @@ export class KimiWireClient {
 
   /** Set plan mode; resolves with the new state. */
   async setPlanMode(enabled: boolean): Promise<boolean> {
-    const r = await this.#request("set_plan_mode", { enabled }) as { plan_mode: boolean };
+    const r = await this.#request("set_plan_mode", { enabled });
     return r.plan_mode;
   }
 
@@ -268,9 +254,15 @@ export class KimiWireClient {
     await this.#writer.write(new TextEncoder().encode(JSON.stringify(msg) + "\n"));
   }
 
-  #request(method: string, params: unknown): Promise<unknown> {
+  #request<M extends InboundMethod>(
+    method: M,
+    params: MethodParamsInput<M>,
+  ): Promise<MethodResult<M>> {
     const id = `${++this.#counter}_${Date.now()}`;
-    const p = new Promise<unknown>((resolve, reject) => this.#pending.set(id, { resolve, reject }));
+    // The server answers with the method's result schema (lib/wire/jsonrpc.ts).
+    const p = new Promise<MethodResult<M>>((resolve, reject) =>
+      this.#pending.set(id, { resolve: resolve as (v: unknown) => void, reject })
+    );
     const msg: Record<string, unknown> = { jsonrpc: "2.0", id, method };
     if (params !== undefined) msg.params = params;
     this.#send(msg).catch((err) => {

@@ -80,15 +80,81 @@ export const SetPlanModeParamsSchema = z.object({ enabled: z.boolean() });
 /** `cancel` / `replay` params: absent, null or any object. */
 export const NoParamsSchema = z.union([z.record(z.string(), z.unknown()), z.null(), z.undefined()]);
 
-/** Params schema of each inbound method. */
-export const ParamsSchemas: Record<InboundMethod, z.ZodType> = {
-  initialize: InitializeParamsSchema,
-  prompt: UserInputParamsSchema,
-  steer: UserInputParamsSchema,
-  set_plan_mode: SetPlanModeParamsSchema,
-  cancel: NoParamsSchema,
-  replay: NoParamsSchema,
-};
+/** `initialize` result. */
+export const InitializeResultSchema = z.object({
+  protocol_version: z.string(),
+  server: z.object({ name: z.string(), version: z.string() }),
+  slash_commands: z.array(
+    z.object({ name: z.string(), description: z.string(), aliases: z.array(z.string()) }),
+  ),
+  /** External tool registration outcome (only when tools were submitted). */
+  external_tools: z.object({
+    accepted: z.array(z.string()),
+    rejected: z.array(z.object({ name: z.string(), reason: z.string() })),
+  }).optional(),
+  hooks: z.object({
+    supported_events: z.array(z.string()),
+    configured: z.record(z.string(), z.number()),
+  }).optional(),
+  capabilities: z.object({ supports_question: z.boolean().optional() }).optional(),
+});
+/** `prompt` result. */
+export const PromptResultSchema = z.object({
+  status: z.enum(["finished", "cancelled", "max_steps_reached"]),
+  /** Steps taken, for `max_steps_reached`. */
+  steps: z.number().int().optional(),
+});
+/** `steer` result. */
+export const SteerResultSchema = z.object({ status: z.literal("steered") });
+/** `set_plan_mode` result. */
+export const SetPlanModeResultSchema = z.object({
+  status: z.literal("ok"),
+  plan_mode: z.boolean(),
+});
+/** `cancel` result (an empty object). */
+export const CancelResultSchema = z.object({});
+/** `replay` result. */
+export const ReplayResultSchema = z.object({
+  status: z.enum(["finished", "cancelled"]),
+  events: z.number().int(),
+  requests: z.number().int(),
+});
+
+/** Params and result schema of each inbound method: the one definition of the protocol's calls. */
+export const WireMethods = {
+  initialize: { params: InitializeParamsSchema, result: InitializeResultSchema },
+  prompt: { params: UserInputParamsSchema, result: PromptResultSchema },
+  steer: { params: UserInputParamsSchema, result: SteerResultSchema },
+  set_plan_mode: { params: SetPlanModeParamsSchema, result: SetPlanModeResultSchema },
+  cancel: { params: NoParamsSchema.optional(), result: CancelResultSchema },
+  replay: { params: NoParamsSchema.optional(), result: ReplayResultSchema },
+} as const satisfies Record<InboundMethod, { params: z.ZodType; result: z.ZodType }>;
+
+/** Params of `M` as the server sees them (defaults applied). */
+export type MethodParams<M extends InboundMethod> = z.output<(typeof WireMethods)[M]["params"]>;
+/** Params of `M` as a client may send them (defaulted fields optional). */
+export type MethodParamsInput<M extends InboundMethod> = z.input<
+  (typeof WireMethods)[M]["params"]
+>;
+/** Result of `M`. */
+export type MethodResult<M extends InboundMethod> = z.output<(typeof WireMethods)[M]["result"]>;
+/** `initialize` result. */
+export type InitializeResult = MethodResult<"initialize">;
+/** `prompt` result. */
+export type PromptResult = MethodResult<"prompt">;
+/** `replay` result. */
+export type ReplayResult = MethodResult<"replay">;
+
+const InboundRequestSchema = z.discriminatedUnion("method", [
+  z.object({ method: z.literal("initialize"), params: WireMethods.initialize.params }),
+  z.object({ method: z.literal("prompt"), params: WireMethods.prompt.params }),
+  z.object({ method: z.literal("steer"), params: WireMethods.steer.params }),
+  z.object({ method: z.literal("set_plan_mode"), params: WireMethods.set_plan_mode.params }),
+  z.object({ method: z.literal("cancel"), params: WireMethods.cancel.params }),
+  z.object({ method: z.literal("replay"), params: WireMethods.replay.params }),
+]);
+/** A validated inbound request: one member per method, its params typed. */
+export type InboundRequest = z.output<typeof InboundRequestSchema>;
 
 /** The error object of an error response. */
 export const ErrorObjectSchema = z.object({
@@ -117,7 +183,7 @@ const ResponseSchema = z.union([
 
 /** What one inbound line is. */
 export type Inbound =
-  | { kind: "request"; id: string; method: InboundMethod; params: unknown }
+  | { kind: "request"; id: string; request: InboundRequest }
   | { kind: "response"; id: string; result: unknown; error: ErrorObject | null }
   | { kind: "ignore" }
   | { kind: "reply"; message: OutboundMessage };
@@ -172,19 +238,18 @@ export function parseInbound(line: string): Inbound {
     };
   }
   if (id === undefined || id === null) return { kind: "ignore" };
-  const method = msg.method as InboundMethod;
-  const params = ParamsSchemas[method].safeParse(msg.params);
-  if (!params.success) {
+  const request = InboundRequestSchema.safeParse({ method: msg.method, params: msg.params });
+  if (!request.success) {
     return {
       kind: "reply",
       message: errorResponse(
         id,
         ErrorCodes.INVALID_PARAMS,
-        `Invalid parameters for method \`${method}\``,
+        `Invalid parameters for method \`${msg.method}\``,
       ),
     };
   }
-  return { kind: "request", id, method, params: params.data };
+  return { kind: "request", id, request: request.data };
 }
 
 /** Any message the server writes. */
@@ -204,8 +269,12 @@ export function requestMessage(
   return { jsonrpc: "2.0", method: "request", id, params: { type, payload } };
 }
 
-/** A success response. */
-export function successResponse(id: string, result: unknown): OutboundMessage {
+/** A success response to a call of `method`, its result typed by the method's schema. */
+export function resultResponse<M extends InboundMethod>(
+  id: string,
+  _method: M,
+  result: MethodResult<M>,
+): OutboundMessage {
   return { jsonrpc: "2.0", id, result };
 }
 

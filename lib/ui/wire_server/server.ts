@@ -34,12 +34,14 @@ import {
   type ErrorObject,
   errorResponse,
   eventMessage,
-  type InitializeParams,
+  type InboundRequest,
+  type InitializeResult,
+  type MethodParams,
   type OutboundMessage,
   parseInbound,
   requestMessage,
   serialize,
-  successResponse,
+  resultResponse,
 } from "../../wire/jsonrpc.ts";
 import { readLines } from "../../wire/line_reader.ts";
 import { HOOK_EVENTS } from "../../hooks/engine.ts";
@@ -141,8 +143,9 @@ export class WireServer {
         this.#handleResponse(inbound.id, inbound.result, inbound.error);
         return;
       case "request": {
-        const task = this.#dispatch(inbound.id, inbound.method, inbound.params).catch((err) => {
-          log("ERROR", "wire", `dispatch of ${inbound.method} failed: ${(err as Error).message}`);
+        const task = this.#dispatch(inbound.id, inbound.request).catch((err) => {
+          const method = inbound.request.method;
+          log("ERROR", "wire", `dispatch of ${method} failed: ${(err as Error).message}`);
           this.#send(errorResponse(inbound.id, ErrorCodes.INTERNAL_ERROR, errorText(err)));
         });
         this.#tasks.add(task);
@@ -314,20 +317,20 @@ export class WireServer {
 
   // ---- methods ------------------------------------------------------------------------------
 
-  async #dispatch(id: string, method: string, params: unknown): Promise<void> {
+  async #dispatch(id: string, request: InboundRequest): Promise<void> {
     let reply: OutboundMessage;
-    switch (method) {
+    switch (request.method) {
       case "initialize":
-        reply = this.#initialize(id, params as InitializeParams);
+        reply = this.#initialize(id, request.params);
         break;
       case "prompt":
-        reply = await this.#prompt(id, (params as { user_input: UserInput }).user_input);
+        reply = await this.#prompt(id, request.params.user_input);
         break;
       case "steer":
-        reply = this.#steer(id, (params as { user_input: UserInput }).user_input);
+        reply = this.#steer(id, request.params.user_input);
         break;
       case "set_plan_mode":
-        reply = await this.#setPlanMode(id, (params as { enabled: boolean }).enabled);
+        reply = await this.#setPlanMode(id, request.params.enabled);
         break;
       case "cancel":
         reply = this.#cancel(id);
@@ -335,17 +338,11 @@ export class WireServer {
       case "replay":
         reply = await this.#replay(id);
         break;
-      default:
-        reply = errorResponse(
-          id,
-          ErrorCodes.METHOD_NOT_FOUND,
-          `Unexpected method received: ${method}`,
-        );
     }
     this.#send(reply);
   }
 
-  #initialize(id: string, params: InitializeParams): OutboundMessage {
+  #initialize(id: string, params: MethodParams<"initialize">): OutboundMessage {
     if (this.#activity) {
       return errorResponse(id, ErrorCodes.INVALID_STATE, ErrorMessages.TURN_IN_PROGRESS);
     }
@@ -355,7 +352,7 @@ export class WireServer {
       version: parseProtocolVersion(params.protocol_version),
       name: params.client?.name ?? null,
     };
-    const result: Record<string, unknown> = {
+    const result: InitializeResult = {
       protocol_version: WIRE_PROTOCOL_VERSION,
       server: { name: SERVER_NAME, version: VERSION },
       slash_commands: soul.commands.map((c) => ({
@@ -387,7 +384,7 @@ export class WireServer {
     for (const req of soul.approval.pending()) {
       if (!this.#pending.has(req.payload.id)) this.#sendRequest(req);
     }
-    return successResponse(id, result);
+    return resultResponse(id, "initialize", result);
   }
 
   async #prompt(id: string, input: UserInput): Promise<OutboundMessage> {
@@ -413,11 +410,11 @@ export class WireServer {
           })();
         },
       });
-      return successResponse(id, { status: "finished" });
+      return resultResponse(id, "prompt", { status: "finished" });
     } catch (err) {
-      if (err instanceof RunCancelled) return successResponse(id, { status: "cancelled" });
+      if (err instanceof RunCancelled) return resultResponse(id, "prompt", { status: "cancelled" });
       if (err instanceof MaxStepsReached) {
-        return successResponse(id, { status: "max_steps_reached", steps: err.nSteps });
+        return resultResponse(id, "prompt", { status: "max_steps_reached", steps: err.nSteps });
       }
       if (err instanceof LLMNotSet) {
         return errorResponse(id, ErrorCodes.LLM_NOT_SET, "LLM is not set");
@@ -448,7 +445,7 @@ export class WireServer {
       return errorResponse(id, ErrorCodes.INVALID_STATE, ErrorMessages.NO_TURN);
     }
     this.#app.soul.steer(input);
-    return successResponse(id, { status: "steered" });
+    return resultResponse(id, "steer", { status: "steered" });
   }
 
   async #setPlanMode(id: string, enabled: boolean): Promise<OutboundMessage> {
@@ -461,13 +458,13 @@ export class WireServer {
     } catch (err) {
       log("WARNING", "wire", `could not record plan mode change: ${(err as Error).message}`);
     }
-    return successResponse(id, { status: "ok", plan_mode: soul.planMode });
+    return resultResponse(id, "set_plan_mode", { status: "ok", plan_mode: soul.planMode });
   }
 
   #cancel(id: string): OutboundMessage {
     if (!this.#activity) return errorResponse(id, ErrorCodes.INVALID_STATE, ErrorMessages.NO_TURN);
     this.#activity.abort.abort(new RunCancelled());
-    return successResponse(id, {});
+    return resultResponse(id, "cancel", {});
   }
 
   async #replay(id: string): Promise<OutboundMessage> {
@@ -501,7 +498,7 @@ export class WireServer {
       }
       await this.flush();
       const status = activity.abort.signal.aborted ? "cancelled" : "finished";
-      return successResponse(id, { status, events, requests });
+      return resultResponse(id, "replay", { status, events, requests });
     } catch (err) {
       log("ERROR", "wire", `replay failed: ${errorText(err)}`);
       return errorResponse(id, ErrorCodes.INTERNAL_ERROR, ErrorMessages.REPLAY_FAILED);
