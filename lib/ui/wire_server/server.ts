@@ -40,8 +40,8 @@ import {
   type OutboundMessage,
   parseInbound,
   requestMessage,
-  serialize,
   resultResponse,
+  serialize,
 } from "../../wire/jsonrpc.ts";
 import { readLines } from "../../wire/line_reader.ts";
 import { HOOK_EVENTS } from "../../hooks/engine.ts";
