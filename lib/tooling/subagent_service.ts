@@ -1,6 +1,6 @@
 /**
  * What the `Agent` tool sees of the subagent machinery (the `ToolEnv.subagents` field). Pure
- * types: the implementation lives in `service.ts` and is wired by the soul's app builder.
+ * types: the implementation lives in `lib/subagents/service.ts`, wired by `lib/app/`.
  *
  * @module
  */

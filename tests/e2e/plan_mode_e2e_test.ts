@@ -1,7 +1,7 @@
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { type KimiSandbox, kimiSandbox, toolCallLine } from "../helpers/kimi_process.ts";
 import { spawnWire, type WireLine } from "../helpers/wire_process.ts";
-import { FULL_REMINDER_HEAD } from "../../lib/soul/plan_mode.ts";
+import { FULL_REMINDER_HEAD } from "../../lib/soul/plan_reminders.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;

@@ -2,14 +2,13 @@ import { assert, assertEquals, assertRejects, assertStringIncludes } from "../..
 import { makeCallContext, makeToolEnv, runTool } from "../../helpers/tool_env.ts";
 import type { NormalizedMessage } from "../../../lib/llm/message.ts";
 import { defaultState, loadState, saveState } from "../../../lib/session/state.ts";
+import { PlanMode } from "../../../lib/soul/plan_mode.ts";
 import {
   assistantTurnsSinceReminder,
-  createPlanSlug,
   FULL_REMINDER_HEAD,
-  HERO_NAMES,
-  PlanMode,
   SPARSE_REMINDER_HEAD,
-} from "../../../lib/soul/plan_mode.ts";
+} from "../../../lib/soul/plan_reminders.ts";
+import { createPlanSlug, HERO_NAMES } from "../../../lib/soul/plan_slug.ts";
 import { systemReminder } from "../../../lib/soul/tool_result_message.ts";
 import { rejectionOf } from "../../../lib/tooling/result.ts";
 import type { PlanControl } from "../../../lib/tooling/tool.ts";
