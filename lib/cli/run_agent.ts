@@ -134,8 +134,8 @@ async function runUI(
       break;
     }
     case "wire": {
-      const { runWire } = await lazyImport<typeof import("../ui/wire_server/server.ts")>(
-        "../ui/wire_server/server.ts",
+      const { runWire } = await lazyImport<typeof import("../ui/wire_server/run_wire.ts")>(
+        "../ui/wire_server/run_wire.ts",
         import.meta.url,
       );
       code = await runWire(app);

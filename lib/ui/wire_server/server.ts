@@ -11,16 +11,12 @@ import { log } from "../../log.ts";
 import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "../../soul/errors.ts";
 import type { KimiApp } from "../../app/kimi_app.ts";
 import { runTurn } from "../../soul/run_turn.ts";
-import { toolError } from "../../tooling/result.ts";
 import { SERVER_NAME, VERSION, WIRE_PROTOCOL_VERSION } from "../../version.ts";
 import type { Subscription } from "../../wire/broadcast.ts";
 import {
   type Envelope,
-  fromEnvelope,
   isRequest,
   type PendingRequest,
-  RequestResultSchemas,
-  type RequestType,
   statusUpdate,
   toEnvelope,
   type UserInput,
@@ -28,6 +24,9 @@ import {
 } from "../../wire/messages.ts";
 import { WireFile } from "../../wire/recorder.ts";
 import { registerExternalTools } from "./external_tools.ts";
+import { OutputQueue } from "./output_queue.ts";
+import { replayRecords } from "./replay.ts";
+import { answerFromClient, type SettleReason, settleUnanswered } from "./request_answers.ts";
 import {
   ErrorCodes,
   ErrorMessages,
@@ -41,9 +40,7 @@ import {
   parseInbound,
   requestMessage,
   resultResponse,
-  serialize,
 } from "../../wire/jsonrpc.ts";
-import { readLines } from "../../wire/line_reader.ts";
 import { HOOK_EVENTS } from "../../hooks/engine.ts";
 import {
   type ClientProfile,
@@ -58,9 +55,6 @@ export const HOOK_EVENT_TYPES: readonly string[] = HOOK_EVENTS;
 const PLAN_MODE_TOOLS = ["EnterPlanMode", "ExitPlanMode"];
 /** Tool hidden unless the client declares question support. */
 const QUESTION_TOOL = "AskUserQuestion";
-
-/** Why still-pending requests are being settled. */
-type SettleReason = "turn_ended" | "wire_closed" | "dropped";
 
 /** Options of {@link WireServer}. */
 export interface WireServerOptions {
@@ -79,11 +73,8 @@ interface Activity {
 /** The JSON-RPC dispatcher of one wire connection. */
 export class WireServer {
   readonly #app: KimiApp;
-  readonly #write: (text: string) => Promise<void>;
   readonly #wireFile: WireFile;
-  #pendingLines: string[] = [];
-  #draining: Promise<void> | null = null;
-  #writerClosed = false;
+  readonly #out: OutputQueue;
   #initialized = false;
   #client: ClientProfile = { version: null, name: null };
   #activity: Activity | null = null;
@@ -95,7 +86,7 @@ export class WireServer {
   /** Create a server for an app. */
   constructor(app: KimiApp, opts: WireServerOptions) {
     this.#app = app;
-    this.#write = opts.write;
+    this.#out = new OutputQueue(opts.write);
     this.#wireFile = opts.wireFile ?? new WireFile(app.session.wireFile);
   }
 
@@ -169,35 +160,18 @@ export class WireServer {
     ]);
     this.#hub?.unsubscribe();
     await this.#hubLoop;
-    await this.flush();
-    this.#writerClosed = true;
+    await this.#out.close();
   }
 
   /** Wait until everything queued so far is written. */
-  async flush(): Promise<void> {
-    while (this.#draining) await this.#draining;
+  flush(): Promise<void> {
+    return this.#out.flush();
   }
 
   // ---- output -------------------------------------------------------------------------------
 
   #send(msg: OutboundMessage): void {
-    if (this.#writerClosed) return;
-    this.#pendingLines.push(serialize(msg));
-    if (!this.#draining) this.#draining = this.#drain();
-  }
-
-  /** Write queued lines, batching everything queued while the previous write ran. */
-  async #drain(): Promise<void> {
-    while (this.#pendingLines.length > 0) {
-      const batch = this.#pendingLines.join("\n");
-      this.#pendingLines = [];
-      try {
-        await this.#write(batch);
-      } catch (err) {
-        log("WARNING", "wire", `could not write to stdout: ${(err as Error).message}`);
-      }
-    }
-    this.#draining = null;
+    this.#out.send(msg);
   }
 
   #sendEvent(env: Envelope): void {
@@ -234,85 +208,12 @@ export class WireServer {
       return;
     }
     this.#pending.delete(id);
-    const type = req.type as RequestType;
-    const payloadId = req.payload.id;
-    if (type === "ApprovalRequest") {
-      const parsed = error ? null : RequestResultSchemas.ApprovalRequest.safeParse(result);
-      if (!parsed?.success) {
-        answer(req, { request_id: payloadId, response: "reject", feedback: "" });
-        return;
-      }
-      if (parsed.data.request_id !== payloadId) {
-        log("WARNING", "wire", `approval answer for ${id} names request ${parsed.data.request_id}`);
-      }
-      answer(req, { ...parsed.data, request_id: payloadId });
-    } else if (type === "ToolCallRequest") {
-      if (error) {
-        answer(req, {
-          tool_call_id: payloadId,
-          return_value: toolError({ message: error.message, brief: "External tool error" }),
-        });
-        return;
-      }
-      const parsed = RequestResultSchemas.ToolCallRequest.safeParse(result);
-      answer(
-        req,
-        parsed.success ? parsed.data : {
-          tool_call_id: payloadId,
-          return_value: toolError({
-            message: "Invalid tool result payload from client.",
-            brief: "Invalid tool result",
-          }),
-        },
-      );
-    } else if (type === "QuestionRequest") {
-      const parsed = error ? null : RequestResultSchemas.QuestionRequest.safeParse(result);
-      answer(req, parsed?.success ? parsed.data : { request_id: payloadId, answers: {} });
-    } else {
-      const parsed = error ? null : RequestResultSchemas.HookRequest.safeParse(result);
-      answer(
-        req,
-        parsed?.success ? parsed.data : { request_id: payloadId, action: "allow", reason: "" },
-      );
-    }
+    answerFromClient(req, result, error);
   }
 
   /** Settle a request the client will not answer. */
   #settle(req: PendingRequest, reason: SettleReason): void {
-    if (req.settled) return;
-    const id = req.payload.id;
-    switch (req.type as RequestType) {
-      case "ApprovalRequest": {
-        const p = req.payload as { source_kind?: string | null };
-        if (reason !== "dropped" && p.source_kind === "background_agent") return;
-        answer(req, { request_id: id, response: "reject", feedback: "" });
-        return;
-      }
-      case "ToolCallRequest":
-        answer(req, {
-          tool_call_id: id,
-          return_value: reason === "turn_ended"
-            ? toolError({
-              message: "Agent turn ended before tool result was received.",
-              brief: "Turn ended",
-            })
-            : reason === "wire_closed"
-            ? toolError({
-              message: "Wire connection closed before tool result was received.",
-              brief: "Wire closed",
-            })
-            : toolError({
-              message: "The wire client does not support external tool calls.",
-              brief: "Not supported",
-            }),
-        });
-        return;
-      case "QuestionRequest":
-        answer(req, { request_id: id, answers: {} });
-        return;
-      case "HookRequest":
-        answer(req, { request_id: id, action: "allow", reason: "" });
-    }
+    settleUnanswered(req, reason);
   }
 
   // ---- methods ------------------------------------------------------------------------------
@@ -405,7 +306,8 @@ export class WireServer {
               if (isRequest(msg)) turnRequests.push(msg);
               this.#forward(msg);
               // Stop taking messages while stdout lags: the soul then waits for room.
-              if (this.#pendingLines.length >= 2048) await this.#draining;
+              const lag = this.#out.lagging();
+              if (lag) await lag;
             }
           })();
         },
@@ -473,29 +375,13 @@ export class WireServer {
     }
     const activity: Activity = { kind: "replay", abort: new AbortController() };
     this.#activity = activity;
-    let events = 0;
-    let requests = 0;
     try {
-      let n = 0;
-      for await (const rec of this.#wireFile.records()) {
-        if (activity.abort.signal.aborted) break;
-        const env = normalizeRecord(rec.message);
-        if (env.kind === "request") {
-          const payload = env.envelope.payload;
-          const out = filterForClient(this.#client, env.envelope);
-          if (out) {
-            this.#send(requestMessage(String(payload.id ?? ""), out.type, out.payload));
-            requests++;
-          }
-        } else {
-          const out = filterForClient(this.#client, env.envelope);
-          if (out) {
-            this.#send(eventMessage(out.type, out.payload));
-            events++;
-          }
-        }
-        if (++n % 64 === 0) await this.flush();
-      }
+      const { events, requests } = await replayRecords(this.#wireFile, {
+        client: this.#client,
+        send: (msg) => this.#send(msg),
+        flush: () => this.flush(),
+        signal: activity.abort.signal,
+      });
       await this.flush();
       const status = activity.abort.signal.aborted ? "cancelled" : "finished";
       return resultResponse(id, "replay", { status, events, requests });
@@ -508,85 +394,7 @@ export class WireServer {
   }
 }
 
-/** Normalise a recorded envelope (legacy names and fields) and say whether it is a request. */
-function normalizeRecord(env: Envelope): { kind: "event" | "request"; envelope: Envelope } {
-  try {
-    const parsed = fromEnvelope(env);
-    if (parsed.kind === "event") return { kind: "event", envelope: toEnvelope(parsed.event) };
-    if (parsed.kind === "request") {
-      return {
-        kind: "request",
-        envelope: { type: parsed.type, payload: parsed.payload as Record<string, unknown> },
-      };
-    }
-  } catch {
-    // keep the record as written
-  }
-  return { kind: "event", envelope: env };
-}
-
-function answer(req: PendingRequest, result: unknown): void {
-  (req as PendingRequest<RequestType>).resolve(result as never);
-}
-
 function errorText(err: unknown): string {
   if (err instanceof Error) return `${err.name}: ${err.message}`;
   return String(err);
-}
-
-/** Options of {@link runWire}. */
-export interface RunWireOptions {
-  /** Input stream (default: the process's stdin). */
-  stdin?: ReadableStream<Uint8Array>;
-  /** Writes one or more lines (joined by "\n", no final newline; default: stdout). */
-  writeLine?: (text: string) => Promise<void>;
-  /** Whether SIGTERM/SIGINT shut the server down (default true). */
-  handleSignals?: boolean;
-}
-
-const encoder = new TextEncoder();
-
-async function stdoutWrite(text: string): Promise<void> {
-  const data = encoder.encode(text + "\n");
-  let off = 0;
-  while (off < data.length) off += await Deno.stdout.write(data.subarray(off));
-}
-
-/** Serve the wire protocol until stdin closes or a termination signal; resolves with 0. */
-export async function runWire(app: KimiApp, opts: RunWireOptions = {}): Promise<number> {
-  const server = new WireServer(app, { write: opts.writeLine ?? stdoutWrite });
-  server.start();
-  const stop = Promise.withResolvers<void>();
-  const onSignal = () => stop.resolve();
-  const signals: Deno.Signal[] = opts.handleSignals === false ? [] : ["SIGTERM", "SIGINT"];
-  for (const sig of signals) {
-    try {
-      Deno.addSignalListener(sig, onSignal);
-    } catch {
-      // signal not supported on this platform
-    }
-  }
-  let stopped = false;
-  const reading = (async () => {
-    for await (const line of readLines(opts.stdin ?? Deno.stdin.readable)) {
-      if (stopped) return;
-      server.handleLine(line);
-    }
-  })().catch((err) => {
-    log("WARNING", "wire", `stdin read failed: ${(err as Error).message}`);
-  });
-  try {
-    await Promise.race([reading, stop.promise]);
-    stopped = true;
-    await server.shutdown();
-  } finally {
-    for (const sig of signals) {
-      try {
-        Deno.removeSignalListener(sig, onSignal);
-      } catch {
-        // ignore
-      }
-    }
-  }
-  return 0;
 }
