@@ -4,8 +4,6 @@
  *
  * @module
  */
-import type { ToolReturnValue } from "../wire/messages.ts";
-
 /** A subagent type as listed in the Agent tool's description. */
 export interface SubagentTypeInfo {
   /** Type name (`coder`, `explore`, `plan`, or a custom one). */
@@ -46,14 +44,61 @@ export interface AgentRunContext {
   readonly signal: AbortSignal;
 }
 
+/** Why a run could not start or failed (the Agent tool returns it as a tool error). */
+export interface AgentRunError {
+  /** Always `error`. */
+  readonly status: "error";
+  /** Error text for the model. */
+  readonly message: string;
+  /** Short label for the user. */
+  readonly brief: string;
+}
+
+/** How a foreground run ended. */
+export type ForegroundRunResult =
+  | {
+    /** The run finished with a summary. */
+    readonly status: "completed";
+    /** Instance id (for `resume`). */
+    readonly agentId: string;
+    /** The instance's type (may differ from the requested one on resume). */
+    readonly actualType: string;
+    /** Whether an existing instance was continued. */
+    readonly resumed: boolean;
+    /** The subagent's final summary. */
+    readonly summary: string;
+  }
+  | { readonly status: "timed_out"; readonly timeoutS: number }
+  | { readonly status: "cancelled" }
+  | AgentRunError;
+
+/** A background run that was started, or why not. */
+export type BackgroundStartResult =
+  | {
+    /** The task is running. */
+    readonly status: "started";
+    /** Instance id (for `resume`). */
+    readonly agentId: string;
+    /** The instance's type. */
+    readonly actualType: string;
+    /** The task running it. */
+    readonly task: {
+      readonly id: string;
+      readonly kind: string;
+      readonly status: string;
+      readonly description: string;
+    };
+  }
+  | AgentRunError;
+
 /** Subagent launching, available to root agents only. */
 export interface SubagentService {
   /** The subagent types the root agent declares, in declaration order. */
   types(): Promise<SubagentTypeInfo[]>;
   /** Whether `alias` is a configured model. */
   hasModel(alias: string): boolean;
-  /** Run a subagent in the foreground and format the tool result (§7.10). */
-  runForeground(req: AgentRunRequest, ctx: AgentRunContext): Promise<ToolReturnValue>;
-  /** Start a subagent as a background task of kind `agent` and return at once (§7.10). */
-  runBackground(req: AgentRunRequest, ctx: AgentRunContext): Promise<ToolReturnValue>;
+  /** Run a subagent in the foreground (its events reach the parent's wire). */
+  runForeground(req: AgentRunRequest, ctx: AgentRunContext): Promise<ForegroundRunResult>;
+  /** Start a subagent as a background task of kind `agent` and return at once. */
+  runBackground(req: AgentRunRequest, ctx: AgentRunContext): Promise<BackgroundStartResult>;
 }

@@ -4,7 +4,7 @@
  */
 import { assertEquals, assertStringIncludes } from "../../helpers/assert.ts";
 import { makeCallContext, makeToolEnv, modelSchema, runTool } from "../../helpers/tool_env.ts";
-import { agentTool, subagentTypeLine } from "../../../tools/agent.ts";
+import { agentTool, foregroundResult, subagentTypeLine } from "../../../tools/agent.ts";
 import { loadAgentSpec } from "../../../lib/agent/spec.ts";
 import { SubagentManager } from "../../../lib/subagents/service.ts";
 import { SubagentStore } from "../../../lib/subagents/instance_store.ts";
@@ -85,11 +85,10 @@ Deno.test("Agent: errors before running (nesting, unknown model, no types); back
       runBackground: (req, ctx) => {
         seen.push(`bg:${req.subagentType}:${req.timeoutS}:${ctx.toolCallId}`);
         return Promise.resolve({
-          is_error: false,
-          output: "",
-          message: "Background task started.",
-          display: [],
-          extras: null,
+          status: "started" as const,
+          agentId: "a1b2c3d4",
+          actualType: "coder",
+          task: { id: "agent-1a2b3c4d", kind: "agent", status: "running", description: "d" },
         });
       },
     }),
@@ -100,10 +99,44 @@ Deno.test("Agent: errors before running (nesting, unknown model, no types); back
     makeCallContext({ toolCallId: "tc-9" }),
   );
   assertEquals([rv.is_error, rv.message], [false, "Background task started."]);
+  assertStringIncludes(
+    rv.output as string,
+    "task_id: agent-1a2b3c4d\nkind: agent\nstatus: running\n",
+  );
+  assertStringIncludes(
+    rv.output as string,
+    'resume_hint: Use Agent(resume="a1b2c3d4", prompt="...")',
+  );
   assertEquals(seen, ["bg:coder:60:tc-9"]);
 
   const bare = (await agentTool(makeToolEnv({})))!;
   rv = await runTool(bare, args, makeCallContext());
   assertEquals(rv.is_error, true);
   assertStringIncludes(rv.message, "declares no subagent types");
+});
+
+Deno.test("Agent: foreground results are worded by the tool (summary, resume type, timeout, cancel)", () => {
+  const done = foregroundResult({
+    status: "completed",
+    agentId: "a1",
+    actualType: "explore",
+    resumed: true,
+    summary: "All done.",
+  }, "coder");
+  assertEquals(done.is_error, false);
+  assertEquals(
+    done.output,
+    "agent_id: a1\nresumed: true\nrequested_subagent_type: coder\nactual_subagent_type: explore\n" +
+      "status: completed\n\n[summary]\nAll done.",
+  );
+  const late = foregroundResult({ status: "timed_out", timeoutS: 60 }, "coder");
+  assertEquals([late.is_error, late.message], [true, "Agent timed out after 60s."]);
+  const gone = foregroundResult({ status: "cancelled" }, "coder");
+  assertEquals([gone.is_error, gone.message], [true, "Subagent run was cancelled."]);
+  const bad = foregroundResult({
+    status: "error",
+    message: "Unknown subagent type: x.",
+    brief: "b",
+  }, "x");
+  assertEquals([bad.is_error, bad.message], [true, "Unknown subagent type: x."]);
 });
