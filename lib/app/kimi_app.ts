@@ -1,6 +1,7 @@
 /**
- * Assembling a runnable agent for a session: config → model → agent spec → system prompt →
- * tools → soul (the reference's `KimiCLI.create`). Every UI builds its soul through this.
+ * The composition root: assembling a runnable agent for a session, config → model → agent
+ * spec → system prompt → tools → MCP → hooks → sandbox → soul (the reference's
+ * `KimiCLI.create`). Every UI builds its soul through this.
  *
  * @module
  */
