@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import { z } from "zod";
-import { atomicWriteText } from "../session/atomic_write.ts";
+import { atomicWriteText } from "../fs/atomic_write.ts";
 
 /** A stored token set (field order as the reference writes it). */
 export const StoredTokenSchema = z.object({

@@ -2,12 +2,15 @@
  * The Anthropic and Gemini providers at the streaming interface: parts, message id, usage,
  * images in history, and thinking settings, against the mock APIs.
  */
-import { assertEquals } from "./helpers/assert.ts";
-import { startVendorMock } from "./helpers/mock_vendor_apis.ts";
-import { createAnthropicProvider, toAnthropicMessages } from "../lib/llm/providers/anthropic.ts";
-import { createGeminiProvider, geminiThinkingConfig } from "../lib/llm/providers/gemini.ts";
-import type { ChatProvider, StreamPart } from "../lib/llm/provider.ts";
-import type { NormalizedMessage } from "../lib/llm/message.ts";
+import { assertEquals } from "../../helpers/assert.ts";
+import { startVendorMock } from "../../helpers/mock_vendor_apis.ts";
+import {
+  createAnthropicProvider,
+  toAnthropicMessages,
+} from "../../../lib/llm/providers/anthropic.ts";
+import { createGeminiProvider, geminiThinkingConfig } from "../../../lib/llm/providers/gemini.ts";
+import type { ChatProvider, StreamPart } from "../../../lib/llm/provider.ts";
+import type { NormalizedMessage } from "../../../lib/llm/message.ts";
 
 const PNG = "data:image/png;base64,iVBORw0KGgo=";
 const history: NormalizedMessage[] = [{

@@ -4,11 +4,11 @@
  * asked again, context sizes looked up or asked for, and Kimi Code with an API key configuring
  * the search/fetch services.
  */
-import { assert, assertEquals, assertStringIncludes } from "./helpers/assert.ts";
-import { type KimiSandbox, kimiSandbox } from "./helpers/kimi_process.ts";
-import { startMockOpenAI } from "./helpers/mock_openai.ts";
-import { startMockKimiCode } from "./helpers/mock_kimi_code.ts";
-import { TmuxKimi } from "./helpers/tmux.ts";
+import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
+import { type KimiSandbox, kimiSandbox } from "../helpers/kimi_process.ts";
+import { startMockOpenAI } from "../helpers/mock_openai.ts";
+import { startMockKimiCode } from "../helpers/mock_kimi_code.ts";
+import { TmuxKimi } from "../helpers/tmux.ts";
 import { parse as parseToml } from "smol-toml";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };

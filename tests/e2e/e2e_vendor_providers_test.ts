@@ -3,9 +3,9 @@
  * --print` against mocks of their HTTP APIs: streamed text, thinking, a tool call round trip,
  * usage, and each error class with its exit code.
  */
-import { assert, assertEquals, assertStringIncludes } from "./helpers/assert.ts";
-import { type KimiSandbox, kimiSandbox } from "./helpers/kimi_process.ts";
-import { startVendorMock, type VendorMock } from "./helpers/mock_vendor_apis.ts";
+import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
+import { type KimiSandbox, kimiSandbox } from "../helpers/kimi_process.ts";
+import { startVendorMock, type VendorMock } from "../helpers/mock_vendor_apis.ts";
 
 const KEY = "vendor-secret-key-123";
 const jsonLines = (s: string) => s.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));

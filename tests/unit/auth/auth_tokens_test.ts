@@ -2,16 +2,20 @@
  * The OAuth token store and manager: file layout and permissions, key sanitizing, refresh
  * thresholds, one refresh for concurrent callers, and a rejected refresh token not retried.
  */
-import { assert, assertEquals, assertRejects } from "./helpers/assert.ts";
-import { startMockKimiCode } from "./helpers/mock_kimi_code.ts";
+import { assert, assertEquals, assertRejects } from "../../helpers/assert.ts";
+import { startMockKimiCode } from "../../helpers/mock_kimi_code.ts";
 import {
   credentialsPath,
   loadToken,
   saveToken,
   type StoredToken,
-} from "../lib/auth/credentials.ts";
-import { needsRefresh, OAuthTokenManager, refreshThreshold } from "../lib/auth/token_manager.ts";
-import { OAuthUnauthorized } from "../lib/auth/oauth_http.ts";
+} from "../../../lib/auth/credentials.ts";
+import {
+  needsRefresh,
+  OAuthTokenManager,
+  refreshThreshold,
+} from "../../../lib/auth/token_manager.ts";
+import { OAuthUnauthorized } from "../../../lib/auth/oauth_http.ts";
 
 const KEY = "oauth/kimi-code";
 
@@ -89,7 +93,7 @@ Deno.test("manager: concurrent 401 refreshes make one request; a rejected token 
 Deno.test("oauthHostFromConfig: the OAuth host only for a model behind a login", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    const { oauthHostFromConfig } = await import("../lib/sandbox/model_host.ts");
+    const { oauthHostFromConfig } = await import("../../../lib/sandbox/model_host.ts");
     await Deno.writeTextFile(
       `${dir}/config.toml`,
       [

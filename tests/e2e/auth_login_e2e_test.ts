@@ -3,14 +3,14 @@
  * service calls carrying the login's access token, refresh before expiry and after a 401, and
  * an unrecoverable login surfacing in print mode and as wire error -32004.
  */
-import { assert, assertEquals, assertStringIncludes } from "./helpers/assert.ts";
-import { type KimiSandbox, kimiSandbox } from "./helpers/kimi_process.ts";
+import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
+import { type KimiSandbox, kimiSandbox } from "../helpers/kimi_process.ts";
 import {
   type DevicePollScript,
   type MockKimiCode,
   startMockKimiCode,
-} from "./helpers/mock_kimi_code.ts";
-import { spawnWire } from "./helpers/wire_process.ts";
+} from "../helpers/mock_kimi_code.ts";
+import { spawnWire } from "../helpers/wire_process.ts";
 import { parse as parseToml } from "smol-toml";
 
 const AUTH_EXPIRED =
