@@ -12,6 +12,7 @@ import { lazyImport } from "../../lazy_import.ts";
 import { loadConfig, saveConfig } from "../../config/load.ts";
 import {
   type Config,
+  type ModelCapability,
   ModelConfigSchema,
   ProviderConfigSchema,
   type ProviderType,
@@ -120,6 +121,37 @@ export interface ListedModel {
   id: string;
   /** Context length when the endpoint reports one. */
   contextLength: number | null;
+  /** Whether the endpoint says the model can reason (Moonshot / Kimi Code lists). */
+  supportsReasoning?: boolean;
+}
+
+/**
+ * Capabilities to record for a model the wizard configures: what the platform's list says, plus
+ * what the vendor's model families are known to have (Claude 3.7/4.x and Gemini 2.5/3 think and
+ * see images; OpenAI o-series and GPT-5 reason).
+ */
+export function inferCapabilities(
+  type: ProviderType,
+  modelId: string,
+  supportsReasoning = false,
+): ModelCapability[] {
+  const id = modelId.toLowerCase();
+  const caps = new Set<ModelCapability>();
+  if (supportsReasoning) caps.add("thinking");
+  if (type === "anthropic" && /claude-(?:3-7|(?:opus|sonnet|haiku)-[4-9]|[4-9])/.test(id)) {
+    caps.add("thinking");
+    caps.add("image_in");
+  }
+  if ((type === "gemini" || type === "vertexai") && /gemini-(?:2\.5|[3-9])/.test(id)) {
+    caps.add("thinking");
+    caps.add("image_in");
+    caps.add("video_in");
+  }
+  if (type === "openai_responses" && /^(?:o\d|gpt-5)/.test(id)) {
+    caps.add("thinking");
+    caps.add("image_in");
+  }
+  return [...caps];
 }
 
 async function getJson(url: string, headers: Record<string, string>, what: string) {
@@ -179,6 +211,7 @@ export async function fetchModels(
           : typeof m.max_input_tokens === "number"
           ? m.max_input_tokens
           : null,
+        supportsReasoning: m.supports_reasoning === true,
       }));
   }
   return out.sort((a, b) => a.id.localeCompare(b.id));
@@ -295,6 +328,7 @@ export async function runSetup(ctx: ShellContext): Promise<boolean> {
   }
   let modelId: string | null = null;
   let contextLength: number | null = null;
+  let supportsReasoning = false;
   if (models.length > 0) {
     const choice = await select(term, {
       title: [style.bold("Select a model")],
@@ -310,6 +344,7 @@ export async function runSetup(ctx: ShellContext): Promise<boolean> {
     if (choice[0] < models.length) {
       modelId = models[choice[0]].id;
       contextLength = models[choice[0]].contextLength;
+      supportsReasoning = models[choice[0]].supportsReasoning ?? false;
     }
   }
   if (modelId === null) {
@@ -339,10 +374,12 @@ export async function runSetup(ctx: ShellContext): Promise<boolean> {
     api_key: apiKey,
   });
   const alias = modelAliasFor(config, providerKey, modelId);
+  const caps = inferCapabilities(platform.type, modelId, supportsReasoning);
   config.models[alias] = ModelConfigSchema.parse({
     provider: providerKey,
     model: modelId,
     max_context_size: contextLength,
+    ...(caps.length ? { capabilities: caps } : {}),
   });
   config.default_model = alias;
   if (platform.services) {
