@@ -17,7 +17,7 @@ import {
 import { findRipgrep } from "../search/ripgrep.ts";
 import { type ShellConfinementStatus, shellConfinementStatus } from "../sandbox/setup.ts";
 import { DenoPermissionScope } from "../tooling/scope.ts";
-import { AGENT_SPEC_VERSIONS, VERSION, WIRE_PROTOCOL_VERSION } from "../version.ts";
+import { AGENT_SPEC_VERSIONS, VERSION, WIRE_SERVER_PROTOCOL_VERSION } from "../version.ts";
 
 /** The effective permission scope as `kimi info --json` prints it. */
 export type ScopeReport = RunScopeSummary & {
@@ -94,7 +94,7 @@ export async function infoReport(): Promise<InfoReport> {
   return {
     kimi_cli_version: VERSION,
     agent_spec_versions: [...AGENT_SPEC_VERSIONS],
-    wire_protocol_version: WIRE_PROTOCOL_VERSION,
+    wire_protocol_version: WIRE_SERVER_PROTOCOL_VERSION,
     deno_version: Deno.version.deno,
     scope: await scopeReport(),
     shell_confinement: await shellConfinementReport(),

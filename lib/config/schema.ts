@@ -157,6 +157,17 @@ export const SandboxConfigSchema = z.object({
 /** Sandbox settings. */
 export type SandboxConfig = z.infer<typeof SandboxConfigSchema>;
 
+/**
+ * `permission`: approval rules, `[[permission.rules]] pattern = "Shell(git status *)"` with
+ * `decision = "allow" | "ask" | "deny"`. Entries are kept as written here; they are checked
+ * when the rules load, where a bad one is reported with its line and left out.
+ */
+export const PermissionConfigSchema = z.object({
+  rules: z.array(z.unknown()).default([]),
+});
+/** Approval rule settings. */
+export type PermissionConfig = z.infer<typeof PermissionConfigSchema>;
+
 /** Lifecycle events a hook may subscribe to. */
 export const HookEventSchema = z.enum([
   "PreToolUse",
@@ -209,6 +220,7 @@ export const ConfigSchema = z.object({
   mcp: MCPConfigSchema.prefault({}),
   sandbox: SandboxConfigSchema.prefault({}),
   hooks: z.array(HookDefSchema).default([]),
+  permission: PermissionConfigSchema.prefault({}),
 }).superRefine((config, ctx) => {
   if (config.default_model && !Object.hasOwn(config.models, config.default_model)) {
     ctx.addIssue({

@@ -24,20 +24,37 @@ import type { SubagentService } from "../subagents/service_api.ts";
 
 export type { ToolReturnValue };
 
+/**
+ * What an approval is about, in the form approval rules match: a shell command line, a file
+ * change (resolved absolute path), an MCP server's tool, or just the calling tool.
+ */
+export type ApprovalSubject =
+  | { kind: "shell"; command: string }
+  | { kind: "file"; path: string }
+  | { kind: "mcp"; server: string; tool: string }
+  | { kind: "tool" };
+
 /** What a tool asks the user to approve. */
 export interface ApprovalAsk {
-  /** Approval action, e.g. `run command`, `edit file`; "approve for session" is keyed on it. */
+  /** Approval action, e.g. `run command`, `edit file` (shown to the user and on the wire). */
   action: string;
   /** One line describing exactly what will happen. */
   description: string;
   /** Blocks shown above the question (diff, shell command). */
   display: DisplayBlock[];
+  /** What approval rules are matched against (default: the calling tool). */
+  subject?: ApprovalSubject;
 }
 
 /** The user's answer to an approval request. */
 export type ApprovalOutcome =
   | { approved: true }
-  | { approved: false; feedback: string };
+  | {
+    approved: false;
+    feedback: string;
+    /** Set when a permission rule refused the call without asking: the message for the model. */
+    denial?: string;
+  };
 
 /** A built-in or loaded tool, ready to be offered to the model. */
 export interface Tool<P = any> {

@@ -12,7 +12,7 @@ import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "../..
 import type { KimiApp } from "../../soul/kimi_app.ts";
 import { runTurn } from "../../soul/run_turn.ts";
 import { toolError } from "../../tooling/result.ts";
-import { SERVER_NAME, VERSION, WIRE_PROTOCOL_VERSION } from "../../version.ts";
+import { SERVER_NAME, VERSION, WIRE_SERVER_PROTOCOL_VERSION } from "../../version.ts";
 import type { Subscription } from "../../wire/broadcast.ts";
 import {
   type Envelope,
@@ -352,7 +352,7 @@ export class WireServer {
       name: params.client?.name ?? null,
     };
     const result: Record<string, unknown> = {
-      protocol_version: WIRE_PROTOCOL_VERSION,
+      protocol_version: WIRE_SERVER_PROTOCOL_VERSION,
       server: { name: SERVER_NAME, version: VERSION },
       slash_commands: soul.commands.map((c) => ({
         name: c.name,
