@@ -4,7 +4,7 @@
  * deny wins over ask, ask over allow; a line that does not parse is never allowed.
  *
  * Also derives the rules a "for this session" / "always" answer grants: the command prefix
- * (`Shell(git status *)`), the edited directory (`Edit(src/**)`), the MCP tool.
+ * (`Shell(git status *)`), the edited file's folder (`Edit(src/*)`), the MCP tool.
  *
  * @module
  */
@@ -103,9 +103,8 @@ function partMatches(rule: PermissionRule, part: Part, ctx: RuleContext): boolea
       // A bare tool name covers every write of that tool (a bare `Shell`: redirections too).
       if (rule.arg === null) return part.tools.some((t) => toolMatches(rule.tool, t));
       if (!part.tools.some((t) => t !== "Shell" && toolMatches(rule.tool, t))) return false;
-      // A write whose target is not known is matched by deny/ask rules of any path.
-      if (part.path === null) return rule.decision !== "allow";
-      return pathMatches(rule.arg, part.path, ctx);
+      // A target only known when the line runs matches no path rule (the line then asks).
+      return part.path !== null && pathMatches(rule.arg, part.path, ctx);
     }
     case "tool":
       return toolMatches(rule.tool, part.name) && rule.arg === null;
@@ -183,11 +182,14 @@ function rulePath(path: string, ctx: RuleContext): string {
   return rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel : path;
 }
 
-/** The `Edit(...)` pattern a session grant of a change to `path` adds: its directory. */
+/**
+ * The `Edit(...)` pattern a session grant of a change to `path` adds: the files of its folder
+ * (`Edit(src/lib/*)`, `Edit(*)` at the top of the work dir), not the folders below.
+ */
 export function fileGrant(path: string, ctx: RuleContext): string {
   const dir = dirname(path);
-  if (dir === ctx.workDir) return formatRulePattern(EDIT_RULE_TOOL, rulePath(path, ctx));
-  return formatRulePattern(EDIT_RULE_TOOL, `${rulePath(dir, ctx)}/**`);
+  if (dir === ctx.workDir) return formatRulePattern(EDIT_RULE_TOOL, "*");
+  return formatRulePattern(EDIT_RULE_TOOL, `${rulePath(dir, ctx)}/*`);
 }
 
 /** Options of {@link evaluateRules}. */
@@ -250,6 +252,11 @@ export async function evaluateRules(opts: EvaluateOptions): Promise<RuleVerdict>
   for (const part of parts) {
     const rule = deny.find((r) => partMatches(r, part, ctx));
     if (rule) return { kind: "deny", rule, what: describePart(part) };
+  }
+  const unknownWrite = parts.find((p) => p.kind === "write" && p.path === null);
+  if (unknownWrite?.kind === "write") {
+    unparsable = `the target of the redirection to \`${unknownWrite.source}\` is only known ` +
+      "when the command runs";
   }
   if (unparsable !== null) return { kind: "ask", rule: null, unparsable, grant: [] };
   const ask = rules.filter((r) => r.decision === "ask");

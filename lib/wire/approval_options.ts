@@ -27,7 +27,10 @@ export function describeGrant(patterns: readonly string[]): string {
     const edit = /^Edit\((.*)\)$/s.exec(p);
     if (edit) {
       const arg = edit[1];
-      return arg.endsWith("/**") ? `edits under \`${arg.slice(0, -3)}/\`` : `edits of \`${arg}\``;
+      if (arg === "*") return "edits of files at the top of the work dir";
+      if (arg.endsWith("/*")) return `edits of files in \`${arg.slice(0, -1)}\``;
+      if (arg.endsWith("/**")) return `edits under \`${arg.slice(0, -2)}\``;
+      return `edits of \`${arg}\``;
     }
     return `\`${p}\``;
   }).join(", ");
