@@ -122,6 +122,9 @@ Deno.test("commandPrefix: program and subcommand; exact for wrappers and expansi
     ["FOO=1 npm test", null],
     ["$CMD run", null],
     ["xargs rm", null],
+    ["echo hello world", "echo"],
+    ["docker compose up -d", "docker compose"],
+    ["git --version", "git"],
   ];
   for (const [line, want] of golden) {
     const p = await parseShellLine(line);

@@ -155,16 +155,80 @@ const WRAPPERS = new Set([
   "parallel",
 ]);
 
+/** Programs whose second word names a subcommand (`git status`, `npm test`). */
+const SUBCOMMAND_PROGRAMS = new Set([
+  "git",
+  "gh",
+  "hg",
+  "svn",
+  "npm",
+  "pnpm",
+  "yarn",
+  "bun",
+  "deno",
+  "node",
+  "cargo",
+  "rustup",
+  "go",
+  "pip",
+  "pip3",
+  "uv",
+  "poetry",
+  "pipenv",
+  "conda",
+  "docker",
+  "podman",
+  "kubectl",
+  "helm",
+  "terraform",
+  "make",
+  "just",
+  "task",
+  "brew",
+  "apt",
+  "apt-get",
+  "dnf",
+  "yum",
+  "pacman",
+  "systemctl",
+  "journalctl",
+  "dotnet",
+  "mvn",
+  "gradle",
+  "./gradlew",
+  "sbt",
+  "mix",
+  "bundle",
+  "rake",
+  "rails",
+  "composer",
+  "swift",
+  "flutter",
+  "dart",
+  "gcloud",
+  "aws",
+  "az",
+  "nix",
+  "stack",
+  "cabal",
+  "zig",
+  "kimi",
+]);
+
 /**
  * The command prefix a session grant for this command covers: the program plus its
- * subcommand (`git status`, `npm test`), just the program (`ls`), or null when only the exact
- * command can be granted (wrappers like `bash -c`, leading assignments, expansions).
+ * subcommand for tools that have them (`git status`, `npm test`), else just the program
+ * (`ls`, `echo`), or null when only the exact command can be granted (wrappers like
+ * `bash -c`, leading assignments, expansions).
  */
 export function commandPrefix(cmd: ShellCommand): string | null {
   const [program, second] = cmd.words;
   if (!program || cmd.dynamicName || program.includes("=")) return null;
   if (WRAPPERS.has(program) || /[$`]/.test(program)) return null;
-  if (second !== undefined && /^[A-Za-z][A-Za-z0-9_:-]*$/.test(second)) {
+  if (
+    SUBCOMMAND_PROGRAMS.has(program) && second !== undefined &&
+    /^[A-Za-z][A-Za-z0-9_:.-]*$/.test(second)
+  ) {
     return `${program} ${second}`;
   }
   return program;
