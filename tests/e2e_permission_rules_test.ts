@@ -118,7 +118,7 @@ Deno.test("rules e2e: a deny rule refuses before any approval, also in yolo; the
         "denies `rm -f keep.txt`. Do not retry it or work around the rule; choose another " +
         "approach or ask the user.",
     );
-    assertEquals(rv.display, [{ type: "brief", text: "Denied by rule" }]);
+    assertEquals(rv.display, [{ type: "brief", text: "Denied by rule Shell(rm *)" }]);
     assertEquals(await Deno.readTextFile(`${sb.workDir}/keep.txt`), "x");
     assert(events(r.lines).some((e) => e.type === "ContentPart" && e.payload.text === "denied"));
     assertEquals((await wire.finish()).code, 0);

@@ -272,16 +272,23 @@ export class ApprovalRuntime {
     const subject = opts.ask.subject ?? { kind: "tool" as const };
     const verdict = await this.evaluate(opts.sender, subject);
     if (verdict.kind === "deny") {
-      return { approved: false, feedback: "", denial: denialMessage(verdict) };
+      return {
+        approved: false,
+        feedback: "",
+        denial: { message: denialMessage(verdict), rule: verdict.rule.pattern },
+      };
     }
     if (this.state.autoApprove) {
       if (verdict.kind === "ask" && verdict.unparsable !== null && this.#hasShellDeny()) {
         return {
           approved: false,
           feedback: "",
-          denial:
-            `The command could not be checked against the deny rules (${verdict.unparsable}), ` +
-            "so it was refused. Rewrite it as plain commands the shell grammar accepts.",
+          denial: {
+            message: "The command could not be checked against the deny rules " +
+              `(${verdict.unparsable}), so it was refused. Rewrite it as plain commands the ` +
+              "shell grammar accepts.",
+            rule: null,
+          },
         };
       }
       return { approved: true };

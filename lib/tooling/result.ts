@@ -63,10 +63,17 @@ export const REJECTED_MESSAGE_SUBAGENT =
 /** The result of a call the user rejected (`ToolRejectedError`). */
 export function toolRejected(
   feedback = "",
-  opts: { isRoot?: boolean; denial?: string } = {},
+  opts: { isRoot?: boolean; denial?: { message: string; rule: string | null } } = {},
 ): ToolReturnValue {
   // A rule's refusal is not the user's: the model is told why and the turn goes on.
-  if (opts.denial) return toolError({ message: opts.denial, brief: "Denied by rule" });
+  if (opts.denial) {
+    return toolError({
+      message: opts.denial.message,
+      brief: opts.denial.rule
+        ? `Denied by rule ${opts.denial.rule}`
+        : "Denied: rules not checkable",
+    });
+  }
   const rv = feedback
     ? toolError({
       message: `The tool call is rejected by the user. User feedback: ${feedback}`,

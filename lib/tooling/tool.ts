@@ -46,14 +46,22 @@ export interface ApprovalAsk {
   subject?: ApprovalSubject;
 }
 
+/** A refusal by a permission rule. */
+export interface RuleDenial {
+  /** The message for the model. */
+  message: string;
+  /** The refusing rule's pattern, or null when no rule could be checked. */
+  rule: string | null;
+}
+
 /** The user's answer to an approval request. */
 export type ApprovalOutcome =
   | { approved: true }
   | {
     approved: false;
     feedback: string;
-    /** Set when a permission rule refused the call without asking: the message for the model. */
-    denial?: string;
+    /** Set when a permission rule refused the call without asking. */
+    denial?: RuleDenial;
   };
 
 /** A built-in or loaded tool, ready to be offered to the model. */
