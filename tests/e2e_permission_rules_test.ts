@@ -284,3 +284,59 @@ Deno.test("rules e2e: a session grant covers the prefix only and is undone by /u
     await sb.cleanup();
   }
 });
+
+Deno.test("rules e2e: kimi info shows the effective rules with their source and the bad ones", async () => {
+  const sb = await kimiSandbox();
+  try {
+    await Deno.mkdir(sb.shareDir, { recursive: true });
+    await Deno.writeTextFile(
+      `${sb.shareDir}/config.toml`,
+      [
+        "# rules",
+        "[[permission.rules]]",
+        'pattern = "Shell(git status *)"',
+        'decision = "allow"',
+        "",
+        "[[permission.rules]]",
+        'pattern = "Shell(npm *)"',
+        'decision = "maybe"',
+        "",
+      ].join("\n"),
+    );
+    await Deno.mkdir(`${sb.workDir}/.kimi`);
+    await Deno.writeTextFile(
+      `${sb.workDir}/.kimi/config.toml`,
+      '[[permission.rules]]\npattern = "WriteFile(secrets/**)"\ndecision = "deny"\n',
+    );
+    const text = await sb.run(["info"]);
+    assertEquals(text.code, 0);
+    assertStringIncludes(
+      text.stdout,
+      "approval rules (deny wins over ask, ask over allow):\n" +
+        `  allow Shell(git status *)  (${sb.shareDir}/config.toml:2)\n` +
+        `  deny  WriteFile(secrets/**)  (${sb.workDir}/.kimi/config.toml:1)\n` +
+        `approval rule problem: ${sb.shareDir}/config.toml:6: rule "Shell(npm *)": unknown ` +
+        'decision "maybe" (use "allow", "ask" or "deny"); ignored',
+    );
+    const json = JSON.parse((await sb.run(["info", "--json"])).stdout);
+    assertEquals(json.permission_rules, [
+      {
+        pattern: "Shell(git status *)",
+        decision: "allow",
+        scope: "user",
+        source: `${sb.shareDir}/config.toml`,
+        line: 2,
+      },
+      {
+        pattern: "WriteFile(secrets/**)",
+        decision: "deny",
+        scope: "project",
+        source: `${sb.workDir}/.kimi/config.toml`,
+        line: 1,
+      },
+    ]);
+    assertEquals(json.permission_problems.length, 1);
+  } finally {
+    await sb.cleanup();
+  }
+});

@@ -186,6 +186,22 @@ Deno.test("evaluateRules: redirections are file writes checked against Edit/Writ
   );
   assertEquals(await verdict(rules, "echo k > ../w/logs/ok.txt"), "allow");
   assertEquals(await verdict(rules, "echo k > $TARGET"), "ask unparsable");
+  // The rule files themselves are never allowed by a rule: changing them always asks.
+  const guarded = { ...CTX, protectedPaths: ["/home/u/.kimi/config.toml"] };
+  for (
+    const [sender, subject] of [
+      ["Shell", { kind: "shell", command: "echo x >> ~/.kimi/config.toml" }],
+      ["WriteFile", { kind: "file", path: "/home/u/.kimi/config.toml" }],
+    ] as const
+  ) {
+    const v = await evaluateRules({
+      sender,
+      subject,
+      rules: [rule("Shell", "allow"), rule("Edit(/home/**)", "allow")],
+      ctx: guarded,
+    });
+    assertEquals(v.kind === "ask" ? v.grant : v.kind, [], sender);
+  }
   // A bare Shell allow covers the whole line, redirections included.
   assertEquals(await verdict([rule("Shell", "allow")], "anything > out.txt"), "allow");
 });

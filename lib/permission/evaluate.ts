@@ -28,6 +28,11 @@ export interface RuleContext {
   workDir: string;
   /** Home dir for `~/` patterns, when known. */
   home: string | null;
+  /**
+   * Files no rule or grant may allow writing (the rule files themselves: an agent must not
+   * grant itself permissions); changing them always asks.
+   */
+  protectedPaths?: readonly string[];
 }
 
 /** One part of a call that rules are checked against. */
@@ -329,6 +334,9 @@ export async function evaluateRules(opts: EvaluateOptions): Promise<RuleVerdict>
   const allowedBy: PermissionRule[] = [];
   for (const part of parts) {
     askRule ??= ask.find((r) => partMatches(r, part, ctx)) ?? null;
+    if (part.kind === "write" && part.path !== null && ctx.protectedPaths?.includes(part.path)) {
+      continue; // never allowed by a rule, never granted
+    }
     const allowRule = allow.find((r) => partMatches(r, part, ctx));
     if (allowRule) {
       allowedBy.push(allowRule);

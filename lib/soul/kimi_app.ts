@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { lazyImport } from "../lazy_import.ts";
 import { log } from "../log.ts";
 import type { AgentSpecSource, ResolvedAgentSpec } from "../agent/spec.ts";
@@ -228,6 +228,10 @@ export class KimiApp {
       ruleContext: {
         workDir: session.workDir,
         home: opts.getEnv("HOME") ?? opts.getEnv("USERPROFILE") ?? null,
+        protectedPaths: [
+          ...(rules.userFile ? [resolve(session.workDir, rules.userFile)] : []),
+          rules.projectFile,
+        ],
       },
     });
     const plan = new PlanMode({
