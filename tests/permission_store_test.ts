@@ -72,7 +72,6 @@ Deno.test("config edit: appending and removing rules keeps comments and formatti
 });
 
 async function nextRequest(
-  runtime: ApprovalRuntime,
   sub: AsyncIterator<unknown>,
 ): Promise<PendingRequest<"ApprovalRequest">> {
   while (true) {
@@ -109,7 +108,7 @@ Deno.test("approval runtime: a session grant approves waiting requests it covers
         },
       });
     const a = ask("git status", "a");
-    const reqA = await nextRequest(runtime, sub);
+    const reqA = await nextRequest(sub);
     assertEquals(reqA.payload.grant_patterns, ["Shell(git status *)"]);
     assertEquals(reqA.payload.rule_file, `${dir}/config.toml`);
     assertEquals(
@@ -122,9 +121,9 @@ Deno.test("approval runtime: a session grant approves waiting requests it covers
       ],
     );
     const b = ask("git status --short", "b");
-    const reqB = await nextRequest(runtime, sub);
+    const reqB = await nextRequest(sub);
     const c = ask("git push", "c");
-    await nextRequest(runtime, sub);
+    await nextRequest(sub);
     reqA.resolve({ request_id: reqA.payload.id, response: "approve_for_session", feedback: "" });
     assertEquals(await a, { approved: true });
     assertEquals(await b, { approved: true }); // covered by the grant, answered without the user
