@@ -166,6 +166,36 @@ Deno.test("evaluateRules: every command of a line must be allowed; deny wins; as
   );
 });
 
+Deno.test("evaluateRules: deny and ask rules see through wrappers and shell -c code", async () => {
+  const rules = [
+    rule("Shell(rm *)", "deny"),
+    rule("Shell(git push *)", "ask"),
+    rule("Edit(/etc/**)", "deny"),
+    rule("Shell(sudo *)", "allow"),
+    rule("Shell(bash *)", "allow"),
+    rule("Shell(git *)", "allow"),
+  ];
+  const golden: [string, string][] = [
+    ["sudo rm -rf /x", "deny Shell(rm *) `rm -rf /x`"],
+    ["sudo -u root rm x", "deny Shell(rm *) `rm x`"],
+    ["env A=1 B=2 rm x", "deny Shell(rm *) `rm x`"],
+    ["timeout -s KILL 5 rm x", "deny Shell(rm *) `rm x`"],
+    ["nice -n 5 nohup rm x", "deny Shell(rm *) `rm x`"],
+    ["find . | xargs -n 1 rm", "deny Shell(rm *) `rm`"],
+    ["time rm x", "deny Shell(rm *) `rm x`"],
+    ['bash -c "ls && rm -rf /"', "deny Shell(rm *) `rm -rf /`"],
+    [`sh -c 'bash -c "rm x"'`, "deny Shell(rm *) `rm x`"],
+    ["eval 'rm x'", "deny Shell(rm *) `rm x`"],
+    ["bash -c 'echo > /etc/hosts'", "deny Edit(/etc/**) writing `/etc/hosts`"],
+    ["sudo git push", "ask rule=Shell(git push *) grant="],
+    ["git rm file", "allow"],
+    ["sudo ls", "allow"],
+    ["bash -c 'ls -la'", "allow"],
+    [`bash -c "echo 'open"`, "ask unparsable"],
+  ];
+  for (const [line, want] of golden) assertEquals(await verdict(rules, line), want, line);
+});
+
 Deno.test("evaluateRules: redirections are file writes checked against Edit/WriteFile rules", async () => {
   const rules = [
     rule("Shell(echo *)", "allow"),

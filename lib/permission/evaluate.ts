@@ -37,9 +37,15 @@ export interface RuleContext {
 
 /** One part of a call that rules are checked against. */
 type Part =
-  | { kind: "command"; command: ShellCommand }
-  | { kind: "write"; path: string | null; source: string; tools: readonly string[] }
-  | { kind: "tool"; name: string };
+  & (
+    | { kind: "command"; command: ShellCommand }
+    | { kind: "write"; path: string | null; source: string; tools: readonly string[] }
+    | { kind: "tool"; name: string }
+  )
+  & {
+    /** Run inside a wrapper (`sudo`, `bash -c`): only deny and ask rules apply to it. */
+    narrowOnly?: boolean;
+  };
 
 /** The outcome of evaluating rules. */
 export type RuleVerdict =
@@ -292,12 +298,20 @@ export async function evaluateRules(opts: EvaluateOptions): Promise<RuleVerdict>
         break;
       }
       for (const command of parsed.commands) parts.push({ kind: "command", command });
-      for (const w of parsed.writes) {
+      for (const command of parsed.inner) {
+        parts.push({ kind: "command", command, narrowOnly: true });
+      }
+      const writes = [
+        ...parsed.writes.map((w) => ({ w, narrowOnly: false })),
+        ...parsed.innerWrites.map((w) => ({ w, narrowOnly: true })),
+      ];
+      for (const { w, narrowOnly } of writes) {
         parts.push({
           kind: "write",
           path: w.path === null ? null : resolveWrite(w.path, ctx),
           source: w.source,
           tools: [EDIT_RULE_TOOL, "WriteFile", "Shell"],
+          narrowOnly,
         });
       }
       break;
@@ -322,7 +336,7 @@ export async function evaluateRules(opts: EvaluateOptions): Promise<RuleVerdict>
     const rule = deny.find((r) => partMatches(r, part, ctx));
     if (rule) return { kind: "deny", rule, what: describePart(part) };
   }
-  const unknownWrite = parts.find((p) => p.kind === "write" && p.path === null);
+  const unknownWrite = parts.find((p) => p.kind === "write" && p.path === null && !p.narrowOnly);
   if (unknownWrite?.kind === "write") {
     unparsable = `the target of the redirection to \`${unknownWrite.source}\` is only known ` +
       "when the command runs";
@@ -332,8 +346,11 @@ export async function evaluateRules(opts: EvaluateOptions): Promise<RuleVerdict>
   const allow = rules.filter((r) => r.decision === "allow");
   let askRule: PermissionRule | null = null;
   const allowedBy: PermissionRule[] = [];
+  let needed = 0;
   for (const part of parts) {
     askRule ??= ask.find((r) => partMatches(r, part, ctx)) ?? null;
+    if (part.narrowOnly) continue;
+    needed++;
     if (part.kind === "write" && part.path !== null && ctx.protectedPaths?.includes(part.path)) {
       continue; // never allowed by a rule, never granted
     }
@@ -345,7 +362,7 @@ export async function evaluateRules(opts: EvaluateOptions): Promise<RuleVerdict>
     const g = grantFor(part, ctx);
     if (g !== null && !grant.includes(g)) grant.push(g);
   }
-  if (askRule === null && allowedBy.length === parts.length) {
+  if (askRule === null && allowedBy.length === needed) {
     return { kind: "allow", rules: allowedBy };
   }
   if (askRule !== null && grant.length === 0) {

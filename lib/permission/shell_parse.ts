@@ -10,6 +10,7 @@
  */
 import type * as TreeSitter from "@vscode/tree-sitter-wasm";
 import { lazyPackage } from "../lazy_import.ts";
+import { commandFromWords, unwrapCommand } from "./shell_wrappers.ts";
 
 type SyntaxNode = TreeSitter.Node;
 
@@ -35,8 +36,24 @@ export interface ShellWrite {
 
 /** A parsed line. */
 export type ParsedShellLine =
-  | { ok: true; commands: ShellCommand[]; writes: ShellWrite[] }
+  | {
+    ok: true;
+    /** The commands the line runs. */
+    commands: ShellCommand[];
+    /** The files it writes through redirections. */
+    writes: ShellWrite[];
+    /**
+     * Commands run by wrapper commands of the line (`sudo rm x` runs `rm x`, `bash -c "..."`
+     * runs its code): deny and ask rules apply to them too.
+     */
+    inner: ShellCommand[];
+    /** Writes of the code run by `bash -c` / `eval`. */
+    innerWrites: ShellWrite[];
+  }
   | { ok: false; reason: string };
+
+/** How deep `bash -c "bash -c ..."` is followed. */
+const MAX_NESTING = 4;
 
 interface BashParser {
   parse(text: string): TreeSitter.Tree | null;
@@ -223,6 +240,42 @@ export async function parseShellLine(line: string): Promise<ParsedShellLine> {
       reason: `the shell parser could not be loaded (${err instanceof Error ? err.message : err})`,
     };
   }
+  const top = parseWith(parser, line);
+  if (!top.ok) return top;
+  const inner: ShellCommand[] = [];
+  const innerWrites: ShellWrite[] = [];
+  const unwrapAll = (commands: ShellCommand[], depth: number): string | null => {
+    for (const cmd of commands) {
+      let words = cmd.words;
+      for (let hops = 0; hops < 8; hops++) {
+        const u = unwrapCommand(words);
+        if (u === null) break;
+        if (u.kind === "command") {
+          words = u.words;
+          inner.push(commandFromWords(words, cmd.dynamic));
+          continue;
+        }
+        if (depth >= MAX_NESTING) return "shell code is nested too deeply";
+        const nested = parseWith(parser, u.text);
+        if (!nested.ok) return `the code run by \`${words[0]}\` does not parse`;
+        inner.push(...nested.commands);
+        innerWrites.push(...nested.writes);
+        const failed = unwrapAll(nested.commands, depth + 1);
+        if (failed !== null) return failed;
+        break;
+      }
+    }
+    return null;
+  };
+  const failed = unwrapAll(top.commands, 1);
+  if (failed !== null) return { ok: false, reason: failed };
+  return { ...top, inner, innerWrites };
+}
+
+function parseWith(
+  parser: BashParser,
+  line: string,
+): { ok: true; commands: ShellCommand[]; writes: ShellWrite[] } | { ok: false; reason: string } {
   let tree: TreeSitter.Tree | null;
   try {
     tree = parser.parse(line);
