@@ -160,7 +160,8 @@ export type SandboxConfig = z.infer<typeof SandboxConfigSchema>;
 /**
  * `permission`: approval rules, `[[permission.rules]] pattern = "Shell(git status *)"` with
  * `decision = "allow" | "ask" | "deny"`. Entries are kept as written here; they are checked
- * when the rules load, where a bad one is reported with its line and left out.
+ * when the rules load, where a bad one is reported with its line and left out. Absent unless
+ * the file has it, so default config dumps stay as the reference writes them.
  */
 export const PermissionConfigSchema = z.object({
   rules: z.array(z.unknown()).default([]),
@@ -220,7 +221,7 @@ export const ConfigSchema = z.object({
   mcp: MCPConfigSchema.prefault({}),
   sandbox: SandboxConfigSchema.prefault({}),
   hooks: z.array(HookDefSchema).default([]),
-  permission: PermissionConfigSchema.prefault({}),
+  permission: PermissionConfigSchema.optional(),
 }).superRefine((config, ctx) => {
   if (config.default_model && !Object.hasOwn(config.models, config.default_model)) {
     ctx.addIssue({

@@ -216,7 +216,7 @@ export class KimiApp {
       inlinePermission: config.permission,
       workDir: session.workDir,
       // Keep the in-memory config in step, so a later save of it (e.g. /theme) keeps the rules.
-      onUserRulesChanged: (raw) => (config.permission.rules = raw),
+      onUserRulesChanged: (raw) => (config.permission = { ...config.permission, rules: raw }),
     });
     for (const p of rules.problems) {
       const line = `Approval rule problem in ${ruleLocation(p)}: ${p.message}`;
