@@ -338,3 +338,33 @@ Deno.test("rulesFromConfig: bad rules are reported with their line and left out;
   assertEquals(typeof parseRulePattern("git status"), "string");
   assertEquals(parseRulePattern("Shell"), { tool: "Shell", arg: null });
 });
+
+Deno.test("evaluateRules: a redirection through a planted symlink is checked at its target", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir());
+  try {
+    await Deno.mkdir(`${root}/work`);
+    await Deno.mkdir(`${root}/home`);
+    await Deno.writeTextFile(`${root}/home/.bashrc`, "");
+    await Deno.symlink(`${root}/home/.bashrc`, `${root}/work/notes.txt`);
+    const ctx = { workDir: `${root}/work`, home: `${root}/home` };
+    const rules = [rule("Shell(echo *)", "allow"), rule("Edit(*)", "allow")];
+    const v = await evaluateRules({
+      sender: "Shell",
+      subject: { kind: "shell", command: "echo evil >> notes.txt" },
+      rules: [...rules, rule("Edit(~/.bashrc)", "deny")],
+      ctx,
+    });
+    assertEquals(v.kind === "deny" ? v.what : v.kind, `writing \`${root}/home/.bashrc\``);
+    const asked = await evaluateRules({
+      sender: "Shell",
+      subject: { kind: "shell", command: "echo evil >> notes.txt" },
+      rules,
+      ctx,
+    });
+    assertEquals(asked.kind === "ask" ? asked.grant : asked.kind, [
+      `Edit(${root}/home/.bashrc)`,
+    ]);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

@@ -11,6 +11,7 @@
 import { dirname, isAbsolute, join, normalize, relative, resolve } from "node:path";
 import picomatchUntyped from "picomatch";
 import type { ApprovalSubject } from "../tooling/tool.ts";
+import { canonicalPath } from "../tooling/workspace.ts";
 import { formatRulePattern, type PermissionRule } from "./rules.ts";
 import { parseShellLine, type ShellCommand } from "./shell_parse.ts";
 
@@ -133,10 +134,15 @@ function describePart(part: Part): string {
   }
 }
 
-/** Resolve a redirection target against the work dir. */
+/**
+ * Resolve a redirection target against the work dir, following symlinks as they are now (a
+ * planted `notes.txt -> ~/.bashrc` is checked as `~/.bashrc`).
+ */
 function resolveWrite(path: string, ctx: RuleContext): string {
-  if ((path === "~" || path.startsWith("~/")) && ctx.home) return join(ctx.home, path.slice(1));
-  return normalize(resolve(ctx.workDir, path));
+  if ((path === "~" || path.startsWith("~/")) && ctx.home) {
+    return canonicalPath(join(ctx.home, path.slice(1)), ctx.workDir);
+  }
+  return canonicalPath(normalize(resolve(ctx.workDir, path)), ctx.workDir);
 }
 
 /** Programs that run other commands: a grant for them is the exact command, never a prefix. */

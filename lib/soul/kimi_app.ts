@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { lazyImport } from "../lazy_import.ts";
 import { log } from "../log.ts";
 import type { AgentSpecSource, ResolvedAgentSpec } from "../agent/spec.ts";
@@ -35,6 +35,7 @@ import { loadAgentTools } from "./tool_loading.ts";
 import { ApprovalRuntime, ApprovalState } from "./approval.ts";
 import { PermissionRuleSet } from "../permission/rule_set.ts";
 import { ruleLocation } from "../permission/rules.ts";
+import { canonicalPath } from "../tooling/workspace.ts";
 import { childEnvironment, readableEnvironment } from "./child_env.ts";
 import { Context } from "./context.ts";
 import { FileSnapshots } from "../session/file_snapshots.ts";
@@ -229,9 +230,9 @@ export class KimiApp {
         workDir: session.workDir,
         home: opts.getEnv("HOME") ?? opts.getEnv("USERPROFILE") ?? null,
         protectedPaths: [
-          ...(rules.userFile ? [resolve(session.workDir, rules.userFile)] : []),
+          ...(rules.userFile ? [rules.userFile] : []),
           rules.projectFile,
-        ],
+        ].map((p) => canonicalPath(p, session.workDir)),
       },
     });
     const plan = new PlanMode({
