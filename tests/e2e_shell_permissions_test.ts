@@ -28,9 +28,19 @@ Deno.test(
         toolCallLine("c3", "Shell", { command: "ls -d ." }),
         "text: Third done.",
       ]);
+      await Deno.mkdir(`${sb.workDir}/.kimi`);
+      await Deno.writeTextFile(
+        `${sb.workDir}/.kimi/config.toml`,
+        '[[permission.rules]]\npattern = "Shell(git"\ndecision = "deny"\n',
+      );
       const t = await TmuxKimi.start(sb, ["--config-file", config], { width: 160 });
       try {
-        await t.waitFor(promptReady);
+        const start = await t.waitFor(promptReady);
+        assertStringIncludes(
+          start,
+          `Approval rule problem in ${sb.workDir}/.kimi/config.toml:1: rule "Shell(git": ` +
+            'missing closing ")" in "Shell(git"; ignored',
+        );
         await t.type("run it");
         await t.keys("Enter");
         let screen = await t.waitFor("Allow this action?");
