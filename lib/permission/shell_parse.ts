@@ -8,11 +8,38 @@
  *
  * @module
  */
-import type * as TreeSitter from "@vscode/tree-sitter-wasm";
 import { lazyPackage } from "../lazy_import.ts";
 import { commandFromWords, unwrapCommand } from "./shell_wrappers.ts";
 
-type SyntaxNode = TreeSitter.Node;
+/** The parts of a tree-sitter syntax node used here (typed locally: the package is lazy). */
+interface SyntaxNode {
+  readonly type: string;
+  readonly text: string;
+  readonly isNamed: boolean;
+  readonly startIndex: number;
+  readonly endIndex: number;
+  readonly hasError: boolean;
+  readonly parent: SyntaxNode | null;
+  readonly namedChildCount: number;
+  readonly namedChildren: (SyntaxNode | null)[];
+  readonly children: (SyntaxNode | null)[];
+  childForFieldName(name: string): SyntaxNode | null;
+}
+
+/** A parsed tree. */
+interface SyntaxTree {
+  readonly rootNode: SyntaxNode;
+  delete(): void;
+}
+
+/** The parts of `@vscode/tree-sitter-wasm` used here. */
+interface TreeSitterModule {
+  Parser: {
+    init(opts: { locateFile(name: string, dir: string): string }): Promise<void>;
+    new (): { setLanguage(lang: unknown): void; parse(text: string): SyntaxTree | null };
+  };
+  Language: { load(bytes: Uint8Array): Promise<unknown> };
+}
 
 /** One simple command of a line. */
 export interface ShellCommand {
@@ -56,7 +83,7 @@ export type ParsedShellLine =
 const MAX_NESTING = 4;
 
 interface BashParser {
-  parse(text: string): TreeSitter.Tree | null;
+  parse(text: string): SyntaxTree | null;
 }
 
 let parserPromise: Promise<BashParser> | null = null;
@@ -64,10 +91,10 @@ let parserPromise: Promise<BashParser> | null = null;
 /** Load tree-sitter and the bash grammar once. */
 function loadParser(): Promise<BashParser> {
   parserPromise ??= (async () => {
-    const ts = await lazyPackage<typeof TreeSitter & { default?: typeof TreeSitter }>(
+    const ts = await lazyPackage<TreeSitterModule & { default?: TreeSitterModule }>(
       "@vscode/tree-sitter-wasm",
     );
-    const mod = (ts.default ?? ts) as typeof TreeSitter;
+    const mod = ts.default ?? ts;
     let wasmDir = "";
     await mod.Parser.init({
       locateFile(name: string, dir: string) {
@@ -276,7 +303,7 @@ function parseWith(
   parser: BashParser,
   line: string,
 ): { ok: true; commands: ShellCommand[]; writes: ShellWrite[] } | { ok: false; reason: string } {
-  let tree: TreeSitter.Tree | null;
+  let tree: SyntaxTree | null;
   try {
     tree = parser.parse(line);
   } catch (err) {
