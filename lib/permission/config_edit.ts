@@ -9,7 +9,7 @@
  */
 import { extname } from "node:path";
 import { parse as parseToml, stringify as stringifyToml } from "smol-toml";
-import { atomicWriteText } from "../session/atomic_write.ts";
+import { atomicWriteText } from "../fs/atomic_write.ts";
 import type { RuleDecision } from "./rules.ts";
 
 /** A rule to write. */

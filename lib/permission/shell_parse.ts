@@ -9,7 +9,7 @@
  * @module
  */
 import { lazyPackage } from "../lazy_import.ts";
-import { commandFromWords, unwrapCommand } from "./shell_wrappers.ts";
+import { unwrapCommand } from "./shell_wrappers.ts";
 
 /** The parts of a tree-sitter syntax node used here (typed locally: the package is lazy). */
 interface SyntaxNode {
@@ -297,6 +297,11 @@ export async function parseShellLine(line: string): Promise<ParsedShellLine> {
   const failed = unwrapAll(top.commands, 1);
   if (failed !== null) return { ok: false, reason: failed };
   return { ...top, inner, innerWrites };
+}
+
+/** A command from the words a wrapper runs. */
+function commandFromWords(words: string[], dynamic: boolean): ShellCommand {
+  return { text: words.join(" "), words, dynamic, dynamicName: /[$`]/.test(words[0] ?? "") };
 }
 
 function parseWith(

@@ -7,8 +7,6 @@
  *
  * @module
  */
-import type { ShellCommand } from "./shell_parse.ts";
-
 /** Wrappers and their options that take a value (`-u root`). */
 const WRAPPER_OPTIONS: Readonly<Record<string, readonly string[]>> = {
   sudo: ["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-T", "-U", "--user", "--group"],
@@ -70,9 +68,4 @@ export function unwrapCommand(words: readonly string[]): Unwrapped {
   if (program === "chroot" && i < args.length) i++; // the new root
   const rest = args.slice(i);
   return rest.length ? { kind: "command", words: rest } : null;
-}
-
-/** A command from words (not dynamic: the words are literal or kept as written). */
-export function commandFromWords(words: string[], dynamic: boolean): ShellCommand {
-  return { text: words.join(" "), words, dynamic, dynamicName: /[$`]/.test(words[0] ?? "") };
 }
