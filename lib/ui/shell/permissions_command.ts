@@ -57,7 +57,8 @@ export async function runPermissionsCommand(
     const decision = rest[0] as RuleDecision | undefined;
     if (!decision || !RULE_DECISIONS.includes(decision)) return PERMISSIONS_USAGE;
     const project = rest.includes("--project");
-    const pattern = rest.slice(1).filter((w) => w !== "--project").join(" ");
+    const pattern = rest.slice(1).filter((w) => w !== "--project").join(" ")
+      .replace(/^(["'])(.*)\1$/s, "$2");
     const parsed = parseRulePattern(pattern);
     if (typeof parsed === "string") return `Not added: ${parsed}.`;
     try {
