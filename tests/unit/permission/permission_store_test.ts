@@ -178,3 +178,47 @@ Deno.test("approval runtime: deny rules hold in yolo; unparsable lines are refus
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("rule set: --config text rules load without a file; 'always' then falls back to a session grant", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const rules = await PermissionRuleSet.load({
+      userFile: null,
+      inlinePermission: { rules: [{ pattern: "Shell(ls *)", decision: "allow" }, { pattern: 3 }] },
+      workDir: dir,
+    });
+    assertEquals(rules.user.map((r) => [r.pattern, r.source]), [["Shell(ls *)", "--config"]]);
+    assertEquals(rules.problems.map((p) => p.message), [
+      "rule 2 has no `pattern` string; ignored",
+    ]);
+    const state = new ApprovalState();
+    const runtime = new ApprovalRuntime(state, {
+      rules,
+      ruleContext: { workDir: dir, home: null },
+    });
+    const sub = runtime.subscribe()[Symbol.asyncIterator]();
+    const outcome = runtime.request({
+      sender: "Shell",
+      toolCallId: "t",
+      source: SOURCE,
+      ask: {
+        action: "run command",
+        description: "",
+        display: [],
+        subject: { kind: "shell", command: "pwd" },
+      },
+    });
+    const req = await nextRequest(sub);
+    assertEquals(req.payload.rule_file, null);
+    assertEquals(req.payload.options.map((o) => o.id), [
+      "approve",
+      "approve_for_session",
+      "reject",
+    ]);
+    req.resolve({ request_id: req.payload.id, response: "approve_always", feedback: "" });
+    assertEquals(await outcome, { approved: true });
+    assertEquals(state.grants.map((g) => g.pattern), ["Shell(pwd *)"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
