@@ -20,8 +20,6 @@ const picomatch = picomatchUntyped as (glob: string, opts?: { dot?: boolean }) =
 
 /** Tool name covering every file change (WriteFile, StrReplaceFile, shell redirections). */
 export const EDIT_RULE_TOOL = "Edit";
-/** The file-changing tools. */
-export const FILE_TOOLS: readonly string[] = ["WriteFile", "StrReplaceFile"];
 
 /** Where paths in rules are relative to. */
 export interface RuleContext {
@@ -354,7 +352,8 @@ export async function evaluateRules(opts: EvaluateOptions): Promise<RuleVerdict>
   const allowedBy: PermissionRule[] = [];
   let needed = 0;
   for (const part of parts) {
-    askRule ??= ask.find((r) => partMatches(r, part, ctx)) ?? null;
+    const partAsk = ask.find((r) => partMatches(r, part, ctx)) ?? null;
+    askRule ??= partAsk;
     if (part.narrowOnly) continue;
     needed++;
     if (part.kind === "write" && part.path !== null && ctx.protectedPaths?.includes(part.path)) {
@@ -365,15 +364,12 @@ export async function evaluateRules(opts: EvaluateOptions): Promise<RuleVerdict>
       allowedBy.push(allowRule);
       continue;
     }
-    const g = grantFor(part, ctx);
+    // A grant of a part an ask rule covers would not spare the question: offer none for it.
+    const g = partAsk ? null : grantFor(part, ctx);
     if (g !== null && !grant.includes(g)) grant.push(g);
   }
   if (askRule === null && allowedBy.length === needed) {
     return { kind: "allow", rules: allowedBy };
-  }
-  if (askRule !== null && grant.length === 0) {
-    // Everything is allowed but an ask rule forces the question: a grant would not help.
-    return { kind: "ask", rule: askRule, unparsable: null, grant: [] };
   }
   return { kind: "ask", rule: askRule, unparsable: null, grant };
 }

@@ -153,6 +153,7 @@ Deno.test("evaluateRules: every command of a line must be allowed; deny wins; as
     ["echo $(rm -rf /etc)", "deny Shell(rm -rf /*) `rm -rf /etc`"],
     ["(cd x; rm -rf /var)", "deny Shell(rm -rf /*) `rm -rf /var`"],
     ["git push origin main", "ask rule=Shell(git push *) grant="],
+    ["git push && npm test", "ask rule=Shell(git push *) grant=Shell(npm test *)"],
     ["git log", "allow"],
     ["ls > listing.txt", "ask grant=Edit(listing.txt)"],
     ["ls > /dev/null", "allow"],
