@@ -220,8 +220,8 @@ export class ApprovalRuntime {
   readonly hub: BroadcastQueue<WireMessage> = new BroadcastQueue();
   readonly #pending = new Map<string, PendingApproval>();
   readonly state: ApprovalState;
-  #rules: PermissionRuleSet;
-  #ctx: RuleContext;
+  readonly #rules: PermissionRuleSet;
+  readonly #ctx: RuleContext;
   #checkpoint: () => number;
 
   /** Create a runtime over a state. */
@@ -338,6 +338,18 @@ export class ApprovalRuntime {
       response: result.response,
       feedback: result.feedback ?? "",
     }));
+    if (result.response === "reject") {
+      return { approved: false, feedback: result.feedback ?? "" };
+    }
+    // A deny rule added while the question waited (e.g. with /permissions) still wins.
+    const now = await this.evaluate(opts.sender, subject);
+    if (now.kind === "deny") {
+      return {
+        approved: false,
+        feedback: "",
+        denial: { message: denialMessage(now), rule: now.rule.pattern },
+      };
+    }
     switch (result.response) {
       case "approve":
         return { approved: true };
@@ -347,8 +359,6 @@ export class ApprovalRuntime {
       case "approve_always":
         await this.#saveRules(grant);
         return { approved: true };
-      default:
-        return { approved: false, feedback: result.feedback ?? "" };
     }
   }
 

@@ -222,3 +222,32 @@ Deno.test("rule set: --config text rules load without a file; 'always' then fall
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("approval runtime: a deny rule added while the question waits wins over the answer", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const runtime = new ApprovalRuntime(new ApprovalState(), {
+      rules: await PermissionRuleSet.load({ userFile: `${dir}/config.toml`, workDir: dir }),
+      ruleContext: { workDir: dir, home: null },
+    });
+    const sub = runtime.subscribe()[Symbol.asyncIterator]();
+    const outcome = runtime.request({
+      sender: "Shell",
+      toolCallId: "t",
+      source: SOURCE,
+      ask: {
+        action: "run command",
+        description: "",
+        display: [],
+        subject: { kind: "shell", command: "make deploy" },
+      },
+    });
+    const req = await nextRequest(sub);
+    await runtime.rules.save([{ pattern: "Shell(make deploy*)", decision: "deny" }]);
+    req.resolve({ request_id: req.payload.id, response: "approve", feedback: "" });
+    const o = await outcome;
+    assert(!o.approved && o.denial?.rule === "Shell(make deploy*)");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
