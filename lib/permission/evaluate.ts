@@ -20,6 +20,8 @@ const picomatch = picomatchUntyped as (glob: string, opts?: { dot?: boolean }) =
 
 /** Tool name covering every file change (WriteFile, StrReplaceFile, shell redirections). */
 export const EDIT_RULE_TOOL = "Edit";
+/** Tool name covering every file read (ReadFile, ReadMediaFile). */
+export const READ_RULE_TOOL = "Read";
 
 /** Where paths in rules are relative to. */
 export interface RuleContext {
@@ -38,7 +40,14 @@ export interface RuleContext {
 type Part =
   & (
     | { kind: "command"; command: ShellCommand }
-    | { kind: "write"; path: string | null; source: string; tools: readonly string[] }
+    | {
+      kind: "write";
+      path: string | null;
+      source: string;
+      tools: readonly string[];
+      /** A read of the file (file rules apply the same way; nothing is granted). */
+      read?: boolean;
+    }
     | { kind: "tool"; name: string }
   )
   & {
@@ -126,7 +135,7 @@ function describePart(part: Part): string {
     case "command":
       return `\`${part.command.text}\``;
     case "write":
-      return `writing \`${part.path ?? part.source}\``;
+      return `${part.read ? "reading" : "writing"} \`${part.path ?? part.source}\``;
     case "tool":
       return `\`${part.name}\``;
   }
@@ -325,7 +334,11 @@ export async function evaluateRules(opts: EvaluateOptions): Promise<RuleVerdict>
         kind: "write",
         path: subject.path,
         source: subject.path,
-        tools: [EDIT_RULE_TOOL, opts.sender],
+        tools: subject.access === "read" ? [READ_RULE_TOOL, opts.sender] : [
+          EDIT_RULE_TOOL,
+          opts.sender,
+        ],
+        read: subject.access === "read",
       });
       break;
     case "mcp":
@@ -379,7 +392,7 @@ function grantFor(part: Part, ctx: RuleContext): string | null {
     case "command":
       return commandGrant(part.command);
     case "write":
-      if (part.path === null) return null;
+      if (part.path === null || part.read) return null;
       if (part.tools.includes("Shell")) {
         return formatRulePattern(EDIT_RULE_TOOL, rulePath(part.path, ctx));
       }

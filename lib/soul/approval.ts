@@ -294,6 +294,9 @@ export class ApprovalRuntime {
       return { approved: true };
     }
     if (verdict.kind === "allow") return { approved: true };
+    if (opts.ask.unruled === "allow" && verdict.rule === null && verdict.unparsable === null) {
+      return { approved: true };
+    }
 
     const grant = verdict.grant;
     const display = [...opts.ask.display];

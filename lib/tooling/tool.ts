@@ -30,7 +30,13 @@ export type { ToolReturnValue };
  */
 export type ApprovalSubject =
   | { kind: "shell"; command: string }
-  | { kind: "file"; path: string }
+  | {
+    kind: "file";
+    /** Resolved absolute path. */
+    path: string;
+    /** Whether the file is read or changed (default: write). */
+    access?: "read" | "write";
+  }
   | { kind: "mcp"; server: string; tool: string }
   | { kind: "tool" };
 
@@ -44,6 +50,11 @@ export interface ApprovalAsk {
   display: DisplayBlock[];
   /** What approval rules are matched against (default: the calling tool). */
   subject?: ApprovalSubject;
+  /**
+   * What happens when no rule decides: `ask` (default), or `allow` for calls that only need
+   * checking against rules (reads: approved unless a deny or ask rule matches).
+   */
+  unruled?: "ask" | "allow";
 }
 
 /** A refusal by a permission rule. */

@@ -340,3 +340,45 @@ Deno.test("rules e2e: kimi info shows the effective rules with their source and 
     await sb.cleanup();
   }
 });
+
+Deno.test("rules e2e: reads are checked against deny and ask rules only", async () => {
+  const sb = await kimiSandbox();
+  try {
+    await Deno.writeTextFile(`${sb.workDir}/secret.txt`, "hunter2");
+    await Deno.mkdir(`${sb.workDir}/docs`);
+    await Deno.writeTextFile(`${sb.workDir}/docs/a.md`, "doc");
+    await Deno.writeTextFile(`${sb.workDir}/free.txt`, "free");
+    const read = (id: string, path: string) => toolCallLine(id, "ReadFile", { path });
+    const config = await tomlConfig(sb, [
+      read("tc-1", "secret.txt"),
+      "text: one",
+      read("tc-2", "docs/a.md"),
+      "text: two",
+      read("tc-3", "free.txt"),
+      "text: three",
+    ], [
+      { pattern: "Read(secret*)", decision: "deny" },
+      { pattern: "ReadFile(docs/**)", decision: "ask" },
+    ]);
+    const wire = spawnWire(sb, ["--config-file", config]);
+    await init(wire);
+    const r1 = await wire.call("p-1", "prompt", { user_input: "a" }, () => {
+      throw new Error("a denied read must not ask");
+    });
+    const rv1 = toolResult(r1.lines, "tc-1");
+    assertEquals(rv1.is_error, true);
+    assertStringIncludes(rv1.message, "which denies reading `" + sb.workDir + "/secret.txt`");
+    assert(!JSON.stringify(r1.lines).includes("hunter2"));
+    const r2 = await wire.call("p-2", "prompt", { user_input: "b" }, approve("approve"));
+    assertEquals(requests(r2.lines).map((r) => r.params.payload.action), ["read file"]);
+    assertEquals(requests(r2.lines)[0].params.payload.grant_patterns, []);
+    const r3 = await wire.call("p-3", "prompt", { user_input: "c" }, () => {
+      throw new Error("an unruled read asks nothing");
+    });
+    assertEquals(requests(r3.lines), []);
+    assertEquals(toolResult(r3.lines, "tc-3").is_error, false);
+    assertEquals((await wire.finish()).code, 0);
+  } finally {
+    await sb.cleanup();
+  }
+});

@@ -263,6 +263,27 @@ Deno.test("evaluateRules: file tools match path globs; grants name the folder", 
   );
 });
 
+Deno.test("evaluateRules: read rules match ReadFile/ReadMediaFile and the Read alias, not Edit", async () => {
+  const rules = [
+    rule("Read(**/.env*)", "deny"),
+    rule("ReadFile(docs/**)", "ask"),
+    rule("Edit(**)", "allow"),
+  ];
+  const read = (path: string): ApprovalSubject => ({ kind: "file", path, access: "read" });
+  assertEquals(
+    await verdict(rules, read("/w/app/.env.local"), "ReadFile"),
+    "deny Read(**/.env*) reading `/w/app/.env.local`",
+  );
+  assertEquals(
+    await verdict(rules, read("/w/docs/a.md"), "ReadFile"),
+    "ask rule=ReadFile(docs/**) grant=",
+  );
+  assertEquals(
+    await verdict(rules, read("/w/docs/a.png"), "ReadMediaFile"),
+    "ask grant=",
+  );
+});
+
 Deno.test("evaluateRules: MCP tools as mcp:server:tool, other tools by name", async () => {
   const rules = [rule("mcp:github:get_*", "allow"), rule("mcp:github:delete_repo", "deny")];
   const mcp = (tool: string): ApprovalSubject => ({ kind: "mcp", server: "github", tool });
