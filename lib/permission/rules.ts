@@ -60,6 +60,9 @@ export interface RuleProblem {
   message: string;
 }
 
+/** kimi-code's tool names in rules, mapped to this program's (`Bash(rm *)` is `Shell(rm *)`). */
+const TOOL_ALIASES: Readonly<Record<string, string>> = { Bash: "Shell", Write: "WriteFile" };
+
 /** Parse `Tool(arg)` / `Tool`; returns an error message for a malformed pattern. */
 export function parseRulePattern(pattern: string): RulePattern | string {
   const text = pattern.trim();
@@ -155,6 +158,7 @@ export function rulesFromConfig(
     }
     rules.push({
       ...parsed,
+      tool: TOOL_ALIASES[parsed.tool] ?? parsed.tool,
       pattern: entry.pattern.trim(),
       decision: decision as RuleDecision,
       scope: opts.scope,

@@ -359,6 +359,12 @@ Deno.test("rulesFromConfig: bad rules are reported with their line and left out;
   assertEquals(typeof parseRulePattern("Shell()"), "string");
   assertEquals(typeof parseRulePattern("git status"), "string");
   assertEquals(parseRulePattern("Shell"), { tool: "Shell", arg: null });
+  // kimi-code's `Bash` is this program's `Shell`.
+  const alias = rulesFromConfig({ rules: [{ pattern: "Bash(rm *)", decision: "deny" }] }, {
+    scope: "user",
+    source: "f",
+  });
+  assertEquals([alias.rules[0].tool, alias.rules[0].arg], ["Shell", "rm *"]);
 });
 
 Deno.test("evaluateRules: a redirection through a planted symlink is checked at its target", async () => {
