@@ -44,7 +44,7 @@ export async function promptApproval(
           term.print(style.ok(`  ✓ Approved ${what} for this session`));
           break;
         case "approve_always":
-          term.print(style.ok(`  ✓ Approved ${what}; rule saved to ${p.rule_file}`));
+          term.print(style.ok(`  ✓ Approved ${what}; saving the rule to ${p.rule_file}`));
           break;
         case "reject":
           term.print(style.error("  ✗ Rejected"));
