@@ -60,6 +60,11 @@ export interface Tool<P = any> {
 export interface ToolCallContext {
   /** Id of the tool call being answered. */
   readonly toolCallId: string;
+  /**
+   * The model's argument string for this call, byte for byte as it streamed (null when the
+   * model sent none). Tools that forward a call elsewhere (wire client tools) pass this on.
+   */
+  readonly rawArguments?: string | null;
   /** Aborted when the turn is cancelled; tools must stop and kill children. */
   readonly signal: AbortSignal;
   /** Ask the user to approve an action (auto-approved in yolo/afk or when whitelisted). */
