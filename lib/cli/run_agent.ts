@@ -16,6 +16,7 @@ import { runSessionEnd, runSessionStart } from "../hooks/session_hooks.ts";
 import type { CliOptions } from "./options.ts";
 import { UsageError } from "./options.ts";
 import { loadRunMcpServers, type RunResources } from "./mcp_run.ts";
+import { fatalErrorText } from "./fatal_error.ts";
 
 /** Read an environment variable, treating a denied read as unset. */
 export function safeGetEnv(name: string): string | undefined {
@@ -38,11 +39,13 @@ export async function runAgent(opts: CliOptions): Promise<number> {
       configText: opts.configText,
     }));
   } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      return 1;
-    }
-    throw err;
+    if (!(err instanceof ConfigError)) throw err;
+    // A bad `--config` text is a usage error of that flag (exit 2); a bad config file is a
+    // fatal error of the run: logged, and reported with where the log is (exit 1).
+    if (opts.configText !== undefined) throw new UsageError(err.message, "--config");
+    log("ERROR", "cli", `Invalid configuration: ${err.message}`);
+    console.error(fatalErrorText(err.message, shareDir));
+    return 1;
   }
   const run: RunResources = { mcpServers: await loadRunMcpServers(opts, shareDir), app: null };
 
