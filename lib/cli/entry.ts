@@ -9,6 +9,7 @@ import { type AccessKind, grantingFlag } from "../tooling/scope.ts";
 import { main } from "./main.ts";
 import { fatalErrorText } from "./fatal_error.ts";
 import { log } from "../log.ts";
+import { normalizeSocksProxyEnv } from "../net/proxy_env.ts";
 
 /** The `Deno.errors.NotCapable` behind an error (itself or its cause chain), if any. */
 function notCapableCause(err: unknown): Error | null {
@@ -35,6 +36,7 @@ export function missingPermissionMessage(err: Error): string {
 
 /** Run the CLI and map unexpected errors to exit code 1. */
 export async function runMain(args: string[]): Promise<number> {
+  normalizeSocksProxyEnv();
   try {
     return await main(args);
   } catch (err) {
