@@ -1,6 +1,6 @@
-import { assertEquals } from "./helpers/assert.ts";
-import { kimiSandbox } from "./helpers/kimi_process.ts";
-import { spawnWire, type WireLine } from "./helpers/wire_process.ts";
+import { assertEquals } from "../helpers/assert.ts";
+import { kimiSandbox } from "../helpers/kimi_process.ts";
+import { spawnWire, type WireLine } from "../helpers/wire_process.ts";
 
 // The model's argument string with its own spacing, key order and escapes: a client that hashes
 // or diffs `ToolCallRequest.arguments` must see these bytes, not a re-serialisation.

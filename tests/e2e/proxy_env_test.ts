@@ -1,8 +1,8 @@
-import { assertEquals } from "./helpers/assert.ts";
-import { kimiSandbox } from "./helpers/kimi_process.ts";
-import { startMockOpenAI } from "./helpers/mock_openai.ts";
-import { startSocks5 } from "./helpers/socks5_server.ts";
-import { normalizeProxyUrl } from "../lib/net/proxy_env.ts";
+import { assertEquals } from "../helpers/assert.ts";
+import { kimiSandbox } from "../helpers/kimi_process.ts";
+import { startMockOpenAI } from "../helpers/mock_openai.ts";
+import { startSocks5 } from "../helpers/socks5_server.ts";
+import { normalizeProxyUrl } from "../../lib/net/proxy_env.ts";
 
 Deno.test("normalizeProxyUrl: socks:// means SOCKS5; other schemes unchanged", () => {
   assertEquals(normalizeProxyUrl("socks://127.0.0.1:1080"), "socks5://127.0.0.1:1080");

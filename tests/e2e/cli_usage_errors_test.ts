@@ -1,5 +1,5 @@
-import { assertEquals } from "./helpers/assert.ts";
-import { kimiSandbox } from "./helpers/kimi_process.ts";
+import { assertEquals } from "../helpers/assert.ts";
+import { kimiSandbox } from "../helpers/kimi_process.ts";
 
 const USAGE = "Usage: kimi [OPTIONS] COMMAND [ARGS]...\nTry 'kimi -h' for help.\n\n";
 
