@@ -48,6 +48,7 @@ import { createMcpManager } from "../mcp/setup.ts";
 import { HookEngine } from "../hooks/engine.ts";
 import { TaskNotificationQueue } from "../background/notifications.ts";
 import { getTaskManager } from "../background/task_manager.ts";
+import { backgroundSettings } from "../background/settings.ts";
 
 /** Options of {@link KimiApp.create}. */
 export interface KimiAppOptions {
@@ -303,13 +304,7 @@ export class KimiApp {
         moonshotSearch: service(config.services.moonshot_search),
         moonshotFetch: service(config.services.moonshot_fetch),
       },
-      background: {
-        maxRunningTasks: bg.max_running_tasks,
-        readMaxBytes: bg.read_max_bytes,
-        notificationTailLines: bg.notification_tail_lines,
-        notificationTailChars: bg.notification_tail_chars,
-        killGracePeriodMs: bg.kill_grace_period_ms,
-      },
+      background: backgroundSettings(bg),
       childEnv: () =>
         childEnvironment(readableEnvironment(), { values: secretValues, names: secretNames }),
       planMode: () => ({ active: soul.planMode, planFile: soul.planMode ? plan.planFile : null }),
