@@ -40,17 +40,23 @@ export function keepAliveWorkerLauncher(): ((launch: WorkerLaunch) => string[]) 
   }
   if (!/^deno(\.exe)?$/i.test(basename(exec))) return () => [exec];
   const main = Deno.mainModule;
-  const config: string[] = [];
+  // The worker's own modules are imported on demand: it may read (or import) where they are.
+  const source: string[] = [];
+  const readable: string[] = [];
   if (main.startsWith("file:")) {
+    const dir = fileURLToPath(new URL(".", main));
+    readable.push(dir.replace(/\/$/, ""));
     const file = fileURLToPath(new URL("./deno.json", main));
-    if (pathStatusSync(file) === "file") config.push("--config", file);
+    if (pathStatusSync(file) === "file") source.push("--config", file);
+  } else if (/^https?:/.test(main)) {
+    source.push(`--allow-import=${new URL(main).host}`);
   }
   return (launch) => [
     exec,
     "run",
     "--no-prompt",
-    ...config,
-    `--allow-read=${launch.taskDir}`,
+    ...source,
+    `--allow-read=${[launch.taskDir, ...readable].join(",")}`,
     `--allow-write=${launch.taskDir}`,
     `--allow-run=${launch.programs.join(",")}`,
     main,

@@ -393,7 +393,6 @@ export class BackgroundTaskManager {
     await writer.write(new TextEncoder().encode(JSON.stringify({ argv, env: opts.env })));
     await writer.close().catch(() => {});
     child.unref();
-    Object.assign(record, { worker_pid: child.pid, updated_at: nowSeconds() });
     const live = this.#track(record, { detached: true });
     live.finished = new Promise<TaskRecord>((res) => (live.settleDetached = res));
     return { ...record };
