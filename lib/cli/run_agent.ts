@@ -32,8 +32,9 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   const shareDir = await ensureShareDir(safeGetEnv);
   configureLog({ shareDir, debug: opts.debug });
   let config: Config;
+  let notices: string[] = [];
   try {
-    ({ config } = await loadConfig({
+    ({ config, notices = [] } = await loadConfig({
       shareDir,
       configFile: opts.configFile,
       configText: opts.configText,
@@ -46,6 +47,10 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     log("ERROR", "cli", `Invalid configuration: ${err.message}`);
     console.error(fatalErrorText(err.message, shareDir));
     return 1;
+  }
+  for (const notice of notices) {
+    log("WARNING", "config", notice);
+    console.error(notice);
   }
   const run: RunResources = { mcpServers: await loadRunMcpServers(opts, shareDir), app: null };
 

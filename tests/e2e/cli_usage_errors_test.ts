@@ -99,3 +99,22 @@ Deno.test("print mode without a model says 'LLM is not set' on stdout and exits 
     await sb.cleanup();
   }
 });
+
+Deno.test("a config key this build does not act on is reported once, on stderr", async () => {
+  const sb = await kimiSandbox();
+  try {
+    const config = await sb.scriptedConfig(["text: hi"], {
+      notifications: { claim_stale_after_ms: 20000 },
+    });
+    const r = await sb.run(["--print", "--final-message-only", "--config-file", config, "-p", "x"]);
+    assertEquals(r.code, 0, r.stderr);
+    assertEquals(r.stdout, "hi\n");
+    const notice = "Config: `notifications.claim_stale_after_ms` is not supported by this build";
+    assertEquals(r.stderr.split(notice).length - 1, 1, r.stderr);
+    const plain = await sb.scriptedConfig(["text: hi"]);
+    const r2 = await sb.run(["--print", "--final-message-only", "--config-file", plain, "-p", "x"]);
+    assertEquals(r2.stderr.includes("not supported by this build"), false, r2.stderr);
+  } finally {
+    await sb.cleanup();
+  }
+});
