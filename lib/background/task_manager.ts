@@ -40,7 +40,6 @@ import { type InProcessOutcome, inProcessVerdict, shellVerdict } from "./task_ve
 
 export type { InProcessOutcome } from "./task_verdict.ts";
 
-
 /** Options of {@link BackgroundTaskManager.start}. */
 export interface StartTaskOptions {
   /** Shell command line. */
@@ -68,7 +67,6 @@ export interface InProcessTaskIO {
   /** Append text to the task's output file. */
   write(text: string): void;
 }
-
 
 /** Options of {@link BackgroundTaskManager.startInProcess}. */
 export interface StartInProcessTaskOptions {

@@ -92,7 +92,12 @@ export async function runWorker(args: readonly string[]): Promise<number> {
     return store.writeRuntime(rec).catch(() => {});
   };
   const started = nowSeconds();
-  await write({ status: "starting", worker_pid: Deno.pid, started_at: started, heartbeat_at: started });
+  await write({
+    status: "starting",
+    worker_pid: Deno.pid,
+    started_at: started,
+    heartbeat_at: started,
+  });
   const early = await store.readControl(id);
   if (early.kill_requested_at !== null) {
     Object.assign(rec, early);
