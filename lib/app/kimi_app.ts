@@ -30,6 +30,7 @@ import {
   type UserInput,
 } from "../wire/messages.ts";
 import { createSubagentService } from "./subagent_wiring.ts";
+import { SubagentManager } from "../subagents/service.ts";
 import { loadAgentTools } from "./tool_loading.ts";
 import { ApprovalRuntime, ApprovalState } from "../soul/approval.ts";
 import { childEnvironment, readableEnvironment } from "./child_env.ts";
@@ -365,6 +366,9 @@ export class KimiApp {
           ),
       }),
     };
+    // Settle subagent instances an earlier run left running in the background (their files
+    // only; it runs alongside start-up).
+    if (env.subagents instanceof SubagentManager) env.subagents.recover().catch(() => {});
     for (const tool of await loadAgentTools(agent.tools, env, { disabled, scope })) {
       toolset.add(tool);
     }
@@ -418,3 +422,4 @@ function homeDir(getEnv: (name: string) => string | undefined, shareDir: string)
   const i = shareDir.lastIndexOf("/");
   return i > 0 ? shareDir.slice(0, i) : shareDir;
 }
+
