@@ -422,4 +422,3 @@ function homeDir(getEnv: (name: string) => string | undefined, shareDir: string)
   const i = shareDir.lastIndexOf("/");
   return i > 0 ? shareDir.slice(0, i) : shareDir;
 }
-
