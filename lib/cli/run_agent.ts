@@ -33,8 +33,9 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   configureLog({ shareDir, debug: opts.debug });
   let config: Config;
   let notices: string[] = [];
+  let configPath: string | null;
   try {
-    ({ config, notices = [] } = await loadConfig({
+    ({ config, path: configPath, notices = [] } = await loadConfig({
       shareDir,
       configFile: opts.configFile,
       configText: opts.configText,
@@ -60,7 +61,7 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     try {
       session = await Session.continue({ shareDir, workDir: opts.workDir });
     } catch (err) {
-      if (err instanceof SessionError) throw new UsageError(err.message);
+      if (err instanceof SessionError) throw new UsageError(err.message, "--continue");
       throw err;
     }
   } else if (opts.session) {
@@ -81,7 +82,7 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   }
 
   try {
-    return await runUI(opts, config, session, resumed, run);
+    return await runUI(opts, { config, path: configPath }, session, resumed, run);
   } finally {
     await run.app?.mcp?.close(); // stops MCP server processes
     if (!config.background.keep_alive_on_exit) {
@@ -99,14 +100,17 @@ export async function runAgent(opts: CliOptions): Promise<number> {
 
 async function runUI(
   opts: CliOptions,
-  config: Config,
+  loaded: { config: Config; path: string | null },
   session: Session,
   resumed: boolean,
   run: RunResources,
 ): Promise<number> {
+  const config = loaded.config;
   const appOptions: KimiAppOptions = {
     mcpServers: run.mcpServers,
     reportMcp: (line) => console.error(line),
+    configFile: loaded.path,
+    reportRules: (line) => console.error(line),
     config,
     session,
     modelAlias: opts.model,
