@@ -118,3 +118,17 @@ Deno.test("a config key this build does not act on is reported once, on stderr",
     await sb.cleanup();
   }
 });
+
+Deno.test("--continue with no earlier session is a usage error of --continue", async () => {
+  const sb = await kimiSandbox();
+  try {
+    const r = await sb.run(["--print", "--continue", "-p", "hi"]);
+    assertEquals(r.code, 2);
+    assertEquals(
+      r.stderr,
+      `${USAGE}Error: Invalid value for --continue: No previous session found for the working directory\n`,
+    );
+  } finally {
+    await sb.cleanup();
+  }
+});
