@@ -1,0 +1,15 @@
+import { spawnAcp } from "/work/wt/issue-16/tests/helpers/acp_client.ts";
+import { kimiSandbox, toolCallLine } from "/work/wt/issue-16/tests/helpers/kimi_process.ts";
+const sb = await kimiSandbox();
+const config = await sb.scriptedConfig(["text: Hello\ntext: , world\n" + toolCallLine("tc-1", "ReadFile", { path: "notes.txt" }), "text: done"]);
+await Deno.writeTextFile(`${sb.workDir}/notes.txt`, "line one\n");
+const client = spawnAcp(sb, { rootArgs: ["--config-file", config] });
+console.log("init", JSON.stringify(await client.initialize()));
+const s = await client.newSession(sb.workDir);
+console.log("new", JSON.stringify(s));
+const r = await client.prompt(s.sessionId, "hi");
+console.log("prompt", r, JSON.stringify(client.of(s.sessionId)));
+console.log("finishing");
+setTimeout(async () => { console.log("stderr timeout"); client.child.kill(); console.log(await client.stderr); Deno.exit(1) }, 10000);
+console.log(await client.finish());
+Deno.exit(0);
