@@ -74,6 +74,7 @@ async function timeAcp(sb: ChildSandbox, config: string): Promise<AcpRun> {
   const closeStdin = new AbortController();
   const piping = stdin.readable.pipeTo(child.stdin, { signal: closeStdin.signal }).catch(() => {});
   const conn = app.connect(acp.ndJsonStream(stdin.writable, child.stdout));
+  let run: AcpRun;
   try {
     const tInit = performance.now();
     await conn.agent.request(acp.methods.agent.initialize, {
@@ -92,7 +93,7 @@ async function timeAcp(sb: ChildSandbox, config: string): Promise<AcpRun> {
     const firstAt = await first.promise;
     const r = await done;
     if (r.stopReason !== "end_turn") throw new Error(`prompt ended with ${r.stopReason}`);
-    return {
+    run = {
       initialize: initialized - t0,
       initializeToFirstUpdate: firstAt - tInit,
       promptToFirstUpdate: firstAt - tPrompt,
@@ -100,10 +101,11 @@ async function timeAcp(sb: ChildSandbox, config: string): Promise<AcpRun> {
   } finally {
     closeStdin.abort();
     await piping;
-    const status = await child.status;
     conn.close();
-    if (!status.success) throw new Error(`kimi acp exited with code ${status.code}`);
   }
+  const status = await child.status;
+  if (!status.success) throw new Error(`kimi acp exited with code ${status.code}`);
+  return run;
 }
 
 /** Run the ACP benchmark. */
