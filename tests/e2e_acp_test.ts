@@ -569,3 +569,41 @@ Deno.test("acp: MCP servers from the client join the session and stop with it", 
     await sb.cleanup();
   }
 });
+
+Deno.test("acp: questions are permission requests; EnterPlanMode switches the client's mode", async () => {
+  const { sb, client } = await start([
+    toolCallLine("tc-1", "AskUserQuestion", {
+      questions: [{
+        question: "Which color?",
+        header: "Color",
+        options: [{ label: "Red", description: "warm" }, { label: "Blue", description: "cold" }],
+      }],
+    }),
+    toolCallLine("tc-2", "EnterPlanMode", {}),
+    "text: planning now",
+  ]);
+  try {
+    await client.initialize();
+    const { sessionId: sid } = await client.newSession(sb.workDir);
+    client.answerPermission = (req) =>
+      req.options.find((o) => o.name === "Blue" || o.name === "Yes")!.optionId;
+    assertEquals(await client.prompt(sid, "ask me"), { stopReason: "end_turn" });
+    assertEquals(
+      client.permissions.map((p) => [p.toolCall.title, p.options.map((o) => [o.name, o.kind])]),
+      [
+        ["Color: Which color?", [["Red", "allow_once"], ["Blue", "allow_once"]]],
+        ["Plan Mode: Enter plan mode?", [["Yes", "allow_once"], ["No", "reject_once"]]],
+      ],
+    );
+    const results = client.of(sid).filter((u) =>
+      u.sessionUpdate === "tool_call_update" && u.status === "completed"
+    ) as acp.ToolCallUpdate[];
+    const first = (results[0].content![0] as { content: { text: string } }).content.text;
+    assertEquals(JSON.parse(first), { answers: { "Which color?": "Blue" } });
+    const mode = client.of(sid).find((u) => u.sessionUpdate === "current_mode_update");
+    assertEquals(mode, { sessionUpdate: "current_mode_update", currentModeId: "plan" });
+    assertEquals((await client.finish()).code, 0);
+  } finally {
+    await sb.cleanup();
+  }
+});

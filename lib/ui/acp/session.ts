@@ -82,6 +82,7 @@ export class AcpSession {
   #modelAlias: string | undefined;
   #thinking: boolean | null;
   #lastMode: ModeId = "default";
+  #planShown: string | null = null;
   #closed = false;
 
   private constructor(opts: AcpSessionOptions) {
@@ -168,8 +169,7 @@ export class AcpSession {
 
   #attach(app: KimiApp): void {
     this.#app = app;
-    app.supportsQuestions = false;
-    app.soul.toolset.setHidden("AskUserQuestion", true);
+    app.supportsQuestions = true; // asked as permission requests, one per question
     const hub = app.soul.approval.subscribe();
     this.#hub = hub;
     (async () => {
@@ -213,6 +213,51 @@ export class AcpSession {
       }
     }
     req.resolve({ request_id: p.id, response, feedback: "" });
+  }
+
+  /**
+   * Questions (AskUserQuestion, plan mode) as permission requests, one per question, its
+   * options the choices (a multi-select question takes one choice). Cancelled: dismissed.
+   */
+  async #askQuestions(req: PendingRequest<"QuestionRequest">): Promise<void> {
+    const p = req.payload;
+    const mapper = this.#mapper;
+    const cancel = new AbortController();
+    req.result.then(() => cancel.abort());
+    const answers: Record<string, string> = {};
+    try {
+      for (const q of p.questions) {
+        const plan = this.#planShown;
+        this.#planShown = null;
+        const body = [plan, q.body].filter((t): t is string => Boolean(t));
+        const r = await this.#opts.client.request(
+          acp.methods.client.session.requestPermission,
+          {
+            sessionId: this.id,
+            toolCall: {
+              toolCallId: mapper ? mapper.acpToolCallId(p.tool_call_id) : `question/${p.id}`,
+              title: q.header ? `${q.header}: ${q.question}` : q.question,
+              content: body.map(textContent),
+            },
+            options: q.options.map((o, i): acp.PermissionOption => ({
+              optionId: String(i),
+              name: o.label,
+              kind: /^(reject|no|decline|cancel)\b/i.test(o.label) ? "reject_once" : "allow_once",
+            })),
+          },
+          { cancellationSignal: cancel.signal },
+        );
+        if (r.outcome.outcome !== "selected") {
+          req.resolve({ request_id: p.id, answers: {} });
+          return;
+        }
+        const chosen = q.options[Number(r.outcome.optionId)];
+        if (chosen) answers[q.question] = chosen.label;
+      }
+    } catch (err) {
+      if (!req.settled) log("WARNING", "acp", `question failed: ${(err as Error).message}`);
+    }
+    req.resolve({ request_id: p.id, answers });
   }
 
   /** Run a prompt turn; resolves with the stop reason. */
@@ -265,9 +310,12 @@ export class AcpSession {
           return (async () => {
             for await (const msg of sub) {
               if (isRequest(msg)) {
-                settleUnanswerable(msg);
+                if (msg.type === "QuestionRequest") {
+                  void this.#askQuestions(msg as PendingRequest<"QuestionRequest">);
+                } else settleUnanswerable(msg);
                 continue;
               }
+              if (msg.type === "PlanDisplay") this.#planShown = msg.payload.content;
               for (const u of mapper.map(msg)) await this.send(u);
               if (msg.type === "StatusUpdate" && msg.payload.plan_mode !== null) {
                 await this.#modeChanged();
@@ -415,14 +463,11 @@ export class AcpSession {
   }
 }
 
-/** Requests ACP cannot show are settled at once (questions dismissed, hooks allowed). */
+/** Requests ACP cannot show are settled at once (hooks allowed, no external tools). */
 function settleUnanswerable(req: PendingRequest): void {
   const id = req.payload.id;
   const r = req as PendingRequest<RequestType>;
   switch (req.type) {
-    case "QuestionRequest":
-      r.resolve({ request_id: id, answers: {} } as never);
-      break;
     case "HookRequest":
       r.resolve({ request_id: id, action: "allow", reason: "" } as never);
       break;
