@@ -14,7 +14,7 @@ import { log } from "../../log.ts";
 import type { McpServerConfig, McpServers } from "../../mcp/config.ts";
 import { loadMetadata } from "../../session/metadata.ts";
 import { Session } from "../../session/session.ts";
-import { KimiApp, type KimiAppOptions } from "../../soul/kimi_app.ts";
+import { KimiApp, type KimiAppOptions } from "../../app/kimi_app.ts";
 import { VERSION } from "../../version.ts";
 import { type AcpLogin, NO_LOGIN, noModelError } from "./auth.ts";
 import { clientFileBackend, clientTerminalBackend } from "./client_backends.ts";
