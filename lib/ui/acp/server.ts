@@ -9,6 +9,7 @@
 import * as acp from "@agentclientprotocol/sdk";
 import { z } from "zod";
 import type { Config } from "../../config/schema.ts";
+import { closeTaskManager } from "../../background/task_manager.ts";
 import { runSessionEnd, runSessionStart } from "../../hooks/session_hooks.ts";
 import { log } from "../../log.ts";
 import type { McpServerConfig, McpServers } from "../../mcp/config.ts";
@@ -338,7 +339,6 @@ export class AcpServer {
     await runSessionEnd(s.app.hooks).catch(() => {});
     const session = s.app.session;
     if (!s.app.config.background.keep_alive_on_exit) {
-      const { closeTaskManager } = await import("../../background/task_manager.ts");
       await closeTaskManager(session.dir, "ACP session closed").catch(() => {});
     }
     if (await session.isEmpty()) await session.delete().catch(() => {});
