@@ -2,6 +2,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { type AcpHarness, spawnAcp } from "../helpers/acp_client.ts";
 import { type KimiSandbox, kimiSandbox, toolCallLine } from "../helpers/kimi_process.ts";
+import { startMockOpenAI } from "../helpers/mock_openai.ts";
 
 async function start(
   scripts: string[],
@@ -604,6 +605,35 @@ Deno.test("acp: questions are permission requests; EnterPlanMode switches the cl
     assertEquals(mode, { sessionUpdate: "current_mode_update", currentModeId: "plan" });
     assertEquals((await client.finish()).code, 0);
   } finally {
+    await sb.cleanup();
+  }
+});
+
+Deno.test("acp: a rejected API key answers auth_required; other provider errors internal_error", async () => {
+  const mock = await startMockOpenAI();
+  const sb = await kimiSandbox();
+  const key = "sk-secret-acp-test-key";
+  try {
+    const config = await sb.openaiConfig(mock.url, { apiKey: key });
+    const client = spawnAcp(sb, {
+      rootArgs: ["--config-file", config, "--max-retries-per-step", "1"],
+    });
+    await client.initialize();
+    const { sessionId: sid } = await client.newSession(sb.workDir);
+    mock.enqueue({ status: 401, error: "Invalid Authentication" });
+    const auth = await rpcError(client.prompt(sid, "hi"));
+    assertEquals(auth.code, -32000);
+    assert(auth.message.startsWith("Authentication required: "), auth.message);
+    mock.enqueue({ status: 400, error: "bad request body" });
+    const other = await rpcError(client.prompt(sid, "again"));
+    assertEquals(other.code, -32603);
+    assert(JSON.stringify(other.data).includes("bad request body"), JSON.stringify(other));
+    assert(!JSON.stringify([auth, other]).includes(key), "the API key leaked into an error");
+    mock.enqueue({ text: "recovered" });
+    assertEquals(await client.prompt(sid, "third"), { stopReason: "end_turn" });
+    assertEquals((await client.finish()).code, 0);
+  } finally {
+    await mock.close();
     await sb.cleanup();
   }
 });
