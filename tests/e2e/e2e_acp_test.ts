@@ -1,8 +1,15 @@
 import * as acp from "@agentclientprotocol/sdk";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { type AcpHarness, spawnAcp } from "../helpers/acp_client.ts";
-import { type KimiSandbox, kimiSandbox, toolCallLine } from "../helpers/kimi_process.ts";
+import {
+  denoDir,
+  type KimiSandbox,
+  kimiSandbox,
+  MAIN_TS,
+  toolCallLine,
+} from "../helpers/kimi_process.ts";
 import { startMockOpenAI } from "../helpers/mock_openai.ts";
+import { LineSplitter } from "../helpers/wire_process.ts";
 
 async function start(
   scripts: string[],
@@ -634,6 +641,48 @@ Deno.test("acp: a rejected API key answers auth_required; other provider errors 
     assertEquals((await client.finish()).code, 0);
   } finally {
     await mock.close();
+    await sb.cleanup();
+  }
+});
+
+Deno.test("acp: malformed lines on stdin get JSON-RPC errors with id null; the server goes on", async () => {
+  const sb = await kimiSandbox();
+  try {
+    const config = await sb.scriptedConfig(["text: unused"]);
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "--no-prompt", "-A", MAIN_TS, "--config-file", config, "acp"],
+      cwd: sb.workDir,
+      clearEnv: true,
+      env: {
+        HOME: sb.home,
+        KIMI_SHARE_DIR: sb.shareDir,
+        DENO_DIR: denoDir(),
+        PATH: "/usr/bin:/bin",
+      },
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    const lines = child.stdout.pipeThrough(new TextDecoderStream()).pipeThrough(
+      new LineSplitter(),
+    )[Symbol.asyncIterator]();
+    const w = child.stdin.getWriter();
+    const send = (text: string) => w.write(new TextEncoder().encode(text + "\n"));
+    const next = async () => JSON.parse((await lines.next()).value);
+    await send("{not json");
+    assertEquals(await next(), {
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32700, message: "Parse error" },
+    });
+    await send('[{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}]');
+    assertEquals((await next()).error.code, -32600);
+    await send('{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":1}}');
+    const init = await next();
+    assertEquals([init.id, init.result.protocolVersion], [2, 1]);
+    await w.close();
+    assertEquals((await child.status).code, 0);
+  } finally {
     await sb.cleanup();
   }
 });

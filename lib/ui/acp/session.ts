@@ -324,6 +324,7 @@ export class AcpSession {
           })();
         },
       });
+      await this.#modeChanged(); // e.g. `/yolo` or `/plan` typed as a prompt
       return "end_turn";
     } catch (err) {
       if (err instanceof RunCancelled || signal.aborted) return "cancelled";
