@@ -55,6 +55,7 @@ export async function runAcpCommand(opts: CliOptions): Promise<number> {
       modelAlias: opts.model,
       thinking: opts.thinking,
       yolo: opts.yolo,
+      plan: opts.plan,
       agent: opts.agentFile ? { file: opts.agentFile } : { builtin: opts.agent ?? "default" },
       maxStepsPerTurn: opts.maxStepsPerTurn,
       maxRetriesPerStep: opts.maxRetriesPerStep,

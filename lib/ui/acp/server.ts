@@ -13,7 +13,7 @@ import { closeTaskManager } from "../../background/task_manager.ts";
 import { runSessionEnd, runSessionStart } from "../../hooks/session_hooks.ts";
 import { log } from "../../log.ts";
 import type { McpServerConfig, McpServers } from "../../mcp/config.ts";
-import { loadMetadata } from "../../session/metadata.ts";
+import { canonicalWorkDir, loadMetadata } from "../../session/metadata.ts";
 import { Session } from "../../session/session.ts";
 import { KimiApp, type KimiAppOptions } from "../../app/kimi_app.ts";
 import { VERSION } from "../../version.ts";
@@ -37,6 +37,7 @@ export type SessionDefaults = Pick<
   | "skillsDirs"
   | "maxRalphIterations"
   | "getEnv"
+  | "plan"
 >;
 
 /** Options of {@link AcpServer}. */
@@ -241,6 +242,8 @@ export class AcpServer {
           session: sess,
           modelAlias: o.modelAlias,
           thinking: o.thinking,
+          yolo: o.applyFlags && defaults.yolo,
+          plan: o.applyFlags && defaults.plan,
           afk: false,
           runtimeAfk: false,
           resumed: o.resumed,
@@ -287,7 +290,9 @@ export class AcpServer {
   ): Promise<acp.LoadSessionResponse> {
     await checkCwd(params.cwd);
     let s = this.#sessions.get(params.sessionId);
-    if (s?.app.session.workDir !== undefined && s.app.session.workDir !== params.cwd) s = undefined;
+    if (s && s.app.session.workDir !== canonicalWorkDir(params.cwd)) {
+      throw acp.RequestError.sessionNotFound(params.sessionId); // not a session of this cwd
+    }
     if (!s) {
       const session = await Session.find({
         shareDir: this.#opts.shareDir,

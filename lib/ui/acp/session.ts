@@ -45,7 +45,13 @@ export const PERMISSION_OPTIONS: acp.PermissionOption[] = [
 /** Builds the agent of a session (the server's composition of config, MCP and backends). */
 export type AppFactory = (
   session: Session,
-  opts: { modelAlias?: string; thinking: boolean | null; resumed: boolean },
+  opts: {
+    modelAlias?: string;
+    thinking: boolean | null;
+    resumed: boolean;
+    /** Apply the command line's `--yolo`/`--plan` (not when rebuilding for a model switch). */
+    applyFlags: boolean;
+  },
 ) => Promise<KimiApp>;
 
 /** Options of {@link AcpSession}. */
@@ -99,6 +105,7 @@ export class AcpSession {
         modelAlias: opts.modelAlias,
         thinking: opts.thinking,
         resumed: opts.resumed,
+        applyFlags: true,
       }),
     );
     s.#lastMode = s.mode;
@@ -448,6 +455,7 @@ export class AcpSession {
         modelAlias: choice.alias,
         thinking: choice.thinking,
         resumed: true,
+        applyFlags: false,
       }),
     );
   }
