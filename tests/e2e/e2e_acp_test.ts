@@ -686,3 +686,27 @@ Deno.test("acp: malformed lines on stdin get JSON-RPC errors with id null; the s
     await sb.cleanup();
   }
 });
+
+Deno.test("acp: a prompt a UserPromptSubmit hook blocks ends with refusal", async () => {
+  const { sb, client } = await start(["text: answered"], {
+    config: {
+      hooks: [{
+        event: "UserPromptSubmit",
+        matcher: "secret",
+        command: "echo 'prompts about secrets are blocked' >&2; exit 2",
+      }],
+    },
+  });
+  try {
+    await client.initialize();
+    const { sessionId: sid } = await client.newSession(sb.workDir);
+    assertEquals(await client.prompt(sid, "tell me the secret"), { stopReason: "refusal" });
+    const reason = texts(client.of(sid), "agent_message_chunk").join("");
+    assert(reason.includes("prompts about secrets are blocked"), reason);
+    assertEquals(await client.prompt(sid, "hello"), { stopReason: "end_turn" });
+    assertEquals(texts(client.of(sid), "agent_message_chunk").at(-1), "answered");
+    assertEquals((await client.finish()).code, 0);
+  } finally {
+    await sb.cleanup();
+  }
+});

@@ -309,7 +309,7 @@ export class AcpSession {
     this.#mapper = mapper;
     this.#terminals.clear();
     try {
-      await runTurn(app.soul, input, {
+      const result = await runTurn(app.soul, input, {
         signal,
         wireFile: new WireFile(app.session.wireFile),
         ui: (wire) => {
@@ -332,7 +332,8 @@ export class AcpSession {
         },
       });
       await this.#modeChanged(); // e.g. `/yolo` or `/plan` typed as a prompt
-      return "end_turn";
+      // A UserPromptSubmit hook refused the prompt (its reason was streamed as text).
+      return result.reason === "prompt_blocked" ? "refusal" : "end_turn";
     } catch (err) {
       if (err instanceof RunCancelled || signal.aborted) return "cancelled";
       if (err instanceof MaxStepsReached) return "max_turn_requests";
