@@ -122,11 +122,6 @@ export class AcpSession {
     return this.#app;
   }
 
-  /** Whether a prompt turn is running. */
-  get busy(): boolean {
-    return this.#turn !== null;
-  }
-
   /** The current mode. */
   get mode(): ModeId {
     return currentMode({
