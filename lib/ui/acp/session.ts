@@ -177,7 +177,8 @@ export class AcpSession {
     (async () => {
       for await (const msg of hub) {
         if (isRequest(msg) && msg.type === "ApprovalRequest") {
-          void this.#askPermission(msg as PendingRequest<"ApprovalRequest">);
+          const req = msg as PendingRequest<"ApprovalRequest">;
+          this.#askPermission(req).catch((err) => answerFailed(req, err));
         }
       }
     })();
@@ -313,7 +314,8 @@ export class AcpSession {
             for await (const msg of sub) {
               if (isRequest(msg)) {
                 if (msg.type === "QuestionRequest") {
-                  void this.#askQuestions(msg as PendingRequest<"QuestionRequest">);
+                  const req = msg as PendingRequest<"QuestionRequest">;
+                  this.#askQuestions(req).catch((err) => answerFailed(req, err));
                 } else settleUnanswerable(msg);
                 continue;
               }
@@ -466,6 +468,16 @@ export class AcpSession {
     this.#hub?.unsubscribe();
     await this.#app.mcp?.close();
   }
+}
+
+/** A request whose asking failed: logged, and rejected (approvals) or dismissed (questions). */
+function answerFailed(req: PendingRequest, err: unknown): void {
+  log("ERROR", "acp", `${req.type} failed: ${(err as Error)?.message ?? err}`);
+  const id = req.payload.id;
+  const r = req as PendingRequest<RequestType>;
+  if (req.type === "ApprovalRequest") {
+    r.resolve({ request_id: id, response: "reject", feedback: "" } as never);
+  } else r.resolve({ request_id: id, answers: {} } as never);
 }
 
 /** Requests ACP cannot show are settled at once (hooks allowed, no external tools). */
