@@ -108,7 +108,8 @@ Deno.test("acp: initialize, streamed chunks, a tool call with location and outpu
     // order: thought, chunks, tool call, its result, the todo tool, plan, final text
     const order = kinds(us);
     assert(order.indexOf("tool_call") > order.indexOf("agent_message_chunk"), order.join());
-    assertEquals(order.at(-1), "agent_message_chunk");
+    assertEquals(order.slice(-2), ["agent_message_chunk", "session_info_update"]);
+    assertEquals((us.at(-1) as acp.SessionInfoUpdate).title, "read my notes");
     const { code } = await client.finish();
     assertEquals(code, 0);
   } finally {

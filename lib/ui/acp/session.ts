@@ -89,6 +89,7 @@ export class AcpSession {
   #thinking: boolean | null;
   #lastMode: ModeId = "default";
   #planShown: string | null = null;
+  #lastTitle: string | null = null;
   #closed = false;
 
   private constructor(opts: AcpSessionOptions) {
@@ -109,6 +110,7 @@ export class AcpSession {
       }),
     );
     s.#lastMode = s.mode;
+    if (opts.resumed) s.#lastTitle = await opts.session.title();
     return s;
   }
 
@@ -329,6 +331,7 @@ export class AcpSession {
         },
       });
       await this.#modeChanged(); // e.g. `/yolo` or `/plan` typed as a prompt
+      await this.#titleChanged();
       // A UserPromptSubmit hook refused the prompt (its reason was streamed as text).
       return result.reason === "prompt_blocked" ? "refusal" : "end_turn";
     } catch (err) {
@@ -405,6 +408,20 @@ export class AcpSession {
         })),
       });
     }
+  }
+
+  /** Tell the client the session's title once it has one (or it changed), with the time. */
+  async #titleChanged(): Promise<void> {
+    const session = this.#app.session;
+    const title = await session.title();
+    if (title === this.#lastTitle) return;
+    this.#lastTitle = title;
+    const updated = await session.updatedAt();
+    await this.send({
+      sessionUpdate: "session_info_update",
+      title,
+      updatedAt: updated ? new Date(updated).toISOString() : null,
+    });
   }
 
   async #modeChanged(): Promise<void> {

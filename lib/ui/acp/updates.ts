@@ -223,6 +223,12 @@ export class TurnMapper {
       }
       case "ToolResult":
         return this.#toolResult(ev.payload.tool_call_id, ev.payload.return_value);
+      case "StatusUpdate": {
+        const { context_tokens: used, max_context_tokens: size } = ev.payload;
+        return used !== null && size !== null && size > 0
+          ? [{ sessionUpdate: "usage_update", used, size }]
+          : [];
+      }
       case "Notification":
         return [{
           sessionUpdate: "agent_message_chunk",

@@ -123,6 +123,11 @@ Deno.test("acp updates: streamed tool call arguments, diff and error results, no
     }],
   );
   assertEquals(m.map(event("StepBegin", { n: 1 })), []);
+  assertEquals(
+    m.map(event("StatusUpdate", { context_tokens: 1200, max_context_tokens: 100000 })),
+    [{ sessionUpdate: "usage_update", used: 1200, size: 100000 }],
+  );
+  assertEquals(m.map(event("StatusUpdate", { plan_mode: true })), []);
 });
 
 Deno.test("acp models: thinking variants; always-thinking only with thinking", () => {
