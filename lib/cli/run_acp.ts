@@ -29,8 +29,9 @@ export async function runAcpCommand(opts: CliOptions): Promise<number> {
   const shareDir = await ensureShareDir(safeGetEnv);
   configureLog({ shareDir, debug: opts.debug });
   let config;
+  let configPath: string | null;
   try {
-    ({ config } = await loadConfig({
+    ({ config, path: configPath } = await loadConfig({
       shareDir,
       configFile: opts.configFile,
       configText: opts.configText,
@@ -47,9 +48,7 @@ export async function runAcpCommand(opts: CliOptions): Promise<number> {
   return await runAcp({
     shareDir,
     config,
-    configPath: opts.configText !== undefined
-      ? null
-      : (opts.configFile ?? `${shareDir}/config.toml`),
+    configPath,
     mcpServers,
     defaults: {
       modelAlias: opts.model,

@@ -117,11 +117,13 @@ Deno.test("acp: initialize, streamed chunks, a tool call with location and outpu
   }
 });
 
-Deno.test("acp: permission allow-always, then the same action runs without a request; reject", async () => {
-  const { sb, client } = await start([
+Deno.test("acp: permission allow-always, then the same action runs without a request; save a rule; reject", async () => {
+  const { sb, client, config } = await start([
     toolCallLine("tc-1", "Shell", { command: "echo first" }),
     toolCallLine("tc-2", "Shell", { command: "echo second" }),
     "text: both ran",
+    toolCallLine("tc-4", "Shell", { command: "touch made.txt" }),
+    "text: touched",
     toolCallLine("tc-3", "WriteFile", { path: "out.txt", content: "hi\n" }),
     "text: never",
   ]);
@@ -135,7 +137,16 @@ Deno.test("acp: permission allow-always, then the same action runs without a req
     assertEquals(req.sessionId, sid);
     assertEquals(req.options, [
       { optionId: "approve", name: "Approve once", kind: "allow_once" },
-      { optionId: "approve_for_session", name: "Approve for this session", kind: "allow_always" },
+      {
+        optionId: "approve_for_session",
+        name: "Approve `echo` commands for this session",
+        kind: "allow_always",
+      },
+      {
+        optionId: "approve_always",
+        name: `Always approve \`echo\` commands (save rule to ${config})`,
+        kind: "allow_always",
+      },
       { optionId: "reject", name: "Reject", kind: "reject_once" },
     ]);
     assert(req.toolCall.toolCallId.endsWith("/tc-1"), req.toolCall.toolCallId);
@@ -153,11 +164,19 @@ Deno.test("acp: permission allow-always, then the same action runs without a req
       ["first\n", "second\n"],
     );
 
+    // "always" with a rule file saves the rule there
+    client.answerPermission = () => "approve_always";
+    assertEquals(await client.prompt(sid, "touch"), { stopReason: "end_turn" });
+    assertEquals(client.permissions.length, 2);
+    const saved = await Deno.readTextFile(config);
+    assert(saved.includes("Shell(touch"), saved);
+    assertEquals(client.permissions[1].toolCall.title, "Shell: touch made.txt");
+
     // a different action asks again; rejecting it fails the call and ends the turn
     client.answerPermission = () => "reject";
     assertEquals(await client.prompt(sid, "write"), { stopReason: "end_turn" });
-    assertEquals(client.permissions.length, 2);
-    const write = client.permissions[1];
+    assertEquals(client.permissions.length, 3);
+    const write = client.permissions[2];
     assertEquals(write.toolCall.title, "WriteFile: out.txt");
     assertEquals(write.toolCall.content, [{
       type: "diff",

@@ -46,7 +46,7 @@ export interface AcpServerOptions {
   shareDir: string;
   /** Loaded configuration. */
   config: Config;
-  /** Where a model switch is saved (null: `--config` text). */
+  /** The user's config file: model switches and saved approval rules (null: `--config` text). */
   configPath: string | null;
   /** The user's MCP servers (the client's are added per session). */
   mcpServers: McpServers;
@@ -249,6 +249,8 @@ export class AcpServer {
           resumed: o.resumed,
           mcpServers,
           reportMcp: (line) => console.error(line),
+          configFile: this.#opts.configPath,
+          reportRules: (line) => console.error(line),
           writeStdout: (line) => console.error(line),
           files: files ?? undefined,
           terminal,

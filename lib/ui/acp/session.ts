@@ -15,6 +15,7 @@ import type { KimiApp } from "../../app/kimi_app.ts";
 import { runTurn } from "../../soul/run_turn.ts";
 import type { Subscription } from "../../wire/broadcast.ts";
 import {
+  type ApprovalResponseKind,
   fromEnvelope,
   isRequest,
   type PendingRequest,
@@ -23,6 +24,7 @@ import {
   type WireMessage,
 } from "../../wire/messages.ts";
 import { WireFile } from "../../wire/recorder.ts";
+import { approvalChoices, type ApprovalOptionKind } from "../../wire/approval_options.ts";
 import { noModelError } from "./auth.ts";
 import { promptToUserInput, UnsupportedPromptContent } from "./prompt.ts";
 import {
@@ -35,12 +37,24 @@ import {
 } from "./session_config.ts";
 import { diffContent, textContent, TurnMapper } from "./updates.ts";
 
-/** The permission options of every approval (reference §12). */
-export const PERMISSION_OPTIONS: acp.PermissionOption[] = [
-  { optionId: "approve", name: "Approve once", kind: "allow_once" },
-  { optionId: "approve_for_session", name: "Approve for this session", kind: "allow_always" },
-  { optionId: "reject", name: "Reject", kind: "reject_once" },
-];
+/** ACP kinds of the approval layer's choices ("always" in ACP = this session's grant). */
+const PERMISSION_KINDS: Record<ApprovalOptionKind, acp.PermissionOptionKind> = {
+  allow_once: "allow_once",
+  allow_session: "allow_always",
+  allow_always: "allow_always",
+  reject_once: "reject_once",
+};
+
+/** The permission options of an approval: the approval layer's choices, in order. */
+export function permissionOptions(
+  req: { grant_patterns?: readonly string[]; rule_file?: string | null },
+): acp.PermissionOption[] {
+  return approvalChoices(req).map((c) => ({
+    optionId: c.id,
+    name: c.label,
+    kind: PERMISSION_KINDS[c.kind],
+  }));
+}
 
 /** Builds the agent of a session (the server's composition of config, MCP and backends). */
 export type AppFactory = (
@@ -201,16 +215,18 @@ export class AcpSession {
     };
     const cancel = new AbortController();
     req.result.then(() => cancel.abort());
-    let response: "approve" | "approve_for_session" | "reject" = "reject";
+    const options = permissionOptions(p);
+    let response: ApprovalResponseKind = "reject";
     try {
       const r = await this.#opts.client.request(
         acp.methods.client.session.requestPermission,
-        { sessionId: this.id, toolCall, options: PERMISSION_OPTIONS },
+        { sessionId: this.id, toolCall, options },
         { cancellationSignal: cancel.signal },
       );
       if (r.outcome.outcome === "selected") {
         const id = r.outcome.optionId;
-        if (id === "approve" || id === "approve_for_session") response = id;
+        const picked = options.find((o) => o.optionId === id);
+        if (picked) response = picked.optionId as ApprovalResponseKind;
       }
     } catch (err) {
       if (!req.settled) {
