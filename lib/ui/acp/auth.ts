@@ -8,12 +8,20 @@
  */
 import * as acp from "@agentclientprotocol/sdk";
 
-/** A login flow the ACP server can offer. */
+/**
+ * A login flow the ACP server can offer (e.g. `kimi login` as a terminal auth method, which a
+ * client may only be offered when it declares `clientCapabilities.auth.terminal`).
+ */
 export interface AcpLogin {
-  /** Auth methods advertised in `initialize`. */
-  methods(): acp.AuthMethod[];
-  /** Run the login of `methodId`; rejects with a `RequestError` when it fails. */
+  /** Auth methods advertised in `initialize`, given the client's capabilities. */
+  methods(client: acp.ClientCapabilities | undefined): acp.AuthMethod[];
+  /** Run (or check) the login of `methodId`; rejects with a `RequestError` when it fails. */
   authenticate(methodId: string): Promise<void>;
+  /**
+   * Whether an error of a prompt means the login is missing or expired (answered with
+   * `auth_required`); a provider's HTTP 401 always is.
+   */
+  isAuthError?(err: unknown): boolean;
 }
 
 /** No login flow: nothing advertised, `authenticate` fails with invalid params. */

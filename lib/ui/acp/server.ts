@@ -191,7 +191,7 @@ export class AcpServer {
         mcpCapabilities: { http: true, sse: true },
         sessionCapabilities: { list: {}, resume: {}, close: {} },
       },
-      authMethods: this.#login.methods(),
+      authMethods: this.#login.methods(params.clientCapabilities),
       agentInfo: { name: AGENT_NAME, title: "Kimi Code", version: VERSION },
     };
   }
@@ -235,6 +235,7 @@ export class AcpServer {
       modelAlias: defaults.modelAlias,
       thinking: defaults.thinking,
       resumed: opts.resumed,
+      isAuthError: this.#login.isAuthError?.bind(this.#login),
       createApp: async (sess, o) => {
         const app = await KimiApp.create({
           ...defaults,

@@ -84,6 +84,8 @@ export interface AcpSessionOptions {
   thinking: boolean | null;
   /** Whether the session existed before. */
   resumed: boolean;
+  /** Whether a prompt error means the login is missing or expired (see `AcpLogin`). */
+  isAuthError?: (err: unknown) => boolean;
 }
 
 interface ActiveTurn {
@@ -357,8 +359,12 @@ export class AcpSession {
       if (err instanceof LLMNotSupported) {
         throw acp.RequestError.invalidParams({ error: err.message }, err.message);
       }
-      if (err instanceof APIStatusError && err.statusCode === 401) {
-        throw acp.RequestError.authRequired({ error: err.message }, err.message);
+      if (
+        (err instanceof APIStatusError && err.statusCode === 401) ||
+        this.#opts.isAuthError?.(err)
+      ) {
+        const message = (err as Error).message;
+        throw acp.RequestError.authRequired({ error: message }, message);
       }
       if (err instanceof ChatProviderError) {
         throw acp.RequestError.internalError({ error: err.message });
