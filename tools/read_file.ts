@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
+import { fileBackend } from "../lib/tooling/file_backend.ts";
 import { detectFileType, readHeader } from "../lib/tooling/file_type.ts";
 import { integer } from "../lib/tooling/param_types.ts";
 import { toolError, toolOk, toolRejected } from "../lib/tooling/result.ts";
@@ -160,12 +161,14 @@ class ReadFileTool implements Tool<ReadFileParams> {
         maxBytes: MAX_BYTES,
         maxLineLength: MAX_LINE_LENGTH,
       };
+      const files = fileBackend(this.#env);
+      const source = () => files.chunks(p);
       if (params.line_offset < 0) {
-        const win = await readTail(p, -params.line_offset, limits);
+        const win = await readTail(source, -params.line_offset, limits);
         const start = win.lines.length > 0 ? win.lines[0].lineNo : win.totalLines + 1;
         return render(win, params.n_lines, start);
       }
-      const win = await readForward(p, params.line_offset, limits);
+      const win = await readForward(source, params.line_offset, limits);
       return render(win, params.n_lines, params.line_offset);
     } catch (e) {
       return toolError({

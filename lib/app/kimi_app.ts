@@ -25,6 +25,8 @@ import { shortenTitle } from "../session/title.ts";
 import { extractText } from "../llm/message.ts";
 import { DenoPermissionScope, type PermissionScope } from "../tooling/scope.ts";
 import type { ToolEnv } from "../tooling/tool.ts";
+import type { FileBackend } from "../tooling/file_backend.ts";
+import type { TerminalBackend } from "../tooling/terminal_backend.ts";
 import {
   PendingRequest,
   type Question,
@@ -96,6 +98,10 @@ export interface KimiAppOptions {
   mcpServers?: McpServers;
   /** Receives a line per MCP server that failed or needs authorization (stderr). */
   reportMcp?: (line: string) => void;
+  /** Where file tools read and write text (default: the local disk). */
+  files?: FileBackend;
+  /** Where Shell runs foreground commands (default: local processes). */
+  terminal?: TerminalBackend;
   /**
    * The user's config file, where saved approval rules live (null: config from `--config`
    * text; undefined: `<share>/config.toml`).
@@ -377,6 +383,8 @@ export class KimiApp {
         beforeChange: (path) => fileSnapshots.recordBefore(path, context.nCheckpoints - 1),
         afterChange: (path) => fileSnapshots.recordAfter(path, context.nCheckpoints - 1),
       },
+      files: opts.files,
+      terminal: opts.terminal,
       request: <T extends RequestType>(req: PendingRequest<T>) => {
         soul.emit(req as PendingRequest);
         return req.result;

@@ -10,6 +10,10 @@ import { VERSION } from "../version.ts";
 import { resolvePath, rootCommand, UsageError, validateOptions } from "./options.ts";
 import { registerMcpCommands } from "./mcp_commands.ts";
 
+/** The answer of the deprecated `kimi --acp` (reference §12); the exit code is 1. */
+export const ACP_FLAG_DEPRECATED =
+  "`kimi --acp` is deprecated. Update your ACP client settings to use `kimi acp` without any flags or options.";
+
 function usageFailure(message: string): number {
   console.error(usageErrorText(message));
   return USAGE_EXIT_CODE;
@@ -55,9 +59,24 @@ export async function main(args: string[]): Promise<number> {
         })
       );
     });
+  program.command("acp")
+    .description(
+      "Serve the Agent Client Protocol on stdin/stdout (Zed, JetBrains and other ACP editors).",
+    )
+    .action(() => {
+      const opts = validateOptions(program.opts(), Deno.cwd());
+      result = lazyImport<typeof import("./run_acp.ts")>("./run_acp.ts", import.meta.url).then(
+        (m) => m.runAcpCommand(opts),
+      );
+    });
   program.action((raw) => {
     if (raw.version) {
       console.log(`kimi, version ${VERSION}`);
+      return;
+    }
+    if (raw.acp) {
+      console.error(ACP_FLAG_DEPRECATED);
+      result = Promise.resolve(1);
       return;
     }
     const opts = validateOptions(raw, Deno.cwd());

@@ -21,6 +21,8 @@ import type {
 } from "../wire/messages.ts";
 import type { PermissionScope } from "./scope.ts";
 import type { SubagentService } from "./subagent_service.ts";
+import type { FileBackend } from "./file_backend.ts";
+import type { TerminalBackend } from "./terminal_backend.ts";
 
 export type { ToolReturnValue };
 
@@ -203,6 +205,13 @@ export interface ToolEnv {
   request<T extends RequestType>(req: PendingRequest<T>): Promise<RequestResult<T>>;
   /** Subagent launching for the `Agent` tool (root agents only; absent in subagents). */
   readonly subagents?: SubagentService;
+  /**
+   * Where file tools read and write text after their path checks (absent: the local disk; an
+   * ACP client's editor buffers when it offers `fs/*`).
+   */
+  readonly files?: FileBackend;
+  /** Where Shell runs foreground commands (absent: a local process; an ACP client terminal). */
+  readonly terminal?: TerminalBackend;
 }
 
 /** Connection details of a web service. */
