@@ -17,7 +17,11 @@ import type {
   ToolFactory,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
-import { canonicalPath, expandHome, isInsideWorkspace } from "../lib/tooling/workspace.ts";
+import { join } from "node:path";
+import { type ControlMatcher, controlMatcher, controlPaths } from "../lib/tooling/control_paths.ts";
+import { resolveRealPath } from "../lib/tooling/real_path.ts";
+import { isProcessProcPath } from "../lib/tooling/sensitive.ts";
+import { expandHome, isInsideWorkspace } from "../lib/tooling/workspace.ts";
 
 /** Most matches returned. */
 export const MAX_MATCHES = 1000;
@@ -56,6 +60,19 @@ class GlobTool implements Tool<GlobParams> {
     this.#env = env;
   }
 
+  /**
+   * Whether a match may be shown: its real path (symlinks and `..` in the pattern resolved)
+   * stays in the workspace and the read scope, and is not a secret control file or `/proc`.
+   */
+  #allowed(path: string, secret: ControlMatcher): boolean {
+    const env = this.#env;
+    const real = resolveRealPath(path);
+    if (!real.ok) return false;
+    return isInsideWorkspace(real.path, env) && env.scope.check("read", real.path).allowed &&
+      !isProcessProcPath(real.path) &&
+      secret(real.path) === null;
+  }
+
   async call(params: GlobParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
     const env = this.#env;
     try {
@@ -80,7 +97,15 @@ class GlobTool implements Tool<GlobParams> {
           brief: "Invalid directory",
         });
       }
-      const dir = canonicalPath(expanded, env.workDir);
+      const real = resolveRealPath(expanded, env.workDir);
+      if (!real.ok) {
+        return toolError({
+          message: `\`${shownDir}\` cannot be resolved safely (\`${real.at}\` is ` +
+            (real.reason === "symlink" ? "a dangling symlink)." : "not readable in this run)."),
+          brief: "Invalid directory",
+        });
+      }
+      const dir = real.path;
       if (!isInsideWorkspace(dir, env)) {
         return toolError({
           message: `\`${shownDir}\` is outside the workspace. You can only search within the ` +
@@ -110,10 +135,18 @@ class GlobTool implements Tool<GlobParams> {
         signal: ctx.signal,
         filesOnly: !params.include_dirs,
       });
+      const found = matches.length;
+      const secret = controlMatcher(controlPaths(env.shareDir).filter((c) => c.secret));
+      matches = matches.filter((m) => this.#allowed(join(dir, m), secret));
+      const dropped = found - matches.length;
       matches.sort(comparePathParts);
       let message = matches.length > 0
         ? `Found ${matches.length} matches for pattern \`${params.pattern}\`.`
         : `No matches found for pattern \`${params.pattern}\`.`;
+      if (dropped > 0) {
+        message += ` Left out ${dropped} match(es) that lead outside the workspace or this ` +
+          "run's read scope, or onto kimi's own secret files.";
+      }
       if (matches.length > MAX_MATCHES) {
         matches = matches.slice(0, MAX_MATCHES);
         message += ` Only the first ${MAX_MATCHES} matches are returned. ` +

@@ -5,10 +5,9 @@
  *
  * @module
  */
-import { resolve } from "node:path";
 import { z } from "zod";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
-import { finishGrep } from "../lib/search/grep_output.ts";
+import { finishGrep, type ResultVerdict } from "../lib/search/grep_output.ts";
 import {
   GREP_TIMEOUT_MS,
   type GrepEngineOptions,
@@ -26,6 +25,10 @@ import type {
   ToolFactory,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
+import { controlMatcher, controlPaths } from "../lib/tooling/control_paths.ts";
+import { resolveRealPath } from "../lib/tooling/real_path.ts";
+import { denialMessage } from "../lib/tooling/scope.ts";
+import { isProcessProcPath } from "../lib/tooling/sensitive.ts";
 import { canonicalPath, expandHome } from "../lib/tooling/workspace.ts";
 
 /** Default cap on returned lines or entries. */
@@ -139,9 +142,27 @@ class GrepTool implements Tool<GrepParams> {
     const env = this.#env;
     try {
       const q = grepQuery(params, env.workDir);
-      const decision = env.scope.check("read", resolve(env.workDir, q.path));
-      if (!decision.allowed) {
-        return toolError({ message: decision.message, brief: "Sandbox denied" });
+      // The search root, resolved to where it really leads and checked before the search.
+      const root = resolveRealPath(q.path, env.workDir);
+      if (!root.ok && root.reason === "permission") {
+        return toolError({ message: denialMessage("read", root.at), brief: "Sandbox denied" });
+      }
+      const secret = controlMatcher(controlPaths(env.shareDir).filter((c) => c.secret));
+      const rootPath = root.ok ? root.path : null;
+      if (rootPath !== null) {
+        const cp = secret(rootPath);
+        if (isProcessProcPath(rootPath) || cp) {
+          return toolError({
+            message: `\`${params.path}\` leads to \`${rootPath}\`, ${
+              cp ? cp.what : "a process's /proc entry (environment, memory)"
+            }. Searching it is blocked to protect credentials; no counts or matches are given.`,
+            brief: "Sensitive file",
+          });
+        }
+        const decision = env.scope.check("read", rootPath);
+        if (!decision.allowed) {
+          return toolError({ message: decision.message, brief: "Sandbox denied" });
+        }
       }
       const timeoutMs = this.#opts.timeoutMs ?? GREP_TIMEOUT_MS;
       const engineOpts: GrepEngineOptions = { signal: ctx.signal, timeoutMs };
@@ -152,11 +173,19 @@ class GrepTool implements Tool<GrepParams> {
           "../lib/search/ts_grep.ts",
           import.meta.url,
         )).runTsGrep(q, engineOpts);
+      // Each result is resolved again after the search (a symlink may have been swapped in).
+      const checkPath = (abs: string): ResultVerdict => {
+        const real = resolveRealPath(abs);
+        if (!real.ok) return "denied";
+        if (isProcessProcPath(real.path) || secret(real.path)) return "secret";
+        return env.scope.check("read", real.path).allowed ? "ok" : "denied";
+      };
       return finishGrep(run, q, {
         headLimit: params.head_limit,
         offset: params.offset,
         shareDir: this.#shareDir,
         timeoutMs,
+        checkPath,
       });
     } catch (e) {
       ctx.signal.throwIfAborted();

@@ -9,10 +9,9 @@ import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
 import { detectFileType, readHeader } from "../lib/tooling/file_type.ts";
 import { integer } from "../lib/tooling/param_types.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
-import { isSensitiveFile, sensitiveFileMessage } from "../lib/tooling/sensitive.ts";
+import { confirmReadTarget, resolveReadTarget } from "../lib/tooling/read_target.ts";
 import { readForward, readTail, type TextWindow } from "../lib/tooling/text_window.ts";
 import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
-import { canonicalPath, resolveToolPath } from "../lib/tooling/workspace.ts";
 
 /** Most lines one call returns. */
 export const MAX_LINES = 1000;
@@ -87,76 +86,68 @@ class ReadFileTool implements Tool<ReadFileParams> {
   });
   readonly parameters = ReadFileParamsSchema;
   readonly #env: ToolEnv;
-  readonly #shareDir: string;
 
   constructor(env: ToolEnv) {
     this.#env = env;
-    this.#shareDir = canonicalPath(env.shareDir, env.workDir);
   }
 
   async call(params: ReadFileParams): Promise<ToolReturnValue> {
-    if (!params.path) {
-      return toolError({ message: "File path cannot be empty.", brief: "Empty file path" });
-    }
     try {
-      const resolved = resolveToolPath(params.path, this.#env, "read");
-      if (!resolved.ok) return resolved.error;
-      const p = resolved.path;
-      if (isSensitiveFile(p, { shareDir: this.#shareDir })) {
-        return toolError({ message: sensitiveFileMessage(params.path), brief: "Sensitive file" });
-      }
-      const decision = this.#env.scope.check("read", p);
-      if (!decision.allowed) {
-        return toolError({ message: decision.message, brief: "Sandbox denied" });
-      }
-
-      let info: Deno.FileInfo;
-      try {
-        info = await Deno.stat(p);
-      } catch (e) {
-        if (!(e instanceof Deno.errors.NotFound)) throw e;
-        return toolError({
-          message: `\`${params.path}\` does not exist.`,
-          brief: "File not found",
-        });
-      }
-      if (!info.isFile) {
-        return toolError({ message: `\`${params.path}\` is not a file.`, brief: "Invalid path" });
-      }
-      const type = detectFileType(p, await readHeader(p));
-      if (type.kind === "image" || type.kind === "video") {
-        return toolError({
-          message: `\`${params.path}\` is a ${type.kind} file. ` +
-            "Use other appropriate tools to read image or video files.",
-          brief: "Unsupported file type",
-        });
-      }
-      if (type.kind === "binary") {
-        return toolError({
-          message: notReadableMessage(params.path),
-          brief: "File not readable",
-        });
-      }
-
-      const limits = {
-        nLines: params.n_lines,
-        maxLines: MAX_LINES,
-        maxBytes: MAX_BYTES,
-        maxLineLength: MAX_LINE_LENGTH,
-      };
-      if (params.line_offset < 0) {
-        const win = await readTail(p, -params.line_offset, limits);
-        const start = win.lines.length > 0 ? win.lines[0].lineNo : win.totalLines + 1;
-        return render(win, params.n_lines, start);
-      }
-      const win = await readForward(p, params.line_offset, limits);
-      return render(win, params.n_lines, params.line_offset);
+      const target = resolveReadTarget(params.path, this.#env);
+      if (!target.ok) return target.error;
+      const p = target.path;
+      const result = await this.#read(p, params);
+      return confirmReadTarget(params.path, p) ?? result;
     } catch (e) {
       return toolError({
         message: `Failed to read ${params.path}. Error: ${e instanceof Error ? e.message : e}`,
         brief: "Failed to read file",
       });
     }
+  }
+
+  async #read(p: string, params: ReadFileParams): Promise<ToolReturnValue> {
+    let info: Deno.FileInfo;
+    try {
+      info = await Deno.stat(p);
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+      return toolError({
+        message: `\`${params.path}\` does not exist.`,
+        brief: "File not found",
+      });
+    }
+    if (!info.isFile) {
+      return toolError({ message: `\`${params.path}\` is not a file.`, brief: "Invalid path" });
+    }
+    const type = detectFileType(p, await readHeader(p));
+    if (type.kind === "image" || type.kind === "video") {
+      return toolError({
+        message: `\`${params.path}\` is a ${type.kind} file. ` +
+          "Use other appropriate tools to read image or video files.",
+        brief: "Unsupported file type",
+      });
+    }
+    if (type.kind === "binary") {
+      return toolError({
+        message: notReadableMessage(params.path),
+        brief: "File not readable",
+      });
+    }
+
+    const limits = {
+      nLines: params.n_lines,
+      maxLines: MAX_LINES,
+      maxBytes: MAX_BYTES,
+      maxLineLength: MAX_LINE_LENGTH,
+    };
+    if (params.line_offset < 0) {
+      const win = await readTail(p, -params.line_offset, limits);
+      const start = win.lines.length > 0 ? win.lines[0].lineNo : win.totalLines + 1;
+      return render(win, params.n_lines, start);
+    }
+    const win = await readForward(p, params.line_offset, limits);
+    return render(win, params.n_lines, params.line_offset);
   }
 }
 

@@ -13,7 +13,7 @@ import { detectFileType, type FileType, readHeader } from "../lib/tooling/file_t
 import { imageSize } from "../lib/tooling/image_size.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
 import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
-import { resolveToolPath } from "../lib/tooling/workspace.ts";
+import { confirmReadTarget, resolveReadTarget } from "../lib/tooling/read_target.ts";
 
 /** Largest media file accepted, in MiB. */
 export const MAX_MEDIA_MEGABYTES = 100;
@@ -95,17 +95,10 @@ class ReadMediaFileTool implements Tool<ReadMediaFileParams> {
 
   async call(params: ReadMediaFileParams): Promise<ToolReturnValue> {
     const env = this.#env;
-    if (!params.path) {
-      return toolError({ message: "File path cannot be empty.", brief: "Empty file path" });
-    }
     try {
-      const resolved = resolveToolPath(params.path, env, "read");
-      if (!resolved.ok) return resolved.error;
-      const p = resolved.path;
-      const decision = env.scope.check("read", p);
-      if (!decision.allowed) {
-        return toolError({ message: decision.message, brief: "Sandbox denied" });
-      }
+      const target = resolveReadTarget(params.path, env);
+      if (!target.ok) return target.error;
+      const p = target.path;
       let info: Deno.FileInfo;
       try {
         info = await Deno.stat(p);
@@ -141,7 +134,8 @@ class ReadMediaFileTool implements Tool<ReadMediaFileParams> {
           brief: "Unsupported media type",
         });
       }
-      return await this.#load(p, type);
+      const result = await this.#load(p, type);
+      return confirmReadTarget(params.path, p) ?? result;
     } catch (e) {
       return toolError({
         message: `Failed to read ${params.path}. Error: ${e instanceof Error ? e.message : e}`,

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { readAsset } from "../lib/assets/mod.ts";
 import { buildDiffBlocks } from "../lib/tooling/diff_blocks.ts";
 import { editAction } from "../lib/tooling/file_actions.ts";
-import { resolveFileTarget } from "../lib/tooling/file_target.ts";
+import { confirmFileTarget, resolveFileTarget } from "../lib/tooling/file_target.ts";
 import { toolError, toolOk, toolRejected } from "../lib/tooling/result.ts";
 import type {
   Tool,
@@ -134,6 +134,8 @@ class StrReplaceFileTool implements Tool<StrReplaceFileParams> {
 
       await env.fileHistory?.beforeChange(p);
       try {
+        const changed = confirmFileTarget(params.path, p, env, "edit");
+        if (changed) return changed;
         await Deno.writeTextFile(p, crlf ? content.replaceAll("\n", "\r\n") : content);
       } finally {
         await env.fileHistory?.afterChange(p);

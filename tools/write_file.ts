@@ -8,7 +8,11 @@ import { z } from "zod";
 import { readAsset } from "../lib/assets/mod.ts";
 import { buildDiffBlocks } from "../lib/tooling/diff_blocks.ts";
 import { editAction } from "../lib/tooling/file_actions.ts";
-import { resolveFileTarget } from "../lib/tooling/file_target.ts";
+import {
+  confirmFileTarget,
+  controlApproval,
+  resolveFileTarget,
+} from "../lib/tooling/file_target.ts";
 import { toolError, toolOk, toolRejected } from "../lib/tooling/result.ts";
 import type {
   Tool,
@@ -76,26 +80,33 @@ class WriteFileTool implements Tool<WriteFileParams> {
         });
       }
 
-      const oldText = await readTextOrNull(p);
+      // A secret file's old content never goes into the diff (approval, wire.jsonl) or undo.
+      const secret = target.control?.secret ?? false;
+      const oldText = secret ? null : await readTextOrNull(p);
       const newText = params.mode === "overwrite"
         ? params.content
         : (oldText ?? "") + params.content;
       const diff = buildDiffBlocks(p, oldText ?? "", newText);
 
       if (!plan.isPlanFile) {
-        const outcome = await ctx.requestApproval({
-          action: editAction(target.inside),
-          description: `Write file \`${p}\``,
-          display: diff,
-        });
+        const outcome = await ctx.requestApproval(
+          target.control ? controlApproval(p, target.control, diff) : {
+            action: editAction(target.inside),
+            description: `Write file \`${p}\``,
+            display: diff,
+          },
+        );
         if (!outcome.approved) return toolRejected(outcome.feedback, { isRoot: env.isRoot });
       }
 
-      await env.fileHistory?.beforeChange(p);
+      const history = secret ? undefined : env.fileHistory;
+      await history?.beforeChange(p);
       try {
+        const changed = confirmFileTarget(params.path, p, env, "write");
+        if (changed) return changed;
         await Deno.writeTextFile(p, params.content, { append: params.mode === "append" });
       } finally {
-        await env.fileHistory?.afterChange(p);
+        await history?.afterChange(p);
       }
       const size = (await Deno.stat(p)).size;
       const verb = params.mode === "overwrite" ? "overwritten" : "appended to";

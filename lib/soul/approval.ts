@@ -140,8 +140,17 @@ export class ApprovalRuntime {
     ask: ApprovalAsk;
     source: ApprovalSource;
   }): Promise<ApprovalOutcome> {
-    if (this.state.autoApprove) return { approved: true };
-    if (this.state.actions.has(opts.ask.action)) return { approved: true };
+    if (opts.ask.mustAsk) {
+      if (this.state.isAfk) {
+        return {
+          approved: false,
+          feedback: "No user is present to approve this change, and it is never auto-approved.",
+        };
+      }
+    } else {
+      if (this.state.autoApprove) return { approved: true };
+      if (this.state.actions.has(opts.ask.action)) return { approved: true };
+    }
     const id = crypto.randomUUID();
     const req = new PendingRequest("ApprovalRequest", {
       id,
@@ -166,6 +175,7 @@ export class ApprovalRuntime {
       feedback: result.feedback ?? "",
     }));
     if (result.response === "approve") return { approved: true };
+    if (result.response === "approve_for_session" && opts.ask.mustAsk) return { approved: true };
     if (result.response === "approve_for_session") {
       await this.state.addAction(opts.ask.action);
       for (const p of [...this.#pending.values()]) {

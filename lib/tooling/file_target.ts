@@ -1,17 +1,38 @@
 /**
  * The checks every file-changing tool runs before touching a path: non-empty, the workspace
- * rule, plan-mode restrictions and the permission scope (read and write).
+ * rule, the real path (symlinks and `..` resolved, dangling symlinks refused), plan-mode
+ * restrictions, kimi's control files and the permission scope (read and write), all on the path
+ * that will really be written. {@link confirmFileTarget} repeats the resolution right before
+ * the write, after any approval wait, and refuses when the path now leads elsewhere.
  *
  * @module
  */
-import type { ToolEnv, ToolReturnValue } from "./tool.ts";
+import type { ApprovalAsk, ToolEnv, ToolReturnValue } from "./tool.ts";
+import {
+  type ControlPath,
+  controlPaths,
+  controlWriteMessage,
+  matchControlPath,
+} from "./control_paths.ts";
 import { toolError } from "./result.ts";
 import { inspectPlanTarget } from "./plan_target.ts";
+import { stillResolvesTo } from "./real_path.ts";
+import { isFullAccess } from "./scope.ts";
 import { resolveToolPath } from "./workspace.ts";
 
 /** A path a tool may change, or the error to return instead. */
 export type FileTarget =
-  | { ok: true; path: string; inside: boolean; isPlanFile: boolean }
+  | {
+    ok: true;
+    /** Real path that will be written. */
+    path: string;
+    /** Whether it lies in the workspace. */
+    inside: boolean;
+    /** Whether it is the current plan file. */
+    isPlanFile: boolean;
+    /** The control path it falls on (full-access runs only; needs an explicit approval). */
+    control: ControlPath | null;
+  }
   | { ok: false; error: ToolReturnValue };
 
 /** Resolve and check the target of WriteFile (`write`) or StrReplaceFile (`edit`). */
@@ -37,5 +58,52 @@ export function resolveFileTarget(rawPath: string, env: ToolEnv, op: "write" | "
       };
     }
   }
-  return { ok: true, path, inside: resolved.inside, isPlanFile: plan.isPlanFile };
+  const control = plan.isPlanFile ? null : matchControlPath(path, controlPaths(env.shareDir));
+  if (control && (control.secret && op === "edit" || !isFullAccess(env.scope))) {
+    return {
+      ok: false,
+      error: toolError({ message: controlWriteMessage(path, control), brief: "Control file" }),
+    };
+  }
+  return { ok: true, path, inside: resolved.inside, isPlanFile: plan.isPlanFile, control };
+}
+
+/**
+ * The approval a write to a control path needs in a full-access run: asked even in yolo mode
+ * and never covered by "approve for session", naming what the file is.
+ */
+export function controlApproval(
+  path: string,
+  control: ControlPath,
+  display: ApprovalAsk["display"],
+): ApprovalAsk {
+  return {
+    action: "edit kimi control file",
+    description: `Change ${control.what}: \`${path}\``,
+    display,
+    mustAsk: true,
+  };
+}
+
+/**
+ * Right before the write (after any approval wait): `null` when `rawPath` still leads to the
+ * approved real path `approved` and no component of it has been replaced by a symlink, else the
+ * error to return without writing.
+ */
+export function confirmFileTarget(
+  rawPath: string,
+  approved: string,
+  env: ToolEnv,
+  op: "write" | "edit",
+): ToolReturnValue | null {
+  const again = resolveToolPath(rawPath, env, op);
+  const now = again.ok ? again.path : null;
+  if (now === approved && stillResolvesTo(approved)) return null;
+  const where = now === null ? "no longer resolves safely" : `now leads to \`${now}\``;
+  return toolError({
+    message: `\`${rawPath}\` changed while the approval was pending: it ${where} instead of ` +
+      `the approved \`${approved}\` (a directory on the way was replaced, e.g. by a symlink). ` +
+      "Nothing was written; check the path and try again.",
+    brief: "Path changed since approval",
+  });
 }
