@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { defaultConfigPath, loadConfigFromText } from "../config/load.ts";
 import { readProcessEnv, shareDir } from "../config/share_dir.ts";
 import { modelHostFromConfig } from "../sandbox/model_host.ts";
 import {
@@ -73,6 +74,16 @@ export async function scopeReport(): Promise<ScopeReport> {
   return { ...summary, disabled_tools: disabled };
 }
 
+/** `sandbox.require_shell_confinement` from the share dir's config (true when unreadable). */
+async function requireConfinementSetting(share: string): Promise<boolean> {
+  try {
+    const text = await Deno.readTextFile(defaultConfigPath(share));
+    return loadConfigFromText(text).sandbox.require_shell_confinement;
+  } catch {
+    return true;
+  }
+}
+
 /** Shell confinement of a run started here with these permissions. */
 export async function shellConfinementReport(): Promise<ShellConfinementStatus> {
   let share = "";
@@ -86,6 +97,7 @@ export async function shellConfinementReport(): Promise<ShellConfinementStatus> 
     additionalDirs: [],
     shareDir: share,
     scope: new DenoPermissionScope(),
+    requireConfinement: share ? await requireConfinementSetting(share) : true,
   }, readProcessEnv);
 }
 
@@ -126,9 +138,22 @@ export async function printInfo(json: boolean): Promise<void> {
       ? `shell confinement: on (${sc.description})`
       : `shell confinement: off (${sc.reason})`,
   );
+  const setting = `sandbox.require_shell_confinement = ${sc.required}`;
+  console.log(
+    sc.shell === "confined"
+      ? `shell commands: confined (${setting})`
+      : sc.shell === "refused"
+      ? `shell commands: refused (${setting}; confinement is needed but unavailable: install ` +
+        "bubblewrap and allow running it, or set sandbox.require_shell_confinement = false)"
+      : sc.needed
+      ? `shell commands: unconfined (${setting}: opted out of confinement)`
+      : "shell commands: unconfined (full scope: the run may write anywhere and use the network)",
+  );
   console.log(
     sc.secrets_hidden
-      ? "shell secrets: hidden (config.toml and credentials/ masked, own pid namespace)"
+      ? "shell secrets: hidden (kimi's config, mcp.json, credentials/, mcp-oauth/ and the " +
+        "config file in use masked; host sockets hidden when the network is off; own pid " +
+        "namespace)"
       : "shell secrets: not hidden (shell commands can read the share dir's config.toml and " +
         "credentials/ and the agent's /proc environment; hiding them needs bubblewrap (bwrap) " +
         "confinement)",

@@ -57,35 +57,42 @@ export const SHARE_CONTROL_ENTRIES: readonly {
 /** The share dir's subdirectory the agent may write (plan files). */
 export const SHARE_WRITABLE_ENTRY = "plans";
 
-let registered: ControlPath[] = [];
+const registered = new Map<string, ControlPath[]>();
 
 /**
- * Register the control paths of this run beyond the share dir's (the `--config-file`,
- * `--mcp-config-file`s and agent files in use). Replaces the previous registration.
+ * Register control paths beyond the share dir's under a `source` name (e.g. `cli`: the
+ * `--config-file` and `--mcp-config-file`s in use; `agent`: the agent file, its system prompt,
+ * subagent files and custom tool modules). Replaces what that source registered before.
  */
-export function registerControlPaths(paths: readonly ControlPath[]): void {
-  registered = paths.filter((p) => p.path.startsWith("/")).map((p) => ({
-    ...p,
-    path: resolve(p.path),
-  }));
+export function registerControlPaths(source: string, paths: readonly ControlPath[]): void {
+  registered.set(
+    source,
+    paths.filter((p) => p.path.startsWith("/")).map((p) => ({ ...p, path: resolve(p.path) })),
+  );
 }
 
 /** The control paths registered for this run (see {@link registerControlPaths}). */
-export function registeredControlPaths(): readonly ControlPath[] {
-  return registered;
+export function registeredControlPaths(): ControlPath[] {
+  return [...registered.values()].flat();
+}
+
+/** The share dir's own control entries (without the share dir itself). */
+export function shareControlPaths(shareDir: string): ControlPath[] {
+  const share = resolve(shareDir);
+  return SHARE_CONTROL_ENTRIES.map((e) => ({
+    path: join(share, e.name),
+    kind: e.kind,
+    what: e.what,
+    secret: e.secret,
+  }));
 }
 
 /** The control paths of a run with this share dir: its entries, the registered ones, itself. */
 export function controlPaths(shareDir: string): ControlPath[] {
   const share = resolve(shareDir);
   return [
-    ...SHARE_CONTROL_ENTRIES.map((e) => ({
-      path: join(share, e.name),
-      kind: e.kind,
-      what: e.what,
-      secret: e.secret,
-    })),
-    ...registered,
+    ...shareControlPaths(share),
+    ...registeredControlPaths(),
     {
       path: share,
       kind: "dir",

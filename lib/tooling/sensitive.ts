@@ -11,7 +11,13 @@
  * @module
  */
 import { basename } from "node:path";
-import { type ControlPath, controlPaths, matchSecretControlPath } from "./control_paths.ts";
+import {
+  type ControlPath,
+  controlPaths,
+  matchSecretControlPath,
+  registeredControlPaths,
+} from "./control_paths.ts";
+import { resolveRealPath } from "./real_path.ts";
 
 /** `.env.*` files that are templates, not secrets. */
 const EXEMPT_NAMES = new Set([".env.example", ".env.sample", ".env.template"]);
@@ -71,6 +77,18 @@ export function readRefusal(
     return sensitiveFileMessage(shownPath);
   }
   return null;
+}
+
+/**
+ * Whether a file kimi is pointed at by configuration (AGENTS.md, a skill, an agent's system
+ * prompt) is a secret by where it really leads: a sensitive name, a per-process `/proc` entry
+ * or one of the run's registered secret control paths. Such a file is never inlined.
+ */
+export function isSecretFile(path: string): boolean {
+  const real = resolveRealPath(path);
+  const p = real.ok ? real.path : path;
+  return isSensitiveFile(path) || isSensitiveFile(p) ||
+    matchSecretControlPath(p, registeredControlPaths()) !== null;
 }
 
 /** The ReadFile error message for a sensitive file, quoting the path as the model gave it. */
