@@ -134,7 +134,7 @@ class StrReplaceFileTool implements Tool<StrReplaceFileParams> {
 
       await env.fileHistory?.beforeChange(p);
       try {
-        const changed = confirmFileTarget(params.path, p, env, "edit");
+        const changed = confirmFileTarget(params.path, p, env);
         if (changed) return changed;
         await Deno.writeTextFile(p, crlf ? content.replaceAll("\n", "\r\n") : content);
       } finally {

@@ -102,7 +102,7 @@ class WriteFileTool implements Tool<WriteFileParams> {
       const history = secret ? undefined : env.fileHistory;
       await history?.beforeChange(p);
       try {
-        const changed = confirmFileTarget(params.path, p, env, "write");
+        const changed = confirmFileTarget(params.path, p, env);
         if (changed) return changed;
         await Deno.writeTextFile(p, params.content, { append: params.mode === "append" });
       } finally {

@@ -16,9 +16,9 @@ import {
 } from "./control_paths.ts";
 import { toolError } from "./result.ts";
 import { inspectPlanTarget } from "./plan_target.ts";
-import { stillResolvesTo } from "./real_path.ts";
+import { resolveRealPath, stillResolvesTo } from "./real_path.ts";
 import { isFullAccess } from "./scope.ts";
-import { resolveToolPath } from "./workspace.ts";
+import { expandHome, resolveToolPath } from "./workspace.ts";
 
 /** A path a tool may change, or the error to return instead. */
 export type FileTarget =
@@ -93,10 +93,9 @@ export function controlApproval(
 export function confirmFileTarget(
   rawPath: string,
   approved: string,
-  env: ToolEnv,
-  op: "write" | "edit",
+  env: Pick<ToolEnv, "workDir">,
 ): ToolReturnValue | null {
-  const again = resolveToolPath(rawPath, env, op);
+  const again = resolveRealPath(expandHome(rawPath), env.workDir);
   const now = again.ok ? again.path : null;
   if (now === approved && stillResolvesTo(approved)) return null;
   const where = now === null ? "no longer resolves safely" : `now leads to \`${now}\``;
