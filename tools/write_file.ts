@@ -88,6 +88,13 @@ class WriteFileTool implements Tool<WriteFileParams> {
         : (oldText ?? "") + params.content;
       const diff = buildDiffBlocks(p, oldText ?? "", newText);
 
+      if (target.control && env.isAfk()) {
+        return toolError({
+          message: `\`${p}\` is ${target.control.what}. Changing it needs an explicit ` +
+            "approval from a user, and none is present (print mode or afk); nothing was written.",
+          brief: "Control file",
+        });
+      }
       if (!plan.isPlanFile) {
         const outcome = await ctx.requestApproval(
           target.control ? controlApproval(p, target.control, diff) : {

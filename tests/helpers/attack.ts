@@ -65,6 +65,7 @@ export async function scriptedConfigFile(
   sb: KimiSandbox,
   scripts: string[],
   extra: Record<string, unknown> = {},
+  apiKey = "",
 ): Promise<string> {
   await Deno.mkdir(`${sb.root}/configs`, { recursive: true });
   const scriptsPath = `${sb.root}/configs/scripts-${crypto.randomUUID().slice(0, 8)}.json`;
@@ -76,7 +77,7 @@ export async function scriptedConfigFile(
       echo: {
         type: "_scripted_echo",
         base_url: "",
-        api_key: "",
+        api_key: apiKey,
         env: { KIMI_SCRIPTED_ECHO_SCRIPTS: scriptsPath },
       },
     },
@@ -106,9 +107,14 @@ export async function runAttack(
   sb: KimiSandbox,
   script: string[],
   permissions: string[],
-  opts: { args?: string[]; env?: Record<string, string>; config?: Record<string, unknown> } = {},
+  opts: {
+    args?: string[];
+    env?: Record<string, string>;
+    config?: Record<string, unknown>;
+    apiKey?: string;
+  } = {},
 ): Promise<AttackRun> {
-  const config = await scriptedConfigFile(sb, script, opts.config);
+  const config = await scriptedConfigFile(sb, script, opts.config, opts.apiKey);
   const r = await sb.run(
     [
       "--print",
@@ -123,8 +129,14 @@ export async function runAttack(
     ],
     { permissions, env: opts.env },
   );
+  const results = toolResults(r.stdout);
+  return { ...r, results, result: (id) => results.get(id) ?? `<no result for ${id}>` };
+}
+
+/** Tool result text (text parts joined by newlines) by tool call id, from stream-json output. */
+export function toolResults(stdout: string): Map<string, string> {
   const results = new Map<string, string>();
-  for (const line of r.stdout.split("\n")) {
+  for (const line of stdout.split("\n")) {
     if (!line.trim()) continue;
     const msg = JSON.parse(line);
     if (msg.role !== "tool") continue;
@@ -133,7 +145,7 @@ export async function runAttack(
       : msg.content.map((p: { text?: string }) => p.text ?? "").join("\n");
     results.set(msg.tool_call_id, text);
   }
-  return { ...r, results, result: (id) => results.get(id) ?? `<no result for ${id}>` };
+  return results;
 }
 
 /** Every session file of the sandbox that records a turn (context.jsonl, wire.jsonl), joined. */
