@@ -103,7 +103,16 @@ async function attack(setup: Setup): Promise<void> {
     await Deno.writeTextFile(scriptsPath, JSON.stringify(script(sb, configFile)));
     const before = await snapshot(sb, configFile);
     const r = await sb.run(
-      ["--print", "--yolo", "--output-format", "stream-json", "--config-file", configFile, "-p", "go"],
+      [
+        "--print",
+        "--yolo",
+        "--output-format",
+        "stream-json",
+        "--config-file",
+        configFile,
+        "-p",
+        "go",
+      ],
       { permissions: await flagsFor(sb, setup) },
     );
     assertEquals(r.code, 0, r.stderr);
@@ -130,7 +139,10 @@ async function attack(setup: Setup): Promise<void> {
     );
     assertEquals(
       res("r-link"),
-      blockedRead(`${sb.workDir}/settings.toml`, "kimi's configuration (API keys, hooks, MCP servers)"),
+      blockedRead(
+        `${sb.workDir}/settings.toml`,
+        "kimi's configuration (API keys, hooks, MCP servers)",
+      ),
     );
     assertStringIncludes(res("r-dirlink"), "is kimi's MCP server configuration");
     assertStringIncludes(res("r-ok"), "just code");
