@@ -602,7 +602,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "e2e: Shell fails closed when bwrap is unavailable; require_shell_confinement = false opts out",
+  name:
+    "e2e: Shell fails closed when bwrap is unavailable; require_shell_confinement = false opts out",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {

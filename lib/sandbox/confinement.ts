@@ -165,12 +165,19 @@ function realPathOrNull(path: string): string | null {
   }
 }
 
+/**
+ * The real directory of a socket dir, `null` when it does not exist. When this run may not
+ * look (no read permission on it), `/run` is assumed to exist (it does on every Linux system
+ * bwrap runs on); others are skipped.
+ */
 function realDir(path: string): string | null {
   try {
     const real = Deno.realPathSync(path);
     return Deno.statSync(real).isDirectory ? real : null;
-  } catch {
-    return null;
+  } catch (e) {
+    const unknown = e instanceof Deno.errors.NotCapable ||
+      e instanceof Deno.errors.PermissionDenied;
+    return unknown && path === "/run" ? path : null;
   }
 }
 

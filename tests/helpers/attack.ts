@@ -66,6 +66,7 @@ export async function scriptedConfigFile(
   scripts: string[],
   extra: Record<string, unknown> = {},
   apiKey = "",
+  dir = `${sb.root}/configs`,
 ): Promise<string> {
   await Deno.mkdir(`${sb.root}/configs`, { recursive: true });
   const scriptsPath = `${sb.root}/configs/scripts-${crypto.randomUUID().slice(0, 8)}.json`;
@@ -83,7 +84,7 @@ export async function scriptedConfigFile(
     },
     ...extra,
   };
-  const path = `${sb.root}/configs/config-${crypto.randomUUID().slice(0, 8)}.json`;
+  const path = `${dir}/config-${crypto.randomUUID().slice(0, 8)}.json`;
   await Deno.writeTextFile(path, JSON.stringify(config));
   return path;
 }
@@ -112,9 +113,17 @@ export async function runAttack(
     env?: Record<string, string>;
     config?: Record<string, unknown>;
     apiKey?: string;
+    /** Where the config file goes (default `<root>/configs`). */
+    configDir?: string;
   } = {},
 ): Promise<AttackRun> {
-  const config = await scriptedConfigFile(sb, script, opts.config, opts.apiKey);
+  const config = await scriptedConfigFile(
+    sb,
+    script,
+    opts.config,
+    opts.apiKey,
+    opts.configDir,
+  );
   const r = await sb.run(
     [
       "--print",
