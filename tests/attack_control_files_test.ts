@@ -10,7 +10,6 @@ import { assert, assertEquals, assertStringIncludes } from "./helpers/assert.ts"
 import {
   assertNoLeak,
   flagsFor,
-  runAttack,
   scriptedConfigFile,
   type Setup,
   spawnWireWith,
