@@ -6,9 +6,12 @@
 import { z } from "zod";
 import { readAsset } from "../lib/assets/mod.ts";
 import { buildDiffBlocks } from "../lib/tooling/diff_blocks.ts";
-import { editAction } from "../lib/tooling/file_actions.ts";
-import { confirmFileTarget, resolveFileTarget } from "../lib/tooling/file_target.ts";
-import { toolError, toolOk, toolRejected } from "../lib/tooling/result.ts";
+import {
+  approveFileChange,
+  confirmFileTarget,
+  resolveFileTarget,
+} from "../lib/tooling/file_target.ts";
+import { toolError, toolOk } from "../lib/tooling/result.ts";
 import type {
   Tool,
   ToolCallContext,
@@ -123,14 +126,13 @@ class StrReplaceFileTool implements Tool<StrReplaceFileParams> {
       }
 
       const diff = buildDiffBlocks(p, original, content);
-      if (!plan.isPlanFile) {
-        const outcome = await ctx.requestApproval({
-          action: editAction(target.inside),
-          description: `Edit file \`${p}\``,
-          display: diff,
-        });
-        if (!outcome.approved) return toolRejected(outcome.feedback, { isRoot: env.isRoot });
-      }
+      const refused = await approveFileChange(target, {
+        env,
+        ctx,
+        description: `Edit file \`${p}\``,
+        display: diff,
+      });
+      if (refused) return refused;
 
       await env.fileHistory?.beforeChange(p);
       try {

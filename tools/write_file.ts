@@ -7,13 +7,12 @@ import { dirname } from "node:path";
 import { z } from "zod";
 import { readAsset } from "../lib/assets/mod.ts";
 import { buildDiffBlocks } from "../lib/tooling/diff_blocks.ts";
-import { editAction } from "../lib/tooling/file_actions.ts";
 import {
+  approveFileChange,
   confirmFileTarget,
-  controlApproval,
   resolveFileTarget,
 } from "../lib/tooling/file_target.ts";
-import { toolError, toolOk, toolRejected } from "../lib/tooling/result.ts";
+import { toolError, toolOk } from "../lib/tooling/result.ts";
 import type {
   Tool,
   ToolCallContext,
@@ -88,23 +87,13 @@ class WriteFileTool implements Tool<WriteFileParams> {
         : (oldText ?? "") + params.content;
       const diff = buildDiffBlocks(p, oldText ?? "", newText);
 
-      if (target.control && env.isAfk()) {
-        return toolError({
-          message: `\`${p}\` is ${target.control.what}. Changing it needs an explicit ` +
-            "approval from a user, and none is present (print mode or afk); nothing was written.",
-          brief: "Control file",
-        });
-      }
-      if (!plan.isPlanFile) {
-        const outcome = await ctx.requestApproval(
-          target.control ? controlApproval(p, target.control, diff) : {
-            action: editAction(target.inside),
-            description: `Write file \`${p}\``,
-            display: diff,
-          },
-        );
-        if (!outcome.approved) return toolRejected(outcome.feedback, { isRoot: env.isRoot });
-      }
+      const refused = await approveFileChange(target, {
+        env,
+        ctx,
+        description: `Write file \`${p}\``,
+        display: diff,
+      });
+      if (refused) return refused;
 
       const history = secret ? undefined : env.fileHistory;
       await history?.beforeChange(p);

@@ -7,14 +7,15 @@
  *
  * @module
  */
-import type { ApprovalAsk, ToolEnv, ToolReturnValue } from "./tool.ts";
+import type { ApprovalAsk, ToolCallContext, ToolEnv, ToolReturnValue } from "./tool.ts";
+import { editAction } from "./file_actions.ts";
 import {
   type ControlPath,
   controlPaths,
   controlWriteMessage,
   matchControlPath,
 } from "./control_paths.ts";
-import { toolError } from "./result.ts";
+import { toolError, toolRejected } from "./result.ts";
 import { inspectPlanTarget } from "./plan_target.ts";
 import { resolveRealPath, stillResolvesTo } from "./real_path.ts";
 import { isFullAccess } from "./scope.ts";
@@ -69,20 +70,42 @@ export function resolveFileTarget(rawPath: string, env: ToolEnv, op: "write" | "
 }
 
 /**
- * The approval a write to a control path needs in a full-access run: asked even in yolo mode
- * and never covered by "approve for session", naming what the file is.
+ * Ask the user to approve a change to `target` (`description` e.g. ``Write file `/p` ``): the
+ * usual `edit file` approval, or for a control path (full-access runs only) one that is asked
+ * even in yolo mode, never covered by "approve for session", names what the file is, and is
+ * refused outright when no user is present. Resolves with `null` when approved, else the result
+ * to return. Plan files need no approval.
  */
-export function controlApproval(
-  path: string,
-  control: ControlPath,
-  display: ApprovalAsk["display"],
-): ApprovalAsk {
-  return {
-    action: "edit kimi control file",
-    description: `Change ${control.what}: \`${path}\``,
-    display,
-    mustAsk: true,
-  };
+export async function approveFileChange(
+  target: FileTarget & { ok: true },
+  opts: {
+    env: Pick<ToolEnv, "isRoot" | "isAfk">;
+    ctx: Pick<ToolCallContext, "requestApproval">;
+    description: string;
+    display: ApprovalAsk["display"];
+  },
+): Promise<ToolReturnValue | null> {
+  if (target.isPlanFile) return null;
+  const { env, ctx, display } = opts;
+  const control = target.control;
+  if (control && env.isAfk()) {
+    return toolError({
+      message: `\`${target.path}\` is ${control.what}. Changing it needs an explicit approval ` +
+        "from a user, and none is present (print mode or afk); nothing was written.",
+      brief: "Control file",
+    });
+  }
+  const outcome = await ctx.requestApproval(
+    control
+      ? {
+        action: "edit kimi control file",
+        description: `Change ${control.what}: \`${target.path}\``,
+        display,
+        mustAsk: true,
+      }
+      : { action: editAction(target.inside), description: opts.description, display },
+  );
+  return outcome.approved ? null : toolRejected(outcome.feedback, { isRoot: env.isRoot });
 }
 
 /**
