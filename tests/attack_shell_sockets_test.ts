@@ -1,7 +1,8 @@
 /**
  * Attack class 5: the shell sandbox hides the host's sockets, agents and kimi's own secrets.
- * With the network off (hand-narrowed flags) `/run` and `/var/run` are empty, an ssh agent
- * socket outside `/tmp` is masked, `SSH_AUTH_SOCK`/D-Bus/docker variables are not passed in, no
+ * With the network off (hand-narrowed flags) `/run` and `/var/run` are empty; with it on (the
+ * `workspace` profile) `/run` stays for DNS. Either way an ssh agent socket outside `/tmp` is
+ * masked, host sockets under `/tmp` are out of sight, `SSH_AUTH_SOCK`/D-Bus/docker variables are not passed in, no
  * process's `/proc/<pid>/environ` shows kimi's environment, and kimi's control files (the share
  * dir's `mcp.json`, `mcp-oauth/`, and a `--config-file` inside the writable work dir) read as
  * empty and cannot be changed. Under `-A` the same commands see all of it.
@@ -93,7 +94,13 @@ async function attack(setup: Setup): Promise<void> {
     assertStringIncludes(res("vars"), "ssh=unset dbus=unset docker=unset");
     assertStringIncludes(res("sock"), "sock-hidden");
     assertStringIncludes(res("x11"), "x11-hidden");
-    assertStringIncludes(res("run"), "run=0 varrun=0");
+    if (setup === "narrow") {
+      // Network off: /run and /var/run are empty.
+      assertStringIncludes(res("run"), "run=0 varrun=0");
+    } else {
+      // Network on: /run stays (DNS configuration); the agent socket is masked regardless.
+      assert(!res("run").includes("run=0 "), res("run"));
+    }
     assertStringIncludes(res("environ"), "found=0");
     for (const secret of [ENV_SECRET, MCP_SECRET, OAUTH_SECRET, FILE_SECRET]) {
       await assertNoLeak(sb, r, secret);
@@ -117,6 +124,7 @@ async function attack(setup: Setup): Promise<void> {
 
 const NEEDS_BWRAP = [
   "shell sandbox (hand-narrowed, network off): no host sockets, agents, environ or secrets",
+  "shell sandbox (workspace, network on): no agents, environ or secrets",
 ];
 warnSkippedBwrap("attack_shell_sockets_test", NEEDS_BWRAP);
 
@@ -126,6 +134,14 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   fn: () => attack("narrow"),
+});
+
+Deno.test({
+  name: NEEDS_BWRAP[1],
+  ignore: BWRAP_PROBLEM !== null,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: () => attack("workspace"),
 });
 
 Deno.test({

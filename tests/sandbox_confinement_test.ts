@@ -3,6 +3,8 @@ import { setCommandWrapper, wrapCommand } from "../lib/process/command_wrapper.t
 import { BWRAP_PATH_ENV, findBwrap, probeBwrap } from "../lib/sandbox/bwrap.ts";
 import {
   bwrapArgv,
+  CONTROL_SOCKET_DIRS,
+  CONTROL_SOCKETS,
   installConfinement,
   planConfinement,
   SOCKET_ENV_VARS,
@@ -46,6 +48,22 @@ function fakeScope(opts: { writable: string[] | "all"; net: boolean }): Permissi
       return ok ? { allowed: true } : { allowed: false, message: "denied" };
     },
   };
+}
+
+function kind(path: string): "dir" | "file" | null {
+  try {
+    return Deno.statSync(path).isDirectory ? "dir" : "file";
+  } catch {
+    return null;
+  }
+}
+
+function realOrNull(path: string): string | null {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return null;
+  }
 }
 
 async function tempDir(dir?: string): Promise<string> {
@@ -134,6 +152,11 @@ Deno.test("bwrapArgv: exact argument vector, secrets hidden only where visible",
       scope: fakeScope({ writable: [work], net: false }),
     });
     const unset = SOCKET_ENV_VARS.flatMap((v) => ["--unsetenv", v]);
+    const hostSockets = [
+      ...CONTROL_SOCKET_DIRS.filter((d) => kind(d) === "dir").flatMap((d) => ["--tmpfs", d]),
+      ...CONTROL_SOCKETS.map((f) => realOrNull(f)).filter((f) => f !== null && kind(f) === "file")
+        .flatMap((f) => ["--dev-bind", "/dev/null", f!]),
+    ];
     const run = Deno.statSync("/run").isDirectory ? ["--tmpfs", "/run"] : [];
     assertEquals(bwrapArgv(plan, ["bash", "-c", "true"], { cwd: work, shareDir: share }), [
       "bwrap",
@@ -200,6 +223,8 @@ Deno.test("bwrapArgv: exact argument vector, secrets hidden only where visible",
       "--ro-bind",
       work,
       work,
+      // Network on: /run stays, but not the per-user runtime dirs and host control sockets.
+      ...hostSockets,
       "--chdir",
       work,
       "--",

@@ -73,6 +73,22 @@ export const SOCKET_ENV_VARS: readonly string[] = [
  */
 export const SOCKET_DIRS: readonly string[] = ["/run", "/var/run"];
 
+/**
+ * Host sockets that hand out control of the machine or the user's session (docker, containerd,
+ * podman, the D-Bus system bus, snapd) and the per-user runtime dirs (`/run/user/<uid>`: session
+ * bus, ssh and gpg agents, podman), hidden even when the network stays on (`/run` itself stays
+ * visible then: it holds the DNS configuration).
+ */
+export const CONTROL_SOCKETS: readonly string[] = [
+  "/run/docker.sock",
+  "/run/containerd/containerd.sock",
+  "/run/podman/podman.sock",
+  "/run/dbus/system_bus_socket",
+  "/run/snapd.socket",
+];
+/** See {@link CONTROL_SOCKETS}: directories replaced by an empty tmpfs. */
+export const CONTROL_SOCKET_DIRS: readonly string[] = ["/run/user"];
+
 function isDirectory(path: string): boolean {
   try {
     return Deno.statSync(path).isDirectory;
@@ -191,8 +207,9 @@ function realDir(path: string): string | null {
  * `/proc/<kimi pid>/environ`. Control paths are masked where visible: secret files are
  * replaced by `/dev/null` and secret directories by an empty tmpfs; the others (share dir,
  * skills, agent files) are bound read-only when they lie in a writable place. With the network
- * off, `/run` and `/var/run` are empty and a socket named by `SSH_AUTH_SOCK` elsewhere is
- * masked too.
+ * off, `/run` and `/var/run` are empty; with it on, the sockets that control the host or the
+ * session ({@link CONTROL_SOCKETS}, `/run/user`) are hidden. A socket named by `SSH_AUTH_SOCK`
+ * is masked either way.
  */
 export function bwrapArgv(
   plan: ConfinementPlan,
@@ -250,9 +267,23 @@ export function bwrapArgv(
       out.push("--ro-bind", c.path, c.path);
     }
   }
+  if (plan.network) {
+    // /run stays (DNS), but not the sockets that control the host or the user's session.
+    for (const dir of CONTROL_SOCKET_DIRS) {
+      if (kindOf(dir) === "dir" && visible(dir)) out.push("--tmpfs", dir);
+    }
+    for (const sock of CONTROL_SOCKETS) {
+      const real = realPathOrNull(sock);
+      if (real !== null && kindOf(real) === "file" && visible(real)) {
+        out.push("--dev-bind", "/dev/null", real);
+      }
+    }
+  }
+  // The agent socket the user's environment names, wherever it lies.
   const sock = opts.env?.SSH_AUTH_SOCK;
-  if (!plan.network && sock?.startsWith("/") && kindOf(sock) === "file" && visible(sock)) {
-    out.push("--dev-bind", "/dev/null", sock);
+  const agent = sock?.startsWith("/") ? realPathOrNull(sock) : null;
+  if (agent !== null && kindOf(agent) === "file" && visible(agent)) {
+    out.push("--dev-bind", "/dev/null", agent);
   }
   out.push("--chdir", opts.cwd, "--", ...argv);
   return out;
