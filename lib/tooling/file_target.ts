@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { isAbsolute, resolve } from "node:path";
 import type { ApprovalAsk, ToolCallContext, ToolEnv, ToolReturnValue } from "./tool.ts";
 import { editAction } from "./file_actions.ts";
 import {
@@ -45,7 +46,16 @@ export function resolveFileTarget(rawPath: string, env: ToolEnv, op: "write" | "
     };
   }
   const resolved = resolveToolPath(rawPath, env, op);
-  if (!resolved.ok) return { ok: false, error: resolved.error };
+  if (!resolved.ok) {
+    // Not even resolvable for lack of read permission: when the write itself is denied too,
+    // that is the denial to name.
+    const lexical = resolve(env.workDir, expandHome(rawPath));
+    const write = env.scope.check("write", lexical);
+    if (!write.allowed && isAbsolute(expandHome(rawPath))) {
+      return { ok: false, error: toolError({ message: write.message, brief: "Sandbox denied" }) };
+    }
+    return { ok: false, error: resolved.error };
+  }
   const path = resolved.path;
   const plan = inspectPlanTarget(path, env);
   if (!plan.ok) return { ok: false, error: plan.error };
