@@ -10,6 +10,7 @@ import {
   approveFileChange,
   confirmFileTarget,
   resolveFileTarget,
+  writeResolvedFile,
 } from "../lib/tooling/file_target.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
 import type {
@@ -136,9 +137,14 @@ class StrReplaceFileTool implements Tool<StrReplaceFileParams> {
 
       await env.fileHistory?.beforeChange(p);
       try {
-        const changed = confirmFileTarget(params.path, p, env);
+        const changed = confirmFileTarget(params.path, p, env) ??
+          await writeResolvedFile(
+            params.path,
+            p,
+            crlf ? content.replaceAll("\n", "\r\n") : content,
+            { append: false },
+          );
         if (changed) return changed;
-        await Deno.writeTextFile(p, crlf ? content.replaceAll("\n", "\r\n") : content);
       } finally {
         await env.fileHistory?.afterChange(p);
       }

@@ -11,6 +11,7 @@ import {
   approveFileChange,
   confirmFileTarget,
   resolveFileTarget,
+  writeResolvedFile,
 } from "../lib/tooling/file_target.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
 import type {
@@ -98,9 +99,11 @@ class WriteFileTool implements Tool<WriteFileParams> {
       const history = secret ? undefined : env.fileHistory;
       await history?.beforeChange(p);
       try {
-        const changed = confirmFileTarget(params.path, p, env);
+        const changed = confirmFileTarget(params.path, p, env) ??
+          await writeResolvedFile(params.path, p, params.content, {
+            append: params.mode === "append",
+          });
         if (changed) return changed;
-        await Deno.writeTextFile(p, params.content, { append: params.mode === "append" });
       } finally {
         await history?.afterChange(p);
       }

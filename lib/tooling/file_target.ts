@@ -139,3 +139,46 @@ export function confirmFileTarget(
     brief: "Path changed since approval",
   });
 }
+
+function sameFile(a: Deno.FileInfo, b: Deno.FileInfo): boolean {
+  return a.ino !== null && a.dev === b.dev && a.ino === b.ino;
+}
+
+/**
+ * Write `content` to the resolved path `path` (overwrite or append) through one open file,
+ * checking after opening and before writing that the opened file is the one `path` leads to
+ * (same device and inode, no component swapped for a symlink). So a swap racing the last check
+ * cannot redirect the content: at worst an empty file is created or an existing one is opened,
+ * untouched. Resolves with `null` on success, else the error to return (nothing written).
+ */
+export async function writeResolvedFile(
+  rawPath: string,
+  path: string,
+  content: string,
+  opts: { append: boolean },
+): Promise<ToolReturnValue | null> {
+  const file = await Deno.open(path, { write: true, create: true, append: opts.append });
+  try {
+    const opened = await file.stat();
+    let current: Deno.FileInfo | null = null;
+    try {
+      current = await Deno.stat(path);
+    } catch {
+      current = null;
+    }
+    if (current === null || !sameFile(opened, current) || !stillResolvesTo(path)) {
+      return toolError({
+        message: `\`${rawPath}\` changed while it was being written (a component of \`${path}\` ` +
+          "was replaced, e.g. by a symlink). Nothing was written; check the path and try again.",
+        brief: "Path changed since approval",
+      });
+    }
+    if (!opts.append) await file.truncate(0);
+    const bytes = new TextEncoder().encode(content);
+    let off = 0;
+    while (off < bytes.length) off += await file.write(bytes.subarray(off));
+    return null;
+  } finally {
+    file.close();
+  }
+}
