@@ -150,10 +150,11 @@ export async function printInfo(json: boolean): Promise<void> {
       : "shell commands: unconfined (full scope: the run may write anywhere and use the network)",
   );
   console.log(
-    sc.secrets_hidden
+    sc.shell === "refused"
+      ? "shell secrets: safe (no shell command runs)"
+      : sc.secrets_hidden
       ? "shell secrets: hidden (kimi's config, mcp.json, credentials/, mcp-oauth/ and the " +
-        "config file in use masked; host sockets hidden when the network is off; own pid " +
-        "namespace)"
+        "config file in use masked; host agents and sockets hidden; own pid namespace)"
       : "shell secrets: not hidden (shell commands can read the share dir's config.toml and " +
         "credentials/ and the agent's /proc environment; hiding them needs bubblewrap (bwrap) " +
         "confinement)",
