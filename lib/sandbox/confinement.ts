@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { isPermissionError, pathStatusSync } from "../fs/exists.ts";
 import { setCommandWrapper } from "../process/command_wrapper.ts";
 import { type ControlPath, controlPaths } from "../tooling/control_paths.ts";
 import type { PermissionScope } from "../tooling/scope.ts";
@@ -89,21 +90,13 @@ export const CONTROL_SOCKETS: readonly string[] = [
 /** See {@link CONTROL_SOCKETS}: directories replaced by an empty tmpfs. */
 export const CONTROL_SOCKET_DIRS: readonly string[] = ["/run/user"];
 
-function isDirectory(path: string): boolean {
-  try {
-    return Deno.statSync(path).isDirectory;
-  } catch {
-    return false;
-  }
-}
-
 function kindOf(path: string): "file" | "dir" | null {
-  try {
-    const st = Deno.statSync(path);
-    return st.isDirectory ? "dir" : "file";
-  } catch {
-    return null;
-  }
+  const status = pathStatusSync(path);
+  return status === "directory"
+    ? "dir"
+    : status === "missing" || status === "denied"
+    ? null
+    : "file";
 }
 
 function isWithin(path: string, dir: string): boolean {
@@ -142,7 +135,9 @@ export function planConfinement(inputs: PlanInputs): ConfinementPlan {
   }
   const readable: string[] = [];
   for (const dir of [inputs.workDir, ...inputs.additionalDirs]) {
-    if (dir.startsWith("/") && !readable.includes(dir) && isDirectory(dir)) readable.push(dir);
+    if (dir.startsWith("/") && !readable.includes(dir) && pathStatusSync(dir) === "directory") {
+      readable.push(dir);
+    }
   }
   const writable = writeAll ? ["/"] : readable.filter((d) => scope.check("write", d).allowed);
   const limits = [
@@ -191,9 +186,7 @@ function realDir(path: string): string | null {
     const real = Deno.realPathSync(path);
     return Deno.statSync(real).isDirectory ? real : null;
   } catch (e) {
-    const unknown = e instanceof Deno.errors.NotCapable ||
-      e instanceof Deno.errors.PermissionDenied;
-    return unknown && path === "/run" ? path : null;
+    return isPermissionError(e) && path === "/run" ? path : null;
   }
 }
 
@@ -240,10 +233,10 @@ export function bwrapArgv(
     bound.push(r);
   };
   if (!writeAll) {
-    for (const w of plan.writable) if (isDirectory(w)) rebind(w, true);
+    for (const w of plan.writable) if (pathStatusSync(w) === "directory") rebind(w, true);
   }
   for (const r of [...plan.readable, opts.cwd]) {
-    if (visible(r) || !isDirectory(r)) continue;
+    if (visible(r) || pathStatusSync(r) !== "directory") continue;
     rebind(r, writeAll);
   }
   const writableAt = (p: string) =>

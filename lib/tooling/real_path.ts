@@ -7,6 +7,7 @@
  * @module
  */
 import { dirname, join, resolve } from "node:path";
+import { isPermissionError } from "../fs/exists.ts";
 
 /** A path resolved to where it really leads. */
 export interface RealPath {
@@ -27,10 +28,6 @@ export interface UnresolvedPath {
   reason: "symlink" | "permission";
   /** The component at fault (absolute). */
   at: string;
-}
-
-function isPermissionError(e: unknown): boolean {
-  return e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied;
 }
 
 function lstatOrNull(path: string): Deno.FileInfo | null {

@@ -1,0 +1,139 @@
+/**
+ * Unit tests of the pieces the attack tests rely on: real-path resolution, the control-path
+ * list and matcher, the secret filter, and approvals that must be asked.
+ */
+import { join } from "node:path";
+import { ApprovalRuntime, ApprovalState } from "../../../lib/soul/approval.ts";
+import {
+  controlMatcher,
+  controlPaths,
+  matchControlPath,
+  registerControlPaths,
+} from "../../../lib/tooling/control_paths.ts";
+import { resolveRealPath, stillResolvesTo } from "../../../lib/tooling/real_path.ts";
+import { isProcessProcPath, isSecretFile, readRefusal } from "../../../lib/tooling/sensitive.ts";
+import { assert, assertEquals } from "../../helpers/assert.ts";
+
+async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "kimi-guard-" }));
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("resolveRealPath: symlinks, .., missing tails and dangling symlinks", async () => {
+  await withDir(async (dir) => {
+    await Deno.mkdir(`${dir}/real/sub`, { recursive: true });
+    await Deno.symlink(`${dir}/real`, `${dir}/link`);
+    await Deno.symlink(`${dir}/nowhere/file`, `${dir}/dangling`);
+    assertEquals(resolveRealPath("link/sub/x.txt", dir), {
+      ok: true,
+      path: `${dir}/real/sub/x.txt`,
+    });
+    assertEquals(resolveRealPath(`${dir}/real/sub/../../link/a/b`), {
+      ok: true,
+      path: `${dir}/real/a/b`,
+    });
+    assertEquals(resolveRealPath(`${dir}/dangling`), {
+      ok: false,
+      reason: "symlink",
+      at: `${dir}/dangling`,
+    });
+    assertEquals(resolveRealPath(`${dir}/dangling/deeper`), {
+      ok: false,
+      reason: "symlink",
+      at: `${dir}/dangling`,
+    });
+    assert(stillResolvesTo(`${dir}/real/sub/x.txt`));
+    assert(!stillResolvesTo(`${dir}/link/sub/x.txt`));
+    // A directory swapped for a symlink: the resolved path no longer resolves to itself.
+    const approved = `${dir}/real/sub/x.txt`;
+    await Deno.remove(`${dir}/real/sub`);
+    await Deno.mkdir(`${dir}/elsewhere`);
+    await Deno.symlink(`${dir}/elsewhere`, `${dir}/real/sub`);
+    assert(!stillResolvesTo(approved));
+  });
+});
+
+Deno.test("control paths: share entries, registered files, a symlinked share dir, plans exempt", async () => {
+  await withDir(async (dir) => {
+    const real = `${dir}/real-share`;
+    await Deno.mkdir(`${real}/credentials`, { recursive: true });
+    await Deno.symlink(real, `${dir}/share`);
+    registerControlPaths("test", [
+      { path: `${dir}/cfg.toml`, kind: "file", what: "the config file in use", secret: true },
+    ]);
+    try {
+      const list = controlPaths(`${dir}/share`);
+      const match = controlMatcher(list);
+      assertEquals(
+        match(`${real}/config.toml`)?.what,
+        "kimi's configuration (API keys, hooks, MCP servers)",
+      );
+      assertEquals(match(`${real}/credentials/a.json`)?.secret, true);
+      assertEquals(match(`${real}/mcp-oauth/x.json`)?.what, "kimi's MCP OAuth tokens");
+      assertEquals(match(`${real}/sessions/s/state.json`)?.secret, false);
+      assertEquals(match(`${real}/plans/plan.md`), null);
+      assertEquals(match(`${dir}/cfg.toml`)?.what, "the config file in use");
+      assertEquals(match(`${dir}/other.toml`), null);
+      assertEquals(matchControlPath(join(dir, "share-x"), list), null);
+      assert(isSecretFile(`${dir}/cfg.toml`));
+    } finally {
+      registerControlPaths("test", []);
+    }
+  });
+});
+
+Deno.test("secret filter: /proc per-process entries, names, control files", () => {
+  for (const p of ["/proc/self/environ", "/proc/1/mem", "/proc/thread-self/environ", "/proc/42"]) {
+    assert(isProcessProcPath(p), p);
+  }
+  for (const p of ["/proc/cpuinfo", "/proc/sys/kernel/ostype", "/procx/1"]) {
+    assert(!isProcessProcPath(p), p);
+  }
+  assertEquals(
+    readRefusal("/s/config.toml", "cfg", { shareDir: "/s" }),
+    "`cfg` is kimi's configuration (API keys, hooks, MCP servers). Reading it is blocked to " +
+      "protect credentials and the code kimi runs.",
+  );
+  assertEquals(readRefusal("/w/src/main.ts", "src/main.ts", { shareDir: "/s" }), null);
+  assert(readRefusal("/w/.env", ".env", { shareDir: "/s" })?.includes("appears to contain"));
+});
+
+Deno.test("approvals that must be asked: yolo still asks, afk refuses, never whitelisted", async () => {
+  const ask = { action: "edit kimi control file", description: "d", display: [], mustAsk: true };
+  const runtime = new ApprovalRuntime(new ApprovalState({ yolo: true }));
+  const sub = runtime.subscribe();
+  const outcome = runtime.request({
+    sender: "WriteFile",
+    toolCallId: "t",
+    ask,
+    source: { kind: "foreground_turn", id: "turn" },
+  });
+  const req = await sub.next();
+  assertEquals(runtime.pending().length, 1);
+  runtime.pending()[0].resolve({
+    request_id: runtime.pending()[0].payload.id,
+    response: "approve_for_session",
+    feedback: "",
+  });
+  assertEquals(await outcome, { approved: true });
+  assert(req !== undefined);
+  assertEquals(runtime.state.actions.has("edit kimi control file"), false);
+
+  const afk = new ApprovalRuntime(new ApprovalState({ runtimeAfk: true }));
+  assertEquals(
+    await afk.request({
+      sender: "WriteFile",
+      toolCallId: "t",
+      ask,
+      source: { kind: "foreground_turn", id: "turn" },
+    }),
+    {
+      approved: false,
+      feedback: "No user is present to approve this change, and it is never auto-approved.",
+    },
+  );
+});
