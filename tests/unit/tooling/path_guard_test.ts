@@ -12,7 +12,10 @@ import {
 } from "../../../lib/tooling/control_paths.ts";
 import { resolveRealPath, stillResolvesTo } from "../../../lib/tooling/real_path.ts";
 import { isProcessProcPath, isSecretFile, readRefusal } from "../../../lib/tooling/sensitive.ts";
+import { readFileTool } from "../../../tools/read_file.ts";
+import { readMediaFileTool } from "../../../tools/read_media_file.ts";
 import { assert, assertEquals } from "../../helpers/assert.ts";
+import { makeToolEnv, runTool } from "../../helpers/tool_env.ts";
 
 async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "kimi-guard-" }));
@@ -136,4 +139,37 @@ Deno.test("approvals that must be asked: yolo still asks, afk refuses, never whi
       feedback: "No user is present to approve this change, and it is never auto-approved.",
     },
   );
+});
+
+Deno.test("ReadFile and ReadMediaFile share one resolver: secrets, /proc and symlinks", async () => {
+  await withDir(async (dir) => {
+    const share = `${dir}/share`;
+    const work = `${dir}/work`;
+    await Deno.mkdir(share);
+    await Deno.mkdir(work);
+    // A PNG header is enough for the media type check.
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0]);
+    await Deno.writeFile(`${share}/config.toml`, png);
+    await Deno.writeFile(`${work}/pic.png`, png);
+    await Deno.symlink(`${share}/config.toml`, `${work}/innocent.png`);
+    await Deno.symlink(`${dir}/missing.png`, `${work}/dangling.png`);
+    const env = makeToolEnv({ workDir: work, shareDir: share, capabilities: ["image_in"] });
+    const tools = [(await readFileTool(env))!, (await readMediaFileTool(env))!];
+    for (const tool of tools) {
+      const secret = await runTool(tool, { path: `${work}/innocent.png` });
+      assertEquals(secret.is_error, true);
+      assertEquals(
+        secret.message,
+        `\`${work}/innocent.png\` is kimi's configuration (API keys, hooks, MCP servers). ` +
+          "Reading it is blocked to protect credentials and the code kimi runs.",
+      );
+      const proc = await runTool(tool, { path: "/proc/self/environ" });
+      assertEquals(proc.is_error, true);
+      assert(proc.message.includes("a process's /proc entry"), proc.message);
+      const dangling = await runTool(tool, { path: "dangling.png" });
+      assert(dangling.message.includes("a symlink whose target does not exist"), dangling.message);
+    }
+    const ok = await runTool(tools[1], { path: "pic.png" });
+    assertEquals(ok.is_error, false, ok.message);
+  });
 });
