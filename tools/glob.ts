@@ -19,7 +19,7 @@ import type {
 } from "../lib/tooling/tool.ts";
 import { join } from "node:path";
 import { type ControlMatcher, controlMatcher, controlPaths } from "../lib/tooling/control_paths.ts";
-import { resolveRealPath } from "../lib/tooling/real_path.ts";
+import { resolveRealPath } from "../lib/fs/real_path.ts";
 import { isProcessProcPath } from "../lib/tooling/sensitive.ts";
 import { expandHome, isInsideWorkspace } from "../lib/tooling/workspace.ts";
 

@@ -26,7 +26,7 @@ import type {
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
 import { controlMatcher, controlPaths } from "../lib/tooling/control_paths.ts";
-import { resolveRealPath } from "../lib/tooling/real_path.ts";
+import { resolveRealPath } from "../lib/fs/real_path.ts";
 import { denialMessage } from "../lib/tooling/scope.ts";
 import { isProcessProcPath } from "../lib/tooling/sensitive.ts";
 import { canonicalPath, expandHome } from "../lib/tooling/workspace.ts";

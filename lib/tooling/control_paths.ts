@@ -11,7 +11,7 @@
  * @module
  */
 import { join, resolve } from "node:path";
-import { resolveRealPath } from "./real_path.ts";
+import { resolveRealPath } from "../fs/real_path.ts";
 
 /** One control path. */
 export interface ControlPath {

@@ -18,7 +18,7 @@ import {
 } from "./control_paths.ts";
 import { toolError, toolRejected } from "./result.ts";
 import { inspectPlanTarget } from "./plan_target.ts";
-import { resolveRealPath, stillResolvesTo } from "./real_path.ts";
+import { resolveRealPath, stillResolvesTo } from "../fs/real_path.ts";
 import { isFullAccess } from "./scope.ts";
 import { expandHome, resolveToolPath } from "./workspace.ts";
 

@@ -9,7 +9,7 @@
  * @module
  */
 import { toolError } from "./result.ts";
-import { stillResolvesTo } from "./real_path.ts";
+import { stillResolvesTo } from "../fs/real_path.ts";
 import { readRefusal } from "./sensitive.ts";
 import type { ToolEnv, ToolReturnValue } from "./tool.ts";
 import { resolveToolPath } from "./workspace.ts";

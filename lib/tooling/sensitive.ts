@@ -5,7 +5,7 @@
  * process) are never read by the file tools, dropped from Grep and Glob results, and never
  * inlined into prompts.
  *
- * Every check here takes a real path (see {@link ./real_path.ts}) so that symlinks and `/proc`
+ * Every check here takes a real path (see {@link ../fs/real_path.ts}) so that symlinks and `/proc`
  * aliases are judged by where they lead.
  *
  * @module
@@ -17,7 +17,7 @@ import {
   matchSecretControlPath,
   registeredControlPaths,
 } from "./control_paths.ts";
-import { resolveRealPath } from "./real_path.ts";
+import { resolveRealPath } from "../fs/real_path.ts";
 
 /** `.env.*` files that are templates, not secrets. */
 const EXEMPT_NAMES = new Set([".env.example", ".env.sample", ".env.template"]);

@@ -7,7 +7,7 @@
  */
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { denialMessage } from "./scope.ts";
-import { resolveRealPath } from "./real_path.ts";
+import { resolveRealPath } from "../fs/real_path.ts";
 import { toolError } from "./result.ts";
 import type { ToolEnv, ToolReturnValue } from "./tool.ts";
 

@@ -10,7 +10,7 @@ import {
   matchControlPath,
   registerControlPaths,
 } from "../../../lib/tooling/control_paths.ts";
-import { resolveRealPath, stillResolvesTo } from "../../../lib/tooling/real_path.ts";
+import { resolveRealPath, stillResolvesTo } from "../../../lib/fs/real_path.ts";
 import { isProcessProcPath, isSecretFile, readRefusal } from "../../../lib/tooling/sensitive.ts";
 import { readFileTool } from "../../../tools/read_file.ts";
 import { readMediaFileTool } from "../../../tools/read_media_file.ts";

@@ -7,7 +7,7 @@
  * @module
  */
 import { dirname, join, resolve } from "node:path";
-import { isPermissionError } from "../fs/exists.ts";
+import { isPermissionError } from "./exists.ts";
 
 /** A path resolved to where it really leads. */
 export interface RealPath {
