@@ -6,10 +6,10 @@
  */
 import { z } from "zod";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
-import { detectFileType, readHeader } from "../lib/tooling/file_type.ts";
 import { integer } from "../lib/tooling/param_types.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
-import { confirmReadTarget, resolveReadTarget } from "../lib/tooling/read_target.ts";
+import type { FilePin } from "../lib/fs/real_path.ts";
+import { inspectReadFile, readPinned, resolveReadTarget } from "../lib/tooling/read_target.ts";
 import { readForward, readTail, type TextWindow } from "../lib/tooling/text_window.ts";
 import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
 
@@ -96,8 +96,7 @@ class ReadFileTool implements Tool<ReadFileParams> {
       const target = resolveReadTarget(params.path, this.#env);
       if (!target.ok) return target.error;
       const p = target.path;
-      const result = await this.#read(p, params);
-      return confirmReadTarget(params.path, p) ?? result;
+      return await readPinned(params.path, p, (pin) => this.#read(p, params, pin));
     } catch (e) {
       return toolError({
         message: `Failed to read ${params.path}. Error: ${e instanceof Error ? e.message : e}`,
@@ -106,21 +105,14 @@ class ReadFileTool implements Tool<ReadFileParams> {
     }
   }
 
-  async #read(p: string, params: ReadFileParams): Promise<ToolReturnValue> {
-    let info: Deno.FileInfo;
-    try {
-      info = await Deno.stat(p);
-    } catch (e) {
-      if (!(e instanceof Deno.errors.NotFound)) throw e;
-      return toolError({
-        message: `\`${params.path}\` does not exist.`,
-        brief: "File not found",
-      });
-    }
-    if (!info.isFile) {
-      return toolError({ message: `\`${params.path}\` is not a file.`, brief: "Invalid path" });
-    }
-    const type = detectFileType(p, await readHeader(p));
+  async #read(
+    p: string,
+    params: ReadFileParams,
+    pin: FilePin | null,
+  ): Promise<ToolReturnValue> {
+    const kind = await inspectReadFile(params.path, p, pin);
+    if (!kind.ok) return kind.error;
+    const type = kind.type;
     if (type.kind === "image" || type.kind === "video") {
       return toolError({
         message: `\`${params.path}\` is a ${type.kind} file. ` +
@@ -140,6 +132,7 @@ class ReadFileTool implements Tool<ReadFileParams> {
       maxLines: MAX_LINES,
       maxBytes: MAX_BYTES,
       maxLineLength: MAX_LINE_LENGTH,
+      pin,
     };
     if (params.line_offset < 0) {
       const win = await readTail(p, -params.line_offset, limits);

@@ -79,3 +79,52 @@ export function stillResolvesTo(realPath: string): boolean {
   const again = resolveRealPath(realPath);
   return again.ok && again.path === realPath;
 }
+
+/** The identity of a file (device and inode) as it was when its path was checked. */
+export interface FilePin {
+  /** Device. */
+  readonly dev: number;
+  /** Inode (`null` where the platform has none: pinning then checks nothing). */
+  readonly ino: number | null;
+}
+
+/** Thrown when a pinned file is opened and turns out to be another file. */
+export class PathChangedError extends Error {
+  /** Create the error for `path`. */
+  constructor(readonly path: string) {
+    super(`${path} changed while it was being used (it now leads to another file)`);
+    this.name = "PathChangedError";
+  }
+}
+
+/** Whether a file's stat matches a pin. */
+export function matchesPin(info: Deno.FileInfo, pin: FilePin): boolean {
+  return pin.ino === null || (info.dev === pin.dev && info.ino === pin.ino);
+}
+
+/** The pin of the file at `path` now (following symlinks), or `null` when there is none. */
+export async function pinFile(path: string): Promise<FilePin | null> {
+  try {
+    const st = await Deno.stat(path);
+    return { dev: st.dev, ino: st.ino };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Open `path` for reading; with a pin, the opened file must be the pinned one (else
+ * {@link PathChangedError}), so a symlink swapped in after the check cannot substitute another
+ * file.
+ */
+export async function openPinned(path: string, pin?: FilePin | null): Promise<Deno.FsFile> {
+  const file = await Deno.open(path, { read: true });
+  if (pin) {
+    const st = await file.stat();
+    if (!matchesPin(st, pin)) {
+      file.close();
+      throw new PathChangedError(path);
+    }
+  }
+  return file;
+}

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { type FilePin, openPinned } from "../fs/real_path.ts";
 
 const CHUNK_BYTES = 1 << 20;
 /** Bytes of a line kept before it is known to need truncation (4 bytes per code point max). */
@@ -116,8 +117,13 @@ type Collector = (line: WindowLine) => boolean;
  * Stream the file once: count all lines, and hand each line from `startLine` on to `collect`
  * until it returns false. Returns the total number of lines.
  */
-async function scan(path: string, startLine: number, collect: Collector | null): Promise<number> {
-  using file = await Deno.open(path, { read: true });
+async function scan(
+  path: string,
+  startLine: number,
+  collect: Collector | null,
+  pin?: FilePin | null,
+): Promise<number> {
+  using file = await openPinned(path, pin);
   const buf = new Uint8Array(CHUNK_BYTES);
   const asm = collect ? new LineAssembler(Infinity) : null;
   let lineNo = 1; // number of the line being read
@@ -178,6 +184,8 @@ export interface ReadWindowOptions {
   maxBytes: number;
   /** Max characters of a line. */
   maxLineLength: number;
+  /** The file the path led to when it was checked; another file fails the read. */
+  pin?: FilePin | null;
 }
 
 /** Read up to `nLines` lines starting at line `offset` (1-based). */
@@ -204,7 +212,7 @@ export async function readForward(
       return false;
     }
     return true;
-  });
+  }, opts.pin);
   return { lines, totalLines, maxLinesReached, maxBytesReached };
 }
 
@@ -217,7 +225,7 @@ export async function readTail(
   tail: number,
   opts: ReadWindowOptions,
 ): Promise<TextWindow> {
-  const total = await scan(path, Infinity, null);
+  const total = await scan(path, Infinity, null, opts.pin);
   const window: WindowLine[] = [];
   const start = Math.max(1, total - tail + 1);
   if (total > 0) {
@@ -225,7 +233,7 @@ export async function readTail(
       const text = truncateLine(line.text, opts.maxLineLength);
       window.push({ lineNo: line.lineNo, text, truncated: line.truncated || text !== line.text });
       return true;
-    });
+    }, opts.pin);
   }
   const tailWindow = window.slice(-tail);
   let candidates = tailWindow.slice(0, Math.min(opts.nLines, opts.maxLines));

@@ -10,7 +10,14 @@ import {
   matchControlPath,
   registerControlPaths,
 } from "../../../lib/tooling/control_paths.ts";
-import { resolveRealPath, stillResolvesTo } from "../../../lib/fs/real_path.ts";
+import {
+  type FilePin,
+  openPinned,
+  resolveRealPath,
+  stillResolvesTo,
+} from "../../../lib/fs/real_path.ts";
+import { readPinned } from "../../../lib/tooling/read_target.ts";
+import { toolOk } from "../../../lib/tooling/result.ts";
 import { isProcessProcPath, isSecretFile, readRefusal } from "../../../lib/tooling/sensitive.ts";
 import { readFileTool } from "../../../tools/read_file.ts";
 import { readMediaFileTool } from "../../../tools/read_media_file.ts";
@@ -173,3 +180,54 @@ Deno.test("ReadFile and ReadMediaFile share one resolver: secrets, /proc and sym
     assertEquals(ok.is_error, false, ok.message);
   });
 });
+
+Deno.test("pinned reads: a directory swapped mid-read never yields the other file", async () => {
+  await withDir(async (dir) => {
+    await Deno.mkdir(`${dir}/d`);
+    await Deno.mkdir(`${dir}/secret`);
+    await Deno.writeTextFile(`${dir}/d/f.txt`, "public");
+    await Deno.writeTextFile(`${dir}/secret/f.txt`, "SECRET");
+    const path = `${dir}/d/f.txt`;
+    const swap = async () => {
+      await Deno.rename(`${dir}/d`, `${dir}/d-orig`);
+      await Deno.symlink(`${dir}/secret`, `${dir}/d`);
+    };
+    const unswap = async () => {
+      await Deno.remove(`${dir}/d`);
+      await Deno.rename(`${dir}/d-orig`, `${dir}/d`);
+    };
+    const read = (pin: FilePin | null) => async () => {
+      using file = await openPinned(path, pin);
+      return toolOk({ output: new TextDecoder().decode(await readAllOf(file)) });
+    };
+    // Swapped before the open: the open finds another file.
+    const r1 = await readPinned("d/f.txt", path, async (pin) => {
+      await swap();
+      try {
+        return await read(pin)();
+      } finally {
+        await unswap();
+      }
+    });
+    assertEquals(r1.is_error, true);
+    assert(r1.message.includes("changed while it was being read"), r1.message);
+    // Swapped after the read: the result is dropped.
+    const r2 = await readPinned("d/f.txt", path, async (pin) => {
+      const out = await read(pin)();
+      await swap();
+      return out;
+    });
+    assertEquals(r2.is_error, true);
+    assert(!JSON.stringify(r2).includes("SECRET"));
+    await unswap();
+    // Untouched: the content comes back.
+    const r3 = await readPinned("d/f.txt", path, (pin) => read(pin)());
+    assertEquals(r3.output, "public");
+  });
+});
+
+async function readAllOf(file: Deno.FsFile): Promise<Uint8Array> {
+  const buf = new Uint8Array(1024);
+  const n = await file.read(buf);
+  return buf.subarray(0, n ?? 0);
+}
