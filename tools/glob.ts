@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { isAbsolute } from "node:path";
+import { isAbsolute, join } from "node:path";
 import { z } from "zod";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
 import { comparePathParts, pathGlob } from "../lib/search/path_glob.ts";
@@ -17,10 +17,8 @@ import type {
   ToolFactory,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
-import { join } from "node:path";
-import { type ControlMatcher, controlMatcher, controlPaths } from "../lib/tooling/control_paths.ts";
 import { resolveRealPath } from "../lib/fs/real_path.ts";
-import { isProcessProcPath } from "../lib/tooling/sensitive.ts";
+import { ResultFilter } from "../lib/tooling/result_filter.ts";
 import { expandHome, isInsideWorkspace } from "../lib/tooling/workspace.ts";
 
 /** Most matches returned. */
@@ -58,19 +56,6 @@ class GlobTool implements Tool<GlobParams> {
 
   constructor(env: ToolEnv) {
     this.#env = env;
-  }
-
-  /**
-   * Whether a match may be shown: its real path (symlinks and `..` in the pattern resolved)
-   * stays in the workspace and the read scope, and is not a secret control file or `/proc`.
-   */
-  #allowed(path: string, secret: ControlMatcher): boolean {
-    const env = this.#env;
-    const real = resolveRealPath(path);
-    if (!real.ok) return false;
-    return isInsideWorkspace(real.path, env) && env.scope.check("read", real.path).allowed &&
-      !isProcessProcPath(real.path) &&
-      secret(real.path) === null;
   }
 
   async call(params: GlobParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
@@ -136,8 +121,9 @@ class GlobTool implements Tool<GlobParams> {
         filesOnly: !params.include_dirs,
       });
       const found = matches.length;
-      const secret = controlMatcher(controlPaths(env.shareDir).filter((c) => c.secret));
-      matches = matches.filter((m) => this.#allowed(join(dir, m), secret));
+      // Each match is resolved: `..` in the pattern or a symlinked directory cannot lead out.
+      const results = new ResultFilter(env, { workspaceOnly: true });
+      matches = matches.filter((m) => results.verdict(join(dir, m)) === "ok");
       const dropped = found - matches.length;
       matches.sort(comparePathParts);
       let message = matches.length > 0

@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
-import { finishGrep, type ResultVerdict } from "../lib/search/grep_output.ts";
+import { finishGrep } from "../lib/search/grep_output.ts";
 import {
   GREP_TIMEOUT_MS,
   type GrepEngineOptions,
@@ -27,6 +27,7 @@ import type {
 } from "../lib/tooling/tool.ts";
 import { controlMatcher, controlPaths } from "../lib/tooling/control_paths.ts";
 import { resolveRealPath } from "../lib/fs/real_path.ts";
+import { ResultFilter } from "../lib/tooling/result_filter.ts";
 import { denialMessage } from "../lib/tooling/scope.ts";
 import { isProcessProcPath } from "../lib/tooling/sensitive.ts";
 import { canonicalPath, expandHome } from "../lib/tooling/workspace.ts";
@@ -174,18 +175,14 @@ class GrepTool implements Tool<GrepParams> {
           import.meta.url,
         )).runTsGrep(q, engineOpts);
       // Each result is resolved again after the search (a symlink may have been swapped in).
-      const checkPath = (abs: string): ResultVerdict => {
-        const real = resolveRealPath(abs);
-        if (!real.ok) return "denied";
-        if (isProcessProcPath(real.path) || secret(real.path)) return "secret";
-        return env.scope.check("read", real.path).allowed ? "ok" : "denied";
-      };
+      // Each result is resolved again after the search (a symlink may have been swapped in).
+      const results = new ResultFilter(env);
       return finishGrep(run, q, {
         headLimit: params.head_limit,
         offset: params.offset,
         shareDir: this.#shareDir,
         timeoutMs,
-        checkPath,
+        checkPath: (abs) => results.verdict(abs),
       });
     } catch (e) {
       ctx.signal.throwIfAborted();

@@ -18,9 +18,7 @@ import {
 import { toolError, ToolResultBuilder } from "../tooling/result.ts";
 import type { ToolReturnValue } from "../tooling/tool.ts";
 import { isSensitiveFile, sensitiveFileWarning } from "../tooling/sensitive.ts";
-
-/** What {@link GrepFinishOptions.checkPath} says about one result file. */
-export type ResultVerdict = "ok" | "secret" | "denied";
+import type { ResultVerdict } from "../tooling/result_filter.ts";
 
 /** Pagination and environment of {@link finishGrep}. */
 export interface GrepFinishOptions {
