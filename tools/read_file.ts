@@ -9,9 +9,20 @@ import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
 import { integer } from "../lib/tooling/param_types.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
 import type { FilePin } from "../lib/fs/real_path.ts";
-import { inspectReadFile, readPinned, resolveReadTarget } from "../lib/tooling/read_target.ts";
+import {
+  approveRead,
+  inspectReadFile,
+  readPinned,
+  resolveReadTarget,
+} from "../lib/tooling/read_target.ts";
 import { readForward, readTail, type TextWindow } from "../lib/tooling/text_window.ts";
-import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
+import type {
+  Tool,
+  ToolCallContext,
+  ToolEnv,
+  ToolFactory,
+  ToolReturnValue,
+} from "../lib/tooling/tool.ts";
 
 /** Most lines one call returns. */
 export const MAX_LINES = 1000;
@@ -91,11 +102,14 @@ class ReadFileTool implements Tool<ReadFileParams> {
     this.#env = env;
   }
 
-  async call(params: ReadFileParams): Promise<ToolReturnValue> {
+  async call(params: ReadFileParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
     try {
       const target = resolveReadTarget(params.path, this.#env);
       if (!target.ok) return target.error;
       const p = target.path;
+      // Approval rules may ask; the read below is pinned and re-checked after any wait.
+      const refused = await approveRead(p, { env: this.#env, ctx });
+      if (refused) return refused;
       return await readPinned(params.path, p, (pin) => this.#read(p, params, pin));
     } catch (e) {
       return toolError({

@@ -12,9 +12,20 @@ import type { ContentPart } from "../lib/llm/message.ts";
 import type { FileType } from "../lib/tooling/file_type.ts";
 import { imageSize } from "../lib/tooling/image_size.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
-import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
+import type {
+  Tool,
+  ToolCallContext,
+  ToolEnv,
+  ToolFactory,
+  ToolReturnValue,
+} from "../lib/tooling/tool.ts";
 import { type FilePin, openPinned } from "../lib/fs/real_path.ts";
-import { inspectReadFile, readPinned, resolveReadTarget } from "../lib/tooling/read_target.ts";
+import {
+  approveRead,
+  inspectReadFile,
+  readPinned,
+  resolveReadTarget,
+} from "../lib/tooling/read_target.ts";
 
 /** Largest media file accepted, in MiB. */
 export const MAX_MEDIA_MEGABYTES = 100;
@@ -115,11 +126,14 @@ class ReadMediaFileTool implements Tool<ReadMediaFileParams> {
     });
   }
 
-  async call(params: ReadMediaFileParams): Promise<ToolReturnValue> {
+  async call(params: ReadMediaFileParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
     try {
       const target = resolveReadTarget(params.path, this.#env);
       if (!target.ok) return target.error;
       const p = target.path;
+      // Approval rules may ask; the read below is pinned and re-checked after any wait.
+      const refused = await approveRead(p, { env: this.#env, ctx });
+      if (refused) return refused;
       return await readPinned(params.path, p, (pin) => this.#read(p, params, pin));
     } catch (e) {
       return toolError({

@@ -105,17 +105,21 @@ export async function approveFileChange(
       brief: "Control file",
     });
   }
+  const subject = { kind: "file" as const, path: target.path };
   const outcome = await ctx.requestApproval(
     control
       ? {
         action: "edit kimi control file",
         description: `Change ${control.what}: \`${target.path}\``,
         display,
+        subject,
         mustAsk: true,
       }
-      : { action: editAction(target.inside), description: opts.description, display },
+      : { action: editAction(target.inside), description: opts.description, display, subject },
   );
-  return outcome.approved ? null : toolRejected(outcome.feedback, { isRoot: env.isRoot });
+  return outcome.approved
+    ? null
+    : toolRejected(outcome.feedback, { isRoot: env.isRoot, denial: outcome.denial });
 }
 
 /**

@@ -9,10 +9,10 @@
  * @module
  */
 import { detectFileType, type FileType, readHeader } from "./file_type.ts";
-import { toolError } from "./result.ts";
+import { toolError, toolRejected } from "./result.ts";
 import { type FilePin, PathChangedError, pinFile, stillResolvesTo } from "../fs/real_path.ts";
 import { readRefusal } from "./sensitive.ts";
-import type { ToolEnv, ToolReturnValue } from "./tool.ts";
+import type { ToolCallContext, ToolEnv, ToolReturnValue } from "./tool.ts";
 import { resolveToolPath } from "./workspace.ts";
 
 /** A path a tool may read, or the error to return instead. */
@@ -107,4 +107,28 @@ export async function inspectReadFile(
     };
   }
   return { ok: true, type: detectFileType(path, await readHeader(path, pin)) };
+}
+
+/**
+ * Check a read against the approval rules (deny and ask rules for the real path; no rule:
+ * allowed without asking). Resolves with `null` when the read may go on, else the result to
+ * return.
+ */
+export async function approveRead(
+  path: string,
+  opts: {
+    env: Pick<ToolEnv, "isRoot">;
+    ctx: Pick<ToolCallContext, "requestApproval">;
+  },
+): Promise<ToolReturnValue | null> {
+  const ruled = await opts.ctx.requestApproval({
+    action: "read file",
+    description: `Read file \`${path}\``,
+    display: [],
+    subject: { kind: "file", path, access: "read" },
+    unruled: "allow",
+  });
+  return ruled.approved
+    ? null
+    : toolRejected(ruled.feedback, { isRoot: opts.env.isRoot, denial: ruled.denial });
 }
