@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { lazyImport } from "./lib/lazy_import.ts";
 import { startupPermissionProblem } from "./lib/sandbox/startup_permissions.ts";
 import { VERSION } from "./lib/version.ts";
 
@@ -22,9 +23,11 @@ if (import.meta.main) {
     console.error(problem);
     Deno.exit(1);
   }
-  // A non-literal specifier: Deno preloads literal dynamic imports, which would make even the
+  // A run-time specifier: Deno preloads literal dynamic imports, which would make even the
   // `--version` fast path above load the whole CLI graph.
-  const entry = "./lib/cli/entry.ts";
-  const { runMain } = await import(entry) as typeof import("./lib/cli/entry.ts");
+  const { runMain } = await lazyImport<typeof import("./lib/cli/entry.ts")>(
+    "./lib/cli/entry.ts",
+    import.meta.url,
+  );
   Deno.exit(await runMain(args));
 }

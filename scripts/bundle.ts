@@ -1,0 +1,208 @@
+/**
+ * `deno task bundle`: writes `dist/kimi/`, a self-contained JavaScript build of kimi that
+ * `deno run` runs from a file or an `http(s)://` URL with no import map, no `deno.json` and no
+ * npm resolution: every npm dependency is bundled in, and the modules kimi imports lazily are
+ * code-split entry points loaded only by the runs that need them.
+ *
+ * - `dist/kimi/main.js`: the `kimi` command (`deno run -A <url>/main.js ...`).
+ * - `dist/kimi/scripts/launch.js`: the permission-profile launcher, which starts `main.js`
+ *   beside it under the profile's flags.
+ *
+ * How: the source is staged in a temp dir, where every `lazyImport(spec, import.meta.url)`
+ * gets the base `kimi-src:/<its source path>` (which `lib/lazy_import.ts` maps to the bundled
+ * file) and every lazily imported package gets an entry re-exporting its namespace; then
+ * `deno bundle --code-splitting` bundles `main.ts`, `scripts/launch.ts`, every module in
+ * `scripts/lazy_modules.ts` and those package entries.
+ *
+ * Usage: `deno run -A scripts/bundle.ts [--out=DIR] [--minify]`
+ *
+ * @module
+ */
+import { bundledPackageFile } from "../lib/lazy_import.ts";
+import { LAZY_MODULES, LAZY_PACKAGES, PROGRAM_ENTRIES } from "./lazy_modules.ts";
+import { REPO_ROOT_URL, scanRepository, scanSource } from "./lazy_scan.ts";
+
+/** Options of {@link bundle}. */
+export interface BundleOptions {
+  /** Output directory (default `dist/kimi` in the repository). */
+  outDir?: string;
+  /** Minify the output. */
+  minify?: boolean;
+  /** Print `deno bundle`'s output. */
+  verbose?: boolean;
+}
+
+/** What {@link bundle} wrote. */
+export interface BundleResult {
+  /** The output directory. */
+  outDir: string;
+  /** Output files, relative to `outDir`. */
+  files: string[];
+  /** Total size in bytes. */
+  bytes: number;
+}
+
+const REPO_ROOT = decodeURIComponent(REPO_ROOT_URL.pathname).replace(/\/$/, "");
+
+/** The directories and files copied into the staging dir. */
+const STAGED = ["main.ts", "deno.json", "deno.lock", "lib", "tools", "scripts"];
+
+/**
+ * Problems with the lazy-module list: lazy calls whose specifier is not a literal or whose base
+ * is not `import.meta.url`, and targets missing from `scripts/lazy_modules.ts`.
+ */
+export async function lazyListProblems(): Promise<string[]> {
+  const problems: string[] = [];
+  const modules = new Set(LAZY_MODULES);
+  const packages = new Set(LAZY_PACKAGES);
+  for (const c of await scanRepository()) {
+    const at = `${c.file}:${c.line}`;
+    if (c.target === null) {
+      problems.push(`${at}: the specifier of a lazy import must be a string literal`);
+    } else if (c.kind === "module" && !c.baseIsImportMetaUrl) {
+      problems.push(`${at}: the base of lazyImport must be \`import.meta.url\``);
+    } else if (c.kind === "module" && !modules.has(c.target)) {
+      problems.push(`${at}: ${c.target} is imported lazily but missing from LAZY_MODULES`);
+    } else if (c.kind === "package" && !packages.has(c.target)) {
+      problems.push(`${at}: ${c.target} is imported lazily but missing from LAZY_PACKAGES`);
+    }
+  }
+  return problems;
+}
+
+/** `src` with the `import.meta.url` base of each lazy call replaced by `kimi-src:/<file>`. */
+export function rewriteLazyBases(file: string, src: string): string {
+  const offsets = scanSource(file, src)
+    .map((c) => c.baseOffset)
+    .filter((o): o is number => o !== null)
+    .sort((a, b) => b - a);
+  let out = src;
+  for (const o of offsets) {
+    out = `${out.slice(0, o)}${JSON.stringify(`kimi-src:/${file}`)}${
+      out.slice(o + "import.meta.url".length)
+    }`;
+  }
+  return out;
+}
+
+async function copyTree(from: string, to: string, rel: string): Promise<void> {
+  const info = await Deno.stat(`${from}/${rel}`);
+  if (info.isFile) {
+    let text = await Deno.readTextFile(`${from}/${rel}`);
+    if (rel.endsWith(".ts")) text = rewriteLazyBases(rel, text);
+    await Deno.mkdir(`${to}/${rel}`.replace(/\/[^/]+$/, ""), { recursive: true });
+    await Deno.writeTextFile(`${to}/${rel}`, text);
+    return;
+  }
+  for await (const e of Deno.readDir(`${from}/${rel}`)) {
+    if (e.isDirectory || /\.(ts|json)$/.test(e.name)) await copyTree(from, to, `${rel}/${e.name}`);
+  }
+}
+
+/**
+ * `deno bundle` gives bundled CommonJS code a `require` made by `createRequire(import.meta.url)`,
+ * which throws when the bundle is imported from an `http(s)://` URL. Bundled code only requires
+ * Node built-ins, for which any file URL will do.
+ */
+export function patchCreateRequire(text: string): string {
+  return text.replaceAll(
+    "__deno_internal_createRequire(import.meta.url)",
+    '__deno_internal_createRequire(import.meta.url.startsWith("file:") ? import.meta.url : "file:///")',
+  );
+}
+
+async function listFiles(dir: string, rel = ""): Promise<string[]> {
+  const out: string[] = [];
+  for await (const e of Deno.readDir(`${dir}/${rel}`)) {
+    const r = rel ? `${rel}/${e.name}` : e.name;
+    if (e.isDirectory) out.push(...await listFiles(dir, r));
+    else out.push(r);
+  }
+  return out.sort();
+}
+
+/** Bundle kimi into `outDir`. Throws with `deno bundle`'s output when it fails. */
+export async function bundle(opts: BundleOptions = {}): Promise<BundleResult> {
+  const problems = await lazyListProblems();
+  if (problems.length) {
+    throw new Error(`the lazy-module list is out of date:\n${problems.join("\n")}`);
+  }
+  const outDir = opts.outDir ?? `${REPO_ROOT}/dist/kimi`;
+  const stage = await Deno.makeTempDir({ prefix: "kimi-bundle-" });
+  try {
+    for (const entry of STAGED) await copyTree(REPO_ROOT, stage, entry);
+    const packageEntries: string[] = [];
+    for (const name of LAZY_PACKAGES) {
+      const rel = bundledPackageFile(name).replace(/\.js$/, ".ts");
+      await Deno.mkdir(`${stage}/lazy_packages`, { recursive: true });
+      await Deno.writeTextFile(
+        `${stage}/${rel}`,
+        `// Generated by scripts/bundle.ts.\nimport * as ns from ${
+          JSON.stringify(name)
+        };\nexport { ns };\n`,
+      );
+      packageEntries.push(rel);
+    }
+    await Deno.remove(outDir, { recursive: true }).catch(() => {});
+    const args = [
+      "bundle",
+      "--quiet",
+      "--platform=deno",
+      "--code-splitting",
+      `--outdir=${outDir}`,
+      `--config=${stage}/deno.json`,
+      ...(opts.minify ? ["--minify", "--keep-names"] : []),
+      ...[...PROGRAM_ENTRIES, ...LAZY_MODULES, ...packageEntries].map((e) => `${stage}/${e}`),
+    ];
+    const out = await new Deno.Command(Deno.execPath(), {
+      args,
+      cwd: stage,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1" },
+    }).output();
+    const dec = new TextDecoder();
+    if (opts.verbose) {
+      await Deno.stdout.write(out.stdout);
+      await Deno.stderr.write(out.stderr);
+    }
+    if (!out.success) {
+      throw new Error(`deno bundle failed (exit ${out.code}):\n${dec.decode(out.stderr).trim()}`);
+    }
+    const files = await listFiles(outDir);
+    let bytes = 0;
+    for (const f of files) {
+      const original = await Deno.readTextFile(`${outDir}/${f}`);
+      const text = patchCreateRequire(original);
+      if (text !== original) await Deno.writeTextFile(`${outDir}/${f}`, text);
+      bytes += new TextEncoder().encode(text).length;
+      const bare = /(?:from\s*|import\s*\(\s*)["']((?:npm|jsr):[^"']+)["']/.exec(text);
+      if (bare) throw new Error(`the bundle still imports ${bare[1]} (in ${f})`);
+    }
+    for (const required of ["main.js", "scripts/launch.js"]) {
+      if (!files.includes(required)) throw new Error(`the bundle has no ${required}`);
+    }
+    return { outDir, files, bytes };
+  } finally {
+    await Deno.remove(stage, { recursive: true }).catch(() => {});
+  }
+}
+
+if (import.meta.main) {
+  const outArg = Deno.args.find((a) => a.startsWith("--out="));
+  try {
+    const r = await bundle({
+      outDir: outArg?.slice("--out=".length),
+      minify: Deno.args.includes("--minify"),
+      verbose: Deno.args.includes("--verbose"),
+    });
+    console.log(
+      `bundle: ${r.files.length} files, ${(r.bytes / 1024 / 1024).toFixed(1)} MB in ${r.outDir} ` +
+        `(run: deno run -A ${r.outDir}/main.js)`,
+    );
+  } catch (err) {
+    console.error(`bundle: ${err instanceof Error ? err.message : String(err)}`);
+    Deno.exit(1);
+  }
+}
