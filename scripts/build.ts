@@ -110,6 +110,7 @@ export async function build(opts: BuildOptions = {}): Promise<number> {
   }
   const outDir = opts.outDir ?? `${REPO_ROOT}/dist/bin`;
   const denort = Deno.env.get("DENORT_BIN");
+  if (denort === "") Deno.env.delete("DENORT_BIN");
   let targets = opts.targets ?? [...TARGETS];
   if (denort && !opts.targets) {
     const host = hostTarget();

@@ -131,3 +131,43 @@ export async function scanRepository(root: URL = REPO_ROOT_URL): Promise<LazyCal
   }
   return calls;
 }
+
+/**
+ * Problems with a lazy-module list against the calls found in the source: a specifier that is
+ * not a string literal, a `lazyImport` base other than `import.meta.url` (the bundle rewrites
+ * exactly that), a lazily imported module or package missing from the list, and a list entry
+ * that nothing imports lazily any more.
+ */
+export function lazyListProblemsOf(
+  calls: readonly LazyCall[],
+  modules: readonly string[],
+  packages: readonly string[],
+): string[] {
+  const problems: string[] = [];
+  const moduleSet = new Set(modules);
+  const packageSet = new Set(packages);
+  for (const c of calls) {
+    const at = `${c.file}:${c.line}`;
+    if (c.target === null) {
+      problems.push(`${at}: the specifier of a lazy import must be a string literal`);
+    } else if (c.kind === "module" && !c.baseIsImportMetaUrl) {
+      problems.push(`${at}: the base of lazyImport must be \`import.meta.url\``);
+    } else if (c.kind === "module" && !moduleSet.has(c.target)) {
+      problems.push(`${at}: ${c.target} is imported lazily but missing from LAZY_MODULES`);
+    } else if (c.kind === "package" && !packageSet.has(c.target)) {
+      problems.push(`${at}: ${c.target} is imported lazily but missing from LAZY_PACKAGES`);
+    }
+  }
+  const used = new Set(calls.map((c) => `${c.kind}:${c.target}`));
+  for (const m of modules) {
+    if (!used.has(`module:${m}`)) {
+      problems.push(`LAZY_MODULES lists ${m}, which nothing imports lazily`);
+    }
+  }
+  for (const p of packages) {
+    if (!used.has(`package:${p}`)) {
+      problems.push(`LAZY_PACKAGES lists ${p}, which nothing imports lazily`);
+    }
+  }
+  return problems;
+}

@@ -128,6 +128,13 @@ export function npmMirror(cacheDir: string, baseUrl: string): NpmMirror {
         dist: { tarball: `${baseUrl}${name}/-/${v}.tgz`, integrity: await sha512Integrity(data) },
       };
     }
+    if (Object.keys(versions).length === 0) {
+      // Known but never installed here (e.g. another platform's optional binary): list it so
+      // resolution succeeds; its tarball is never fetched on this machine.
+      for (const [v, info] of Object.entries(doc.versions ?? {})) {
+        versions[v] = { ...info as object, name };
+      }
+    }
     const list = Object.keys(versions);
     const latest = doc["dist-tags"]?.latest in versions ? doc["dist-tags"].latest : list.at(-1);
     return Response.json({ name, "dist-tags": latest ? { latest } : {}, versions });
