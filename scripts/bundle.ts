@@ -90,16 +90,27 @@ async function copyTree(from: string, to: string, rel: string): Promise<void> {
   }
 }
 
+const EAGER_REQUIRE_IMPORT =
+  'import { createRequire as __deno_internal_createRequire } from "node:module";\n';
+const EAGER_REQUIRE = "var __require = __deno_internal_createRequire(import.meta.url);";
+const LAZY_REQUIRE = "var __require = (id) => {\n" +
+  "  const p = globalThis.process;\n" +
+  '  return p.getBuiltinModule(id) ?? p.getBuiltinModule("node:module").createRequire(\n' +
+  '    import.meta.url.startsWith("file:") ? import.meta.url : "file:///",\n' +
+  "  )(id);\n" +
+  "};";
+
 /**
- * `deno bundle` gives bundled CommonJS code a `require` made by `createRequire(import.meta.url)`,
- * which throws when the bundle is imported from an `http(s)://` URL. Bundled code only requires
- * Node built-ins, for which any file URL will do.
+ * `deno bundle` gives bundled CommonJS code a `require` made at load time by
+ * `createRequire(import.meta.url)` from `node:module`: that throws when the bundle is imported
+ * from an `http(s)://` URL, and loads Node's module system into every run (even `--version`).
+ * Bundled code only requires Node built-ins, so `require` becomes a function that gets them
+ * with `process.getBuiltinModule` when first called (anything else still goes through
+ * `createRequire`).
  */
 export function patchCreateRequire(text: string): string {
-  return text.replaceAll(
-    "__deno_internal_createRequire(import.meta.url)",
-    '__deno_internal_createRequire(import.meta.url.startsWith("file:") ? import.meta.url : "file:///")',
-  );
+  if (!text.includes(EAGER_REQUIRE)) return text;
+  return text.replace(EAGER_REQUIRE_IMPORT, "").replace(EAGER_REQUIRE, LAZY_REQUIRE);
 }
 
 async function listFiles(dir: string, rel = ""): Promise<string[]> {
@@ -168,6 +179,12 @@ export async function bundle(opts: BundleOptions = {}): Promise<BundleResult> {
       const bare = /(?:from\s*|import\s*\(\s*)["']((?:npm|jsr):[^"']+)["']/.exec(text);
       if (bare) throw new Error(`the bundle still imports ${bare[1]} (in ${f})`);
     }
+    const stale = files.find((f) =>
+      f.endsWith(".js") && /__deno_internal_createRequire\(import\.meta\.url\)/.test(
+        Deno.readTextFileSync(`${outDir}/${f}`),
+      )
+    );
+    if (stale) throw new Error(`deno bundle's require shim changed; patch it (in ${stale})`);
     for (const required of ["main.js", "scripts/launch.js"]) {
       if (!files.includes(required)) throw new Error(`the bundle has no ${required}`);
     }

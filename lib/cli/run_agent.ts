@@ -26,8 +26,29 @@ export function safeGetEnv(name: string): string | undefined {
   }
 }
 
+/**
+ * Start loading the UI module of `ui` without waiting, so its loading overlaps the config,
+ * session and agent set-up (`runUI` then gets the same module).
+ */
+function prefetchUi(ui: CliOptions["ui"]): void {
+  let p: Promise<unknown> | null = null;
+  if (ui === "print") {
+    p = lazyImport<typeof import("../ui/print/print_ui.ts")>(
+      "../ui/print/print_ui.ts",
+      import.meta.url,
+    );
+  } else if (ui === "wire") {
+    p = lazyImport<typeof import("../ui/wire_server/server.ts")>(
+      "../ui/wire_server/server.ts",
+      import.meta.url,
+    );
+  }
+  p?.catch(() => {});
+}
+
 /** Run the agent in the selected UI; resolves with the exit code. */
 export async function runAgent(opts: CliOptions): Promise<number> {
+  prefetchUi(opts.ui);
   const shareDir = await ensureShareDir(safeGetEnv);
   configureLog({ shareDir, debug: opts.debug });
   let config: Config;

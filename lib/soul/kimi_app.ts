@@ -29,7 +29,7 @@ import {
   type UserInput,
 } from "../wire/messages.ts";
 import { createSubagentService } from "../subagents/wiring.ts";
-import { loadAgentTools } from "./tool_loading.ts";
+import { loadAgentTools, prefetchBuiltinTools } from "./tool_loading.ts";
 import { ApprovalRuntime, ApprovalState } from "./approval.ts";
 import { childEnvironment, readableEnvironment } from "./child_env.ts";
 import { Context } from "./context.ts";
@@ -140,13 +140,21 @@ export class KimiApp {
     ]);
     const resolved = resolveModel(config, { modelAlias: opts.modelAlias, getEnv: opts.getEnv });
     const thinking = opts.thinking ?? config.default_thinking;
-    const llm = await createLLM(resolved, {
-      thinking,
-      sessionId: session.id,
-      getEnv: opts.getEnv,
-      writeStdout: opts.writeStdout,
-    });
-    const agent = await loadAgentSpec(opts.agent);
+    // The provider (e.g. the OpenAI SDK) and the agent spec load at once. Errors keep their
+    // order: model first.
+    const [llmResult, agentResult] = await Promise.allSettled([
+      createLLM(resolved, {
+        thinking,
+        sessionId: session.id,
+        getEnv: opts.getEnv,
+        writeStdout: opts.writeStdout,
+      }),
+      loadAgentSpec(opts.agent),
+    ]);
+    if (llmResult.status === "rejected") throw llmResult.reason;
+    if (agentResult.status === "rejected") throw agentResult.reason;
+    const llm = llmResult.value;
+    const agent = agentResult.value;
 
     const state = session.state;
     state.approval.yolo = state.approval.yolo || opts.yolo || config.default_yolo;
@@ -176,6 +184,8 @@ export class KimiApp {
         searchHost: urlHost(config.services.moonshot_search?.base_url),
       }).map((t) => t.name),
     );
+    // The agent's tool modules load while skills, context and the rest are set up.
+    prefetchBuiltinTools(agent.tools.filter((name) => !disabled.has(name)));
 
     const skills = await loadSkills({
       workDir: session.workDir,
