@@ -23,9 +23,9 @@
  * @module
  */
 import * as nodePath from "node:path";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { hasAsset, listAssets, readAsset } from "../assets/mod.ts";
+import { parseYaml } from "../assets/yaml.ts";
 
 /** The only spec version understood. */
 export const AGENT_SPEC_VERSION = "1";
@@ -234,10 +234,10 @@ function firstLine(text: string): string {
   return text.split("\n", 1)[0].trim().replace(/:$/, "");
 }
 
-function parseSpecText(text: string, loc: Location): AgentSection {
+async function parseSpecText(text: string, loc: Location): Promise<AgentSection> {
   let data: unknown;
   try {
-    data = parseYaml(text);
+    data = await parseYaml(text);
   } catch (e) {
     throw new AgentSpecError(
       `Invalid YAML in agent spec file: ${firstLine((e as Error).message)} (${display(loc)})`,
@@ -270,7 +270,7 @@ async function loadPartial(loc: Location, visited: Set<string>): Promise<Partial
     throw new AgentSpecError(`Cyclic agent extend chain detected at ${key}`);
   }
   visited.add(key);
-  const section = parseSpecText(await readLocation(loc, "spec"), loc);
+  const section = await parseSpecText(await readLocation(loc, "spec"), loc);
 
   const own: PartialSpec = {
     name: section.name,

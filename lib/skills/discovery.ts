@@ -19,6 +19,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import type { SkillScope } from "../agent/skills_listing.ts";
 import { findProjectRoot } from "../agent/agents_md.ts";
 import { listAssets, readAsset } from "../assets/mod.ts";
+import { loadYaml } from "../assets/yaml.ts";
 import { log } from "../log.ts";
 import { BUILTIN_SKILL_PREFIX, parseSkillText, type Skill, skillKey } from "./skill.ts";
 
@@ -153,7 +154,9 @@ async function readSkill(
   scope: SkillScope,
 ): Promise<Skill | null> {
   try {
-    return parseSkillText(await Deno.readTextFile(path), { defaultName, path, scope });
+    const text = await Deno.readTextFile(path);
+    await loadYaml();
+    return parseSkillText(text, { defaultName, path, scope });
   } catch (err) {
     log("INFO", "skills", `Skipping invalid skill at ${path}: ${(err as Error).message}`);
     return null;
