@@ -59,6 +59,7 @@ export const LAZY_PACKAGES: readonly string[] = [
   "linkedom",
   "@mozilla/readability",
   "turndown",
+  "yaml",
 ];
 
 /**
