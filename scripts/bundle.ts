@@ -113,6 +113,44 @@ export function patchCreateRequire(text: string): string {
   return text.replace(EAGER_REQUIRE_IMPORT, "").replace(EAGER_REQUIRE, LAZY_REQUIRE);
 }
 
+/** Node built-ins that bundled packages import at load time but use only in rare paths. */
+const DEFERRED_BUILTINS = ["node:child_process", "node:fs"];
+
+const LAZY_BUILTIN = "var __kimiLazyBuiltin = (id) => {\n" +
+  "  let mod;\n" +
+  "  const get = () => mod ??= globalThis.process.getBuiltinModule(id);\n" +
+  "  return new Proxy({}, {\n" +
+  "    get: (_, key) => get()[key],\n" +
+  "    has: (_, key) => key in get(),\n" +
+  "    ownKeys: () => Reflect.ownKeys(get()),\n" +
+  "    getOwnPropertyDescriptor: (_, key) => {\n" +
+  "      const d = Reflect.getOwnPropertyDescriptor(get(), key);\n" +
+  "      return d && { ...d, configurable: true };\n" +
+  "    },\n" +
+  "  });\n" +
+  "};\n";
+
+/**
+ * Default imports of `node:child_process` and `node:fs` (commander imports both at load time,
+ * for running executable subcommands) become objects that load the module on first use: every
+ * `kimi --help` and agent run would otherwise load both polyfills for nothing.
+ */
+export function deferBuiltinImports(text: string): string {
+  let out = text;
+  let helper = false;
+  for (const id of DEFERRED_BUILTINS) {
+    const re = new RegExp(`^import ([A-Za-z_$][\\w$]*) from "${id}";$`, "m");
+    const m = re.exec(out);
+    if (!m) continue;
+    out = out.replace(
+      m[0],
+      `${helper ? "" : LAZY_BUILTIN}var ${m[1]} = __kimiLazyBuiltin(${JSON.stringify(id)});`,
+    );
+    helper = true;
+  }
+  return out;
+}
+
 async function listFiles(dir: string, rel = ""): Promise<string[]> {
   const out: string[] = [];
   for await (const e of Deno.readDir(`${dir}/${rel}`)) {
@@ -173,7 +211,7 @@ export async function bundle(opts: BundleOptions = {}): Promise<BundleResult> {
     let bytes = 0;
     for (const f of files) {
       const original = await Deno.readTextFile(`${outDir}/${f}`);
-      const text = patchCreateRequire(original);
+      const text = deferBuiltinImports(patchCreateRequire(original));
       if (text !== original) await Deno.writeTextFile(`${outDir}/${f}`, text);
       bytes += new TextEncoder().encode(text).length;
       const bare = /(?:from\s*|import\s*\(\s*)["']((?:npm|jsr):[^"']+)["']/.exec(text);
