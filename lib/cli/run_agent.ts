@@ -65,6 +65,8 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     }
     throw err;
   }
+  // The model's provider SDK loads while MCP config and the session are set up.
+  KimiApp.prefetch(config, opts.model);
   const run: RunResources = { mcpServers: await loadRunMcpServers(opts, shareDir), app: null };
 
   let session: Session;

@@ -7,7 +7,7 @@
 import { lazyImport } from "../lazy_import.ts";
 import type { AgentSpecSource, ResolvedAgentSpec } from "../agent/spec.ts";
 import type { Config } from "../config/schema.ts";
-import { createLLM } from "../llm/create.ts";
+import { createLLM, prefetchProvider } from "../llm/create.ts";
 import type { LLM } from "../llm/provider.ts";
 import {
   capabilityNotes,
@@ -122,6 +122,16 @@ export class KimiApp {
   /** The model, or null when unset. */
   get llm(): LLM | null {
     return this.soul.llm;
+  }
+
+  /**
+   * Start loading what {@link create} will need for the model `modelAlias` (default: the
+   * config's), without waiting: call it as soon as the config is known.
+   */
+  static prefetch(config: Config, modelAlias?: string): void {
+    const providerName = config.models[modelAlias ?? config.default_model]?.provider;
+    const type = providerName ? config.providers[providerName]?.type : undefined;
+    if (type) prefetchProvider(type);
   }
 
   /** Build the agent for a session. */
