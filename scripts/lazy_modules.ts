@@ -29,7 +29,7 @@ export const LAZY_MODULES: readonly string[] = [
   "lib/mcp/connection.ts",
   "lib/search/ts_grep.ts",
   "lib/ui/print/print_ui.ts",
-  "lib/ui/wire_server/server.ts",
+  "lib/ui/wire_server/run_wire.ts",
   "lib/ui/shell/shell_ui.ts",
   "lib/ui/shell/editor.ts",
   "tools/agent.ts",
