@@ -114,7 +114,7 @@ export function patchCreateRequire(text: string): string {
 }
 
 /** Node built-ins that bundled packages import at load time but use only in rare paths. */
-const DEFERRED_BUILTINS = ["node:child_process", "node:fs"];
+const DEFERRED_BUILTINS = ["node:child_process", "node:fs", "node:process"];
 
 const LAZY_BUILTIN = "var __kimiLazyBuiltin = (id) => {\n" +
   "  let mod;\n" +
@@ -131,9 +131,10 @@ const LAZY_BUILTIN = "var __kimiLazyBuiltin = (id) => {\n" +
   "};\n";
 
 /**
- * Default imports of `node:child_process` and `node:fs` (commander imports both at load time,
- * for running executable subcommands) become objects that load the module on first use: every
- * `kimi --help` and agent run would otherwise load both polyfills for nothing.
+ * Default imports of `node:child_process`, `node:fs` and `node:process` become objects that
+ * load the module on first use. Commander imports all three at load time but needs them only
+ * for executable subcommands, `process.exit` and writing help: without this every `kimi --help`
+ * and agent run loads them (and `node:process` pulls in some 30 more Node polyfill modules).
  */
 export function deferBuiltinImports(text: string): string {
   let out = text;
