@@ -56,6 +56,7 @@ export const LAZY_MODULES: readonly string[] = [
 /** Import-map names of the packages imported through `lazyPackage`. */
 export const LAZY_PACKAGES: readonly string[] = [
   "@vscode/ripgrep",
+  "diff",
   "linkedom",
   "@mozilla/readability",
   "turndown",

@@ -122,7 +122,7 @@ class StrReplaceFileTool implements Tool<StrReplaceFileParams> {
           : 0;
       }
 
-      const diff = buildDiffBlocks(p, original, content);
+      const diff = await buildDiffBlocks(p, original, content);
       if (!plan.isPlanFile) {
         const outcome = await ctx.requestApproval({
           action: editAction(target.inside),

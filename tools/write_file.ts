@@ -73,7 +73,7 @@ class WriteFileTool implements Tool<WriteFileParams> {
       const newText = params.mode === "overwrite"
         ? params.content
         : (oldText ?? "") + params.content;
-      const diff = buildDiffBlocks(p, oldText ?? "", newText);
+      const diff = await buildDiffBlocks(p, oldText ?? "", newText);
 
       if (!plan.isPlanFile) {
         const outcome = await ctx.requestApproval({
