@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { bundledPackageFile } from "../lib/lazy_import.ts";
+import { BUNDLE_SOURCE_PROTOCOL, bundledPackageFile } from "../lib/lazy_import.ts";
 import { LAZY_MODULES, LAZY_PACKAGES, PROGRAM_ENTRIES } from "./lazy_modules.ts";
 import { lazyListProblemsOf, REPO_ROOT_URL, scanRepository, scanSource } from "./lazy_scan.ts";
 
@@ -69,7 +69,7 @@ export function rewriteLazyBases(file: string, src: string): string {
     .sort((a, b) => b - a);
   let out = src;
   for (const o of offsets) {
-    out = `${out.slice(0, o)}${JSON.stringify(`kimi-src:/${file}`)}${
+    out = `${out.slice(0, o)}${JSON.stringify(`${BUNDLE_SOURCE_PROTOCOL}/${file}`)}${
       out.slice(o + "import.meta.url".length)
     }`;
   }
@@ -152,6 +152,14 @@ export function deferBuiltinImports(text: string): string {
   return out;
 }
 
+/**
+ * The bundler names each npm module by its path in the build machine's Deno cache (in comments
+ * and in CommonJS wrapper keys); `npm:<package>/<version>/<file>` says the same without it.
+ */
+export function stripCachePaths(text: string): string {
+  return text.replace(/(?:\.\.\/)+[^\s"'`]*?\/npm\/[^/\s"'`]+\//g, "npm:");
+}
+
 async function listFiles(dir: string, rel = ""): Promise<string[]> {
   const out: string[] = [];
   for await (const e of Deno.readDir(`${dir}/${rel}`)) {
@@ -212,7 +220,7 @@ export async function bundle(opts: BundleOptions = {}): Promise<BundleResult> {
     let bytes = 0;
     for (const f of files) {
       const original = await Deno.readTextFile(`${outDir}/${f}`);
-      const text = deferBuiltinImports(patchCreateRequire(original));
+      const text = stripCachePaths(deferBuiltinImports(patchCreateRequire(original)));
       if (text !== original) await Deno.writeTextFile(`${outDir}/${f}`, text);
       bytes += new TextEncoder().encode(text).length;
       const bare = /(?:from\s*|import\s*\(\s*)["']((?:npm|jsr):[^"']+)["']/.exec(text);
