@@ -9,7 +9,7 @@
 import { bundle } from "../../scripts/bundle.ts";
 import { VERSION } from "../../lib/version.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { type KimiSandbox, kimiSandbox } from "../helpers/kimi_process.ts";
+import { denoDir as denoDirPath, type KimiSandbox, kimiSandbox } from "../helpers/kimi_process.ts";
 import { type KimiUrlServer, serveKimi } from "../helpers/url_server.ts";
 import { WireProcess } from "../helpers/wire_process.ts";
 
@@ -155,6 +155,12 @@ for (const p of PROGRAMS) {
           : [];
         assertEquals(npmDir, [], "the bundle installed npm packages");
         assert(f.srv.requests.every((r) => r.startsWith("/bundle/")), f.srv.requests.join(" "));
+        // Nothing of the build machine (its Deno cache path) is served.
+        for await (const e of Deno.readDir(f.bundleDir)) {
+          if (!e.name.endsWith(".js")) continue;
+          const text = await Deno.readTextFile(`${f.bundleDir}/${e.name}`);
+          assert(!text.includes(denoDirPath()), `${e.name} names the build machine's cache`);
+        }
       }
     } finally {
       await f.srv.close();

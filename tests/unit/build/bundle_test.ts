@@ -4,7 +4,11 @@
  *
  * @module
  */
-import { deferBuiltinImports, patchCreateRequire } from "../../../scripts/bundle.ts";
+import {
+  deferBuiltinImports,
+  patchCreateRequire,
+  stripCachePaths,
+} from "../../../scripts/bundle.ts";
 import { assert, assertEquals } from "../../helpers/assert.ts";
 
 async function importSource(src: string): Promise<Record<string, any>> {
@@ -55,4 +59,17 @@ Deno.test("bundle: require works from an http-style URL and only loads on first 
     threw = true;
   }
   assert(threw, "the unpatched form must fail outside file: URLs (or the test proves nothing)");
+});
+
+Deno.test("bundle: the build machine's cache paths are not written into the bundle", () => {
+  assertEquals(
+    stripCachePaths(
+      "// ../../root/.cache/deno/npm/registry.npmjs.org/yaml/2.9.1/dist/nodes/identity.js\n" +
+        '  "../../home/u/.cache/deno/npm/registry.npmjs.org/@scope/pkg/1.0.0/index.js"(exports) {\n' +
+        "// lib/cli/main.ts\n",
+    ),
+    "// npm:yaml/2.9.1/dist/nodes/identity.js\n" +
+      '  "npm:@scope/pkg/1.0.0/index.js"(exports) {\n' +
+      "// lib/cli/main.ts\n",
+  );
 });
