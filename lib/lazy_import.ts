@@ -29,6 +29,29 @@ export function bundledPackageFile(name: string): string {
   return `lazy_packages/${name.replace(/\//g, "__")}.js`;
 }
 
+/**
+ * The generated module that carries a lazily imported package's own files in the bundle
+ * (`lazy_packages/<name>.files.js`, base64 by file name), for packages that read files from
+ * their directory (listed in `PACKAGE_FILES` of `scripts/lazy_modules.ts`).
+ */
+export function bundledPackageFilesModule(name: string): string {
+  return bundledPackageFile(name).replace(/\.js$/, ".files.js");
+}
+
+/**
+ * A file that `name` ships in its own directory (e.g. a `.wasm`): its bytes when running from
+ * the bundle, which has no package directories (the file travels inside the bundle, so it loads
+ * wherever the bundle does, `http(s)://` included, under the same import permission); `null`
+ * when running from the source, where the package reads it from its directory itself.
+ */
+export async function lazyPackageFile(name: string, file: string): Promise<Uint8Array | null> {
+  if (!HERE.endsWith(".js")) return null;
+  const mod = await import(new URL(bundledPackageFilesModule(name), HERE).href);
+  const b64: string | undefined = mod.files[file.slice(file.lastIndexOf("/") + 1)];
+  if (b64 === undefined) throw new Error(`${name}/${file} is not in the bundle`);
+  return Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+}
+
 /** The URL to import for `specifier` relative to `base` (source or bundle). */
 export function resolveLazy(specifier: string, base: string): string {
   const url = new URL(specifier, base);

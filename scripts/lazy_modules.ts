@@ -32,6 +32,7 @@ export const LAZY_MODULES: readonly string[] = [
   "lib/ui/wire_server/run_wire.ts",
   "lib/ui/shell/shell_ui.ts",
   "lib/ui/shell/editor.ts",
+  "lib/ui/shell/permissions_command.ts",
   "tools/agent.ts",
   "tools/ask_user_question.ts",
   "tools/set_todo_list.ts",
@@ -56,12 +57,22 @@ export const LAZY_MODULES: readonly string[] = [
 /** Import-map names of the packages imported through `lazyPackage`. */
 export const LAZY_PACKAGES: readonly string[] = [
   "@vscode/ripgrep",
+  "@vscode/tree-sitter-wasm",
   "diff",
   "linkedom",
   "@mozilla/readability",
   "turndown",
   "yaml",
 ];
+
+/**
+ * Files that lazily imported packages read from their own directory, by package: the bundle
+ * carries them (see `lazyPackageFile` in `lib/lazy_import.ts`); `deno compile` embeds the
+ * whole package directory anyway.
+ */
+export const PACKAGE_FILES: Readonly<Record<string, readonly string[]>> = {
+  "@vscode/tree-sitter-wasm": ["wasm/tree-sitter.wasm", "wasm/tree-sitter-bash.wasm"],
+};
 
 /**
  * Entry points of the program besides the lazy modules: the CLI, and the profile launcher

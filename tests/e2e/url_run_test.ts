@@ -7,9 +7,14 @@
  * @module
  */
 import { bundle } from "../../scripts/bundle.ts";
-import { VERSION } from "../../lib/version.ts";
-import { assert, assertEquals } from "../helpers/assert.ts";
-import { denoDir as denoDirPath, type KimiSandbox, kimiSandbox } from "../helpers/kimi_process.ts";
+import { VERSION, WIRE_SERVER_PROTOCOL_VERSION } from "../../lib/version.ts";
+import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
+import {
+  denoDir as denoDirPath,
+  type KimiSandbox,
+  kimiSandbox,
+  toolCallLine,
+} from "../helpers/kimi_process.ts";
 import { type KimiUrlServer, serveKimi } from "../helpers/url_server.ts";
 import { WireProcess } from "../helpers/wire_process.ts";
 
@@ -69,6 +74,7 @@ function command(
       "--allow-net=127.0.0.1",
       "--allow-read",
       "--allow-env",
+      "--allow-run",
       `--allow-write=${f.sb.root}`,
       ...p.flags(f.srv),
       p.main(f.srv),
@@ -111,7 +117,7 @@ async function exists(path: string): Promise<boolean> {
 }
 
 for (const p of PROGRAMS) {
-  Deno.test(`url run (${p.name}): --version, a scripted print turn and a wire initialize from an empty DENO_DIR`, async () => {
+  Deno.test(`url run (${p.name}): --version, a scripted print turn, shell rules and a wire initialize from an empty DENO_DIR`, async () => {
     const f = await setUp();
     const denoDir = `${f.sb.root}/deno-dir`;
     await Deno.mkdir(denoDir);
@@ -131,11 +137,37 @@ for (const p of PROGRAMS) {
       assertEquals(print.stdout.trim(), "Hello from a URL.");
       assertEquals((await f.sb.sessionDirs()).length, 1);
 
+      // Shell permission rules parse the command line with tree-sitter (a wasm package): a deny
+      // rule on one command of `echo && rm` refuses it only when the parser loaded.
+      await Deno.writeTextFile(`${f.sb.workDir}/keep.txt`, "x");
+      const ruled = JSON.parse(
+        await Deno.readTextFile(
+          await f.sb.scriptedConfig([
+            toolCallLine("tc-1", "Shell", { command: "echo a && rm -f keep.txt" }),
+            "text: done",
+          ]),
+        ),
+      );
+      ruled.permission = { rules: [{ pattern: "Shell(rm *)", decision: "deny" }] };
+      const ruledConfig = `${f.sb.root}/ruled.json`;
+      await Deno.writeTextFile(ruledConfig, JSON.stringify(ruled));
+      const denied = await run(f, p, denoDir, [
+        "--config-file",
+        ruledConfig,
+        "--yolo",
+        "--print",
+        "-p",
+        "go",
+      ]);
+      assertEquals(denied.code, 0, denied.stderr);
+      assertStringIncludes(denied.stdout, "refused by the permission rule `Shell(rm *)`");
+      assertEquals(await Deno.readTextFile(`${f.sb.workDir}/keep.txt`), "x");
+
       const child = command(f, p, denoDir, ["--config-file", f.config, "--wire"], "piped").spawn();
       const wire = new WireProcess(child);
       try {
         const { response } = await wire.call("init", "initialize", { protocol_version: "1.10" });
-        assertEquals(response.result.protocol_version, "1.10");
+        assertEquals(response.result.protocol_version, WIRE_SERVER_PROTOCOL_VERSION);
         assertEquals(response.result.server, { name: "Kimi Code CLI", version: VERSION });
       } finally {
         child.kill();
