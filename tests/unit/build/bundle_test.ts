@@ -64,7 +64,7 @@ Deno.test("bundle: require works from an http-style URL and only loads on first 
 Deno.test("bundle: the build machine's cache paths are not written into the bundle", () => {
   assertEquals(
     stripCachePaths(
-      "// ../../root/.cache/deno/npm/registry.npmjs.org/yaml/2.9.1/dist/nodes/identity.js\n" +
+      "// ../../home/user/.cache/deno/npm/registry.npmjs.org/yaml/2.9.1/dist/nodes/identity.js\n" +
         '  "../../home/u/.cache/deno/npm/registry.npmjs.org/@scope/pkg/1.0.0/index.js"(exports) {\n' +
         "// lib/cli/main.ts\n",
     ),
