@@ -23,6 +23,7 @@ import { listAssets, readAsset } from "../assets/mod.ts";
 import { loadYaml } from "../assets/yaml.ts";
 import { log } from "../log.ts";
 import { BUILTIN_SKILL_PREFIX, parseSkillText, type Skill, skillKey } from "./skill.ts";
+import { isSecretFile } from "../tooling/sensitive.ts";
 
 /** A directory searched for skills. */
 export interface SkillsRoot {
@@ -142,6 +143,10 @@ async function readSkill(
   defaultName: string,
   scope: SkillScope,
 ): Promise<Skill | null> {
+  if (isSecretFile(path)) {
+    log("WARNING", "skills", `Skipping skill at ${path}: it leads to a file that holds secrets`);
+    return null;
+  }
   try {
     const text = await Deno.readTextFile(path);
     await loadYaml();

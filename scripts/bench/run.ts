@@ -1,6 +1,6 @@
 /**
  * `deno task bench`: bundles kimi (`scripts/bundle.ts`, into a temp dir), runs the startup and
- * tool-loop benchmarks from the source and from the bundle, the wire benchmark (and
+ * tool-loop benchmarks from the source and from the bundle, the wire and ACP benchmarks (and
  * `scripts/bench/tools.ts` when present), then prints one Markdown report with the issue's
  * budgets marked met or missed, followed by an import-cost breakdown that explains the startup
  * figures. Every figure has its empty-script baseline measured in the same run.
@@ -16,6 +16,7 @@ import { formatBytes, formatMs, markdownTable } from "./stats.ts";
 import { runStartupBench, startupMarkdown } from "./startup.ts";
 import { runToolLoopBench, toolLoopMarkdown } from "./tool_loop.ts";
 import { runWireBench, wireMarkdown } from "./wire.ts";
+import { acpMarkdown, runAcpBench } from "./acp.ts";
 
 /** One budget from the issue and the measured median. */
 export interface BudgetCheck {
@@ -83,6 +84,7 @@ if (import.meta.main) {
   });
   await Deno.remove(bundleDir, { recursive: true });
   const wire = await runWireBench(quick ? { runs: 5, warmup: 2, turnRuns: 1 } : {});
+  const acp = await runAcpBench(quick ? { runs: 5, warmup: 2 } : {});
   const tools = await runOptionalTools();
   const session = await runOptionalTools("session.ts");
   const imports = await runImportCost(quick ? { runs: 3 } : {});
@@ -156,6 +158,7 @@ if (import.meta.main) {
     }`,
     `## Tool loop from the bundle (\`deno task bundle\`)\n\n${toolLoopMarkdown(bundleLoop)}`,
     `## Wire (\`kimi --wire\` driven by \`KimiWireClient\`)\n\n${wireMarkdown(wire)}`,
+    `## ACP (\`kimi acp\` driven by the ACP SDK client)\n\n${acpMarkdown(acp)}`,
     ...(tools ? [`## Tools\n\n${tools}`] : []),
     ...(session ? [`## Sessions\n\n${session}`] : []),
     `## Import costs\n\n${importCostMarkdown(imports)}`,
