@@ -2,7 +2,8 @@
  * kimi runs by URL: the raw source (with the repository's `deno.json` as import map) and the
  * bundle (`deno task bundle`, no import map, no config, no npm) are served from 127.0.0.1 and run
  * from a fresh, empty `DENO_DIR` with the network limited to 127.0.0.1: `--version`, a scripted
- * print turn and a wire `initialize`.
+ * print turn, a shell deny rule (tree-sitter's wasm parser), a wire `initialize` and an ACP
+ * `initialize`.
  *
  * @module
  */
@@ -117,7 +118,7 @@ async function exists(path: string): Promise<boolean> {
 }
 
 for (const p of PROGRAMS) {
-  Deno.test(`url run (${p.name}): --version, a scripted print turn, shell rules and a wire initialize from an empty DENO_DIR`, async () => {
+  Deno.test(`url run (${p.name}): --version, a print turn, shell rules, wire and ACP initialize from an empty DENO_DIR`, async () => {
     const f = await setUp();
     const denoDir = `${f.sb.root}/deno-dir`;
     await Deno.mkdir(denoDir);
@@ -173,6 +174,36 @@ for (const p of PROGRAMS) {
         child.kill();
         await child.status;
         await wire.stderr;
+      }
+
+      // `kimi acp` (the ACP SDK) answers initialize.
+      const acp = command(f, p, denoDir, ["acp"], "piped").spawn();
+      try {
+        const w = acp.stdin.getWriter();
+        await w.write(new TextEncoder().encode(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id: 1,
+            method: "initialize",
+            params: { protocolVersion: 1, clientCapabilities: {} },
+          }) + "\n",
+        ));
+        const reader = acp.stdout.pipeThrough(new TextDecoderStream()).getReader();
+        let text = "";
+        while (!text.includes("\n")) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          text += value;
+        }
+        const reply = JSON.parse(text.split("\n")[0]);
+        assertEquals([reply.id, reply.result.agentInfo.name], [1, "Kimi Code CLI"]);
+        await w.close();
+        reader.releaseLock();
+      } finally {
+        acp.kill();
+        await acp.status;
+        await acp.stdout.cancel().catch(() => {});
+        await acp.stderr.cancel().catch(() => {});
       }
 
       // Everything came from the server, into the fresh cache.
