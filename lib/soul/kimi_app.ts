@@ -145,6 +145,7 @@ export class KimiApp {
       sessionId: session.id,
       getEnv: opts.getEnv,
       writeStdout: opts.writeStdout,
+      streamLimits: config.model_stream,
     });
     const agent = await loadAgentSpec(opts.agent);
 
