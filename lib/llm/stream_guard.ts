@@ -109,7 +109,7 @@ class GuardedProvider implements ChatProvider {
     const guard = new Guard(this.#limits, request.signal);
     try {
       const stream = await guard.wait(this.#inner.generate({ ...request, signal: guard.signal }));
-      return guard.wrap(stream);
+      return guardedStream(guard, stream);
     } catch (err) {
       const failure = guard.failure(err);
       guard.end();
@@ -202,42 +202,6 @@ class Guard {
     }
   }
 
-  /** The guarded view of a provider stream. */
-  wrap(stream: ChatStream): ChatStream {
-    const guard = this;
-    async function* parts(): AsyncGenerator<StreamPart> {
-      const it = stream[Symbol.asyncIterator]();
-      let finished = false;
-      try {
-        for (;;) {
-          const r = await guard.wait(it.next());
-          if (r.done) {
-            finished = true;
-            return;
-          }
-          guard.count(r.value);
-          yield r.value;
-        }
-      } catch (err) {
-        throw guard.failure(err);
-      } finally {
-        guard.end();
-        // An unfinished provider iterator is closed in the background: one that ignores its
-        // signal must not hold up the caller.
-        if (!finished) it.return?.().catch(() => {});
-      }
-    }
-    return {
-      get id() {
-        return stream.id;
-      },
-      get usage() {
-        return stream.usage;
-      },
-      [Symbol.asyncIterator]: parts,
-    };
-  }
-
   #fail(err: Error): never {
     this.#controller.abort(err);
     throw err;
@@ -255,6 +219,41 @@ class Guard {
       );
     }, ms);
   }
+}
+
+/** The guarded view of a provider stream. */
+function guardedStream(guard: Guard, stream: ChatStream): ChatStream {
+  async function* parts(): AsyncGenerator<StreamPart> {
+    const it = stream[Symbol.asyncIterator]();
+    let finished = false;
+    try {
+      for (;;) {
+        const r = await guard.wait(it.next());
+        if (r.done) {
+          finished = true;
+          return;
+        }
+        guard.count(r.value);
+        yield r.value;
+      }
+    } catch (err) {
+      throw guard.failure(err);
+    } finally {
+      guard.end();
+      // An unfinished provider iterator is closed in the background: one that ignores its
+      // signal must not hold up the caller.
+      if (!finished) it.return?.().catch(() => {});
+    }
+  }
+  return {
+    get id() {
+      return stream.id;
+    },
+    get usage() {
+      return stream.usage;
+    },
+    [Symbol.asyncIterator]: parts,
+  };
 }
 
 /** UTF-8 length of a string without encoding it. */

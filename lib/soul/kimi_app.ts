@@ -33,6 +33,8 @@ import { loadAgentTools } from "./tool_loading.ts";
 import { ApprovalRuntime, ApprovalState } from "./approval.ts";
 import { childEnvironment, readableEnvironment } from "./child_env.ts";
 import { Context } from "./context.ts";
+import { closeDanglingToolCalls } from "./tool_pairing.ts";
+import { log } from "../log.ts";
 import { FileSnapshots } from "../session/file_snapshots.ts";
 import { SOUL_COMMANDS } from "./commands/mod.ts";
 import { skillCommands } from "./commands/skills.ts";
@@ -187,6 +189,11 @@ export class KimiApp {
       extraDirs: config.extra_skill_dirs,
     });
     const context = await Context.restore(session.contextFile);
+    // Tool calls left without a result (kill, crash, full disk) get an error result. When it
+    // cannot be written, every request still carries it (the soul pairs calls and results).
+    await closeDanglingToolCalls(context).catch((err) =>
+      log("WARNING", "session", `could not close dangling tool calls: ${err}`)
+    );
     if (context.systemPrompt === null) {
       const builtins = await sp.builtinPromptArgs({
         workDir: session.workDir,

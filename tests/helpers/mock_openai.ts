@@ -102,6 +102,11 @@ export interface MockOpenAIOptions {
   defaultReply?: MockReply;
   /** Model ids listed by `GET /v1/models`. Default `["mock-model"]`. */
   models?: string[];
+  /**
+   * Chat only: answer 400 like OpenAI when an assistant's tool calls are not each followed by
+   * a tool message (or a tool message answers no call).
+   */
+  checkToolPairing?: boolean;
 }
 
 /** A running mock server. */
@@ -156,6 +161,12 @@ export async function startMockOpenAI(opts: MockOpenAIOptions = {}): Promise<Moc
           status: 404,
         });
       }
+      const unpaired = isChat && opts.checkToolPairing ? toolPairingError(body) : null;
+      if (unpaired) {
+        return Response.json({
+          error: { message: unpaired, type: "invalid_request_error", param: "messages" },
+        }, { status: 400 });
+      }
       const reply = queue.shift() ?? opts.auto?.(body, captured) ?? opts.defaultReply ??
         { text: "done" };
       if (reply.delayMs) await sleep(reply.delayMs);
@@ -206,6 +217,33 @@ export async function startMockOpenAI(opts: MockOpenAIOptions = {}): Promise<Moc
       await server.shutdown();
     },
   };
+}
+
+/** OpenAI's complaint about tool calls and tool messages that do not pair up, or null. */
+function toolPairingError(body: any): string | null {
+  const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i];
+    if (m.role === "tool") {
+      return "Invalid parameter: messages with role 'tool' must be a response to a preceeding " +
+        "message with 'tool_calls'.";
+    }
+    if (m.role !== "assistant" || !m.tool_calls?.length) continue;
+    const ids = new Set<string>(m.tool_calls.map((c: any) => c.id));
+    while (messages[i + 1]?.role === "tool") {
+      const answered = messages[++i].tool_call_id;
+      if (!ids.delete(answered)) {
+        return "Invalid parameter: messages with role 'tool' must be a response to a " +
+          "preceeding message with 'tool_calls'.";
+      }
+    }
+    if (ids.size > 0) {
+      return "An assistant message with 'tool_calls' must be followed by tool messages " +
+        "responding to each 'tool_call_id'. The following tool_call_ids did not have response " +
+        `messages: ${[...ids].join(", ")}`;
+    }
+  }
+  return null;
 }
 
 function sleep(ms: number): Promise<void> {

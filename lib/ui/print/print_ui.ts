@@ -8,6 +8,7 @@ import { ChatProviderError, isRetryableError } from "../../llm/errors.ts";
 import { extractText, MessageSchema, normalizeMessage } from "../../llm/message.ts";
 import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "../../soul/errors.ts";
 import type { KimiApp } from "../../soul/kimi_app.ts";
+import { SessionWriteError } from "../../session/jsonl.ts";
 import { runTurn } from "../../soul/run_turn.ts";
 import { WireFile } from "../../wire/recorder.ts";
 import { waitForBackgroundTasks } from "./background_wait.ts";
@@ -155,6 +156,10 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
     if (err instanceof ChatProviderError) {
       out(err.message);
       return providerExitCode(err);
+    }
+    if (err instanceof SessionWriteError) {
+      out(err.message);
+      return ExitCode.FAILURE;
     }
     out(`Unknown error: ${(err as Error)?.message ?? err}`);
     throw err;
