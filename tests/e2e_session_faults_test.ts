@@ -5,7 +5,7 @@
  * next request), and two processes on one session (the second is refused, naming the holder).
  */
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "./helpers/assert.ts";
-import { type KimiSandbox, kimiSandbox } from "./helpers/kimi_process.ts";
+import { denoDir, type KimiSandbox, kimiSandbox, MAIN_TS } from "./helpers/kimi_process.ts";
 import { startMockOpenAI } from "./helpers/mock_openai.ts";
 import { assertSessionFilesValid } from "./helpers/session_files.ts";
 
@@ -195,3 +195,134 @@ Deno.test("a tool call left without a result gets an error result on resume; the
     await mock.close();
   }
 });
+
+/** Spawn `main.ts` in the sandbox and keep the child (for a long-running holder). */
+function spawnKimi(sb: KimiSandbox, args: string[]): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "--no-prompt", "-A", MAIN_TS, ...args],
+    cwd: sb.workDir,
+    clearEnv: true,
+    env: {
+      HOME: sb.home,
+      KIMI_SHARE_DIR: sb.shareDir,
+      DENO_DIR: denoDir(),
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      NO_COLOR: "1",
+    },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}
+
+Deno.test("one session, one writer: a second process is refused naming the holder, waits when asked, and takes over a dead holder's lock", async () => {
+  const mock = await startMockOpenAI();
+  const sb = await kimiSandbox();
+  try {
+    const config = await sb.openaiConfig(mock.url);
+    mock.enqueue({ text: "Created." });
+    const init = await sb.run(
+      ["--print", "--session", "shared", "--config-file", config, "-p", "start"],
+    );
+    assertEquals(init.code, 0, init.stdout + init.stderr);
+    const dir = await sessionDir(sb, "shared");
+
+    // Holder: its model call hangs until it is killed.
+    mock.enqueue({ text: "Holder done.", delayMs: 600_000 });
+    const holder = spawnKimi(sb, [
+      "--print",
+      "--session",
+      "shared",
+      "--config-file",
+      config,
+      "-p",
+      "hold",
+    ]);
+    while (mock.requests.length < 2) await new Promise((r) => setTimeout(r, 20));
+    const contextBefore = await Deno.readTextFile(`${dir}/context.jsonl`);
+
+    for (const args of [["--session", "shared"], ["--continue"]]) {
+      const second = await sb.run(["--print", ...args, "--config-file", config, "-p", "intrude"]);
+      assertEquals(second.code, 1, second.stdout + second.stderr);
+      assertMatch(
+        second.stderr,
+        new RegExp(
+          `Session shared is in use by another kimi process \\(pid ${holder.pid}, since ` +
+            `\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\)\\. .*--wait-for-session`,
+        ),
+      );
+    }
+    assertEquals(mock.requests.length, 2, "the refused runs never reached the model");
+    assertEquals(await Deno.readTextFile(`${dir}/context.jsonl`), contextBefore);
+
+    // Read-only uses still work while the session is held.
+    const exported = await sb.run(["export", "shared", "-o", `${sb.root}/shared.zip`]);
+    assertEquals(exported.code, 0, exported.stdout + exported.stderr);
+
+    // The holder dies without releasing: its lock is stale and is taken over.
+    holder.kill("SIGKILL");
+    await holder.output();
+    const lock = JSON.parse(await Deno.readTextFile(`${dir}/session.lock`));
+    assertEquals(lock.pid, holder.pid);
+    mock.enqueue({ text: "Took over." });
+    const after = await sb.run(
+      ["--print", "--session", "shared", "--config-file", config, "-p", "mine now"],
+    );
+    assertEquals(after.code, 0, after.stdout + after.stderr);
+    assertStringIncludes(after.stdout, "Took over.");
+    await assertRejectsNotFound(`${dir}/session.lock`);
+
+    // --wait-for-session: the second process waits for the first to finish, then runs.
+    mock.enqueue({ text: "First finished.", delayMs: 1500 }, { text: "Second ran after." });
+    const first = spawnKimi(sb, [
+      "--print",
+      "--session",
+      "shared",
+      "--config-file",
+      config,
+      "-p",
+      "one",
+    ]);
+    const n = mock.requests.length;
+    while (mock.requests.length < n + 1) await new Promise((r) => setTimeout(r, 20));
+    const waiter = await sb.run([
+      "--print",
+      "--session",
+      "shared",
+      "--wait-for-session",
+      "--config-file",
+      config,
+      "-p",
+      "two",
+    ]);
+    const firstOut = await first.output();
+    assertEquals(firstOut.code, 0, new TextDecoder().decode(firstOut.stderr));
+    assertEquals(waiter.code, 0, waiter.stdout + waiter.stderr);
+    assertStringIncludes(waiter.stdout, "Second ran after.");
+    // Records of the two runs did not interleave: "one" and its answer come before "two".
+    const users = (await contextLines(dir)).filter((l) =>
+      l.role === "user" || l.role === "assistant"
+    )
+      .map((l) => typeof l.content === "string" ? l.content : JSON.stringify(l.content));
+    const iOne = users.indexOf("one");
+    assertEquals(users.slice(iOne, iOne + 4), [
+      "one",
+      "First finished.",
+      "two",
+      "Second ran after.",
+    ]);
+  } finally {
+    await sb.cleanup();
+    await mock.close();
+  }
+});
+
+async function assertRejectsNotFound(path: string): Promise<void> {
+  try {
+    await Deno.stat(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return;
+    throw err;
+  }
+  throw new Error(`${path} still exists`);
+}

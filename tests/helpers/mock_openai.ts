@@ -129,6 +129,7 @@ export async function startMockOpenAI(opts: MockOpenAIOptions = {}): Promise<Moc
   const requests: CapturedRequest[] = [];
   let counter = 0;
   const ready = Promise.withResolvers<number>();
+  const closing = new AbortController();
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: ({ port }) => ready.resolve(port) },
     async (req) => {
@@ -169,7 +170,8 @@ export async function startMockOpenAI(opts: MockOpenAIOptions = {}): Promise<Moc
       }
       const reply = queue.shift() ?? opts.auto?.(body, captured) ?? opts.defaultReply ??
         { text: "done" };
-      if (reply.delayMs) await sleep(reply.delayMs);
+      // Delays end early when the mock closes (a killed client never reads the reply).
+      if (reply.delayMs) await sleep(reply.delayMs, closing.signal);
       if ("status" in reply) {
         if (reply.body !== undefined) {
           return new Response(reply.body, {
@@ -214,6 +216,7 @@ export async function startMockOpenAI(opts: MockOpenAIOptions = {}): Promise<Moc
     requests,
     enqueue: (...replies) => void queue.push(...replies),
     close: async () => {
+      closing.abort();
       await server.shutdown();
     },
   };
@@ -246,8 +249,14 @@ function toolPairingError(body: any): string | null {
   return null;
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(t);
+      resolve();
+    }, { once: true });
+  });
 }
 
 function chunks(v: string | string[] | undefined): string[] {
