@@ -223,6 +223,7 @@ export class KimiApp {
       servers: opts.mcpServers ?? {},
       toolset,
       toolCallTimeoutMs: config.mcp.client.tool_call_timeout_ms,
+      connectTimeoutMs: config.mcp.client.connect_timeout_ms,
       childEnv: () => env.childEnv(),
       workDir: session.workDir,
       shareDir: session.shareDir,
