@@ -84,7 +84,7 @@ export class Context {
     if (lastByte !== 0x0a) {
       // A kill mid-write left a torn last line: end it so the next record starts on its own
       // line (readers skip the torn one).
-      await Deno.writeTextFile(file, "\n", { append: true });
+      await appendRecords(file, "\n", { mode: 0o600 });
     }
     return ctx;
   }
