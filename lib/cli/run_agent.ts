@@ -12,7 +12,7 @@ import { ensureShareDir } from "../config/share_dir.ts";
 import { configureLog, log, setLogSession } from "../log.ts";
 import { Session, SessionError } from "../session/session.ts";
 import { SessionLock, SessionLockedError } from "../session/lock.ts";
-import { KimiApp, type KimiAppOptions } from "../soul/kimi_app.ts";
+import { KimiApp, type KimiAppOptions } from "../app/kimi_app.ts";
 import { runSessionEnd, runSessionStart } from "../hooks/session_hooks.ts";
 import type { CliOptions } from "./options.ts";
 import { UsageError } from "./options.ts";
@@ -32,8 +32,9 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   const shareDir = await ensureShareDir(safeGetEnv);
   configureLog({ shareDir, debug: opts.debug });
   let config: Config;
+  let configPath: string | null;
   try {
-    ({ config } = await loadConfig({
+    ({ config, path: configPath } = await loadConfig({
       shareDir,
       configFile: opts.configFile,
       configText: opts.configText,
@@ -85,7 +86,7 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   }
 
   try {
-    return await runUI(opts, config, session, resumed, run, locks);
+    return await runUI(opts, { config, path: configPath }, session, resumed, run, locks);
   } finally {
     await run.app?.mcp?.close(); // stops MCP server processes
     if (!config.background.keep_alive_on_exit) {
@@ -140,15 +141,18 @@ class SessionLocks {
 
 async function runUI(
   opts: CliOptions,
-  config: Config,
+  loaded: { config: Config; path: string | null },
   session: Session,
   resumed: boolean,
   run: RunResources,
   locks: SessionLocks,
 ): Promise<number> {
+  const config = loaded.config;
   const appOptions: KimiAppOptions = {
     mcpServers: run.mcpServers,
     reportMcp: (line) => console.error(line),
+    configFile: loaded.path,
+    reportRules: (line) => console.error(line),
     config,
     session,
     modelAlias: opts.model,
@@ -184,8 +188,8 @@ async function runUI(
       break;
     }
     case "wire": {
-      const { runWire } = await lazyImport<typeof import("../ui/wire_server/server.ts")>(
-        "../ui/wire_server/server.ts",
+      const { runWire } = await lazyImport<typeof import("../ui/wire_server/run_wire.ts")>(
+        "../ui/wire_server/run_wire.ts",
         import.meta.url,
       );
       code = await runWire(app);

@@ -7,7 +7,7 @@
 import { ChatProviderError, isRetryableError } from "../../llm/errors.ts";
 import { extractText, MessageSchema, normalizeMessage } from "../../llm/message.ts";
 import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "../../soul/errors.ts";
-import type { KimiApp } from "../../soul/kimi_app.ts";
+import type { KimiApp } from "../../app/kimi_app.ts";
 import { SessionWriteError } from "../../session/jsonl.ts";
 import { runTurn } from "../../soul/run_turn.ts";
 import { WireFile } from "../../wire/recorder.ts";
