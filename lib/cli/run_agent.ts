@@ -122,6 +122,13 @@ class SessionLocks {
     this.#held.set(session.dir, lock);
   }
 
+  /** Release the lock of `session`, when held. */
+  async release(session: Session): Promise<void> {
+    const lock = this.#held.get(session.dir);
+    this.#held.delete(session.dir);
+    await lock?.release();
+  }
+
   /** Release every lock but the one of `keep`. */
   async releaseExcept(keep: Session): Promise<void> {
     for (const [dir, lock] of this.#held) {
@@ -210,16 +217,25 @@ async function runUI(
       );
       const shell = await runShell(app, {
         createApp: async (s, c, model) => {
+          const current = (run.app ?? app).session;
           await locks.take(s); // refused while another process holds the session
-          await run.app?.mcp?.close();
+          let next: KimiApp;
+          try {
+            await run.app?.mcp?.close();
+            next = await KimiApp.create({
+              ...appOptions,
+              session: s,
+              config: c,
+              modelAlias: model ?? appOptions.modelAlias,
+              resumed: true,
+            });
+          } catch (err) {
+            // The shell stays on the current session: keep its lock, drop the new one.
+            if (s.dir !== current.dir) await locks.release(s);
+            throw err;
+          }
           await locks.releaseExcept(s);
-          return run.app = await KimiApp.create({
-            ...appOptions,
-            session: s,
-            config: c,
-            modelAlias: model ?? appOptions.modelAlias,
-            resumed: true,
-          });
+          return run.app = next;
         },
         configPath: opts.configText !== undefined
           ? null
