@@ -252,6 +252,14 @@ Deno.test("one session, one writer: a second process is refused naming the holde
         ),
       );
     }
+    // An embedder's `kimi --wire --session ID` is refused the same way.
+    const wire = await sb.run(["--wire", "--session", "shared", "--config-file", config]);
+    assertEquals(wire.code, 1, wire.stdout + wire.stderr);
+    assertStringIncludes(
+      wire.stderr,
+      `Session shared is in use by another kimi process (pid ${holder.pid}, since `,
+    );
+    assertEquals(wire.stdout, "");
     assertEquals(mock.requests.length, 2, "the refused runs never reached the model");
     assertEquals(await Deno.readTextFile(`${dir}/context.jsonl`), contextBefore);
 
