@@ -30,13 +30,17 @@ export interface LockHolder {
 export class SessionLockedError extends Error {
   /** The holder, as its lock file says. */
   readonly holder: LockHolder;
-  /** Create the error. */
-  constructor(sessionId: string, holder: LockHolder) {
+  /**
+   * Create the error. `lockPath` is named when the holder could not be checked (another host,
+   * no process table), so a user can clear a lock whose process is gone.
+   */
+  constructor(sessionId: string, holder: LockHolder, lockPath?: string) {
     const host = holder.hostname === hostname() ? "" : ` on ${holder.hostname}`;
     super(
       `Session ${sessionId} is in use by another kimi process (pid ${holder.pid}${host}, since ` +
         `${holder.since}). Two processes writing one session would interleave its records. ` +
-        "Close the other kimi, start a new session, or pass --wait-for-session to wait for it.",
+        "Close the other kimi, start a new session, or pass --wait-for-session to wait for it." +
+        (lockPath ? ` If that process no longer exists, delete ${lockPath}.` : ""),
     );
     this.name = "SessionLockedError";
     this.holder = holder;
@@ -91,7 +95,8 @@ export class SessionLock {
           continue;
         }
       } else if (!opts.wait) {
-        throw new SessionLockedError(opts.sessionId, holder);
+        const checkable = holder.hostname === hostname() && pidAlive(holder.pid) !== null;
+        throw new SessionLockedError(opts.sessionId, holder, checkable ? undefined : path);
       }
       await sleep(opts.pollMs ?? 500, opts.signal);
     }

@@ -72,6 +72,8 @@ Deno.test("session lock: a dead holder's lock and a reused pid's lock are taken 
     await write({ pid: dead.pid, hostname: "elsewhere.example", process_start: null });
     const other = await lockedError(SessionLock.acquire(dir, { sessionId: "s" }));
     assertMatch(other.message, new RegExp(`pid ${dead.pid} on elsewhere\\.example, since`));
+    assert(other.message.endsWith(`If that process no longer exists, delete ${path}.`));
+    assert(!live.message.includes("delete"), "a checked holder needs no manual step");
 
     // Waiting: the lock is taken as soon as its holder lets go.
     await write({ pid: sleeper.pid, hostname: host, process_start: startTicks(sleeper.pid) });
