@@ -24,17 +24,23 @@ export async function sessionFileProblems(
 ): Promise<string[]> {
   const problems: string[] = [];
   for (const dir of await sessionDirsOf(shareDir)) {
-    for await (const e of Deno.readDir(dir)) {
-      const path = `${dir}/${e.name}`;
-      if (!e.isFile) continue;
-      if (e.name.endsWith(".jsonl")) {
-        problems.push(...checkJsonl(path, await Deno.readTextFile(path), opts));
-      } else if (e.name === "state.json") {
+    for (const { path, name } of await filesUnder(dir)) {
+      if (!name.endsWith(".jsonl") && name !== "state.json") continue;
+      let text: string;
+      try {
+        text = await Deno.readTextFile(path);
+      } catch (err) {
+        if (err instanceof Deno.errors.NotFound) continue; // removed meanwhile
+        throw err;
+      }
+      if (name === "state.json") {
         try {
-          JSON.parse(await Deno.readTextFile(path));
+          JSON.parse(text);
         } catch (err) {
           problems.push(`${path}: not valid JSON (${(err as Error).message})`);
         }
+      } else {
+        problems.push(...checkJsonl(path, text, opts));
       }
     }
   }
@@ -50,6 +56,21 @@ export async function assertSessionFilesValid(
   if (problems.length > 0) {
     throw new Error(`Session files are not valid JSONL:\n  ${problems.join("\n  ")}`);
   }
+}
+
+/** Every file under `dir` (subagent sessions and snapshot indexes included). */
+async function filesUnder(dir: string): Promise<{ path: string; name: string }[]> {
+  const out: { path: string; name: string }[] = [];
+  try {
+    for await (const e of Deno.readDir(dir)) {
+      const path = `${dir}/${e.name}`;
+      if (e.isDirectory) out.push(...await filesUnder(path));
+      else if (e.isFile) out.push({ path, name: e.name });
+    }
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
+  return out;
 }
 
 async function sessionDirsOf(shareDir: string): Promise<string[]> {
