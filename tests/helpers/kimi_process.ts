@@ -48,6 +48,8 @@ export interface KimiSandbox {
 
 /** Options of {@link kimiSandbox}. */
 export interface KimiSandboxOptions {
+  /** Parent directory of the sandbox (default the system temp dir). */
+  dir?: string;
   /**
    * How `cleanup()` checks the session files: strict by default, `{ allowTorn: true }` for
    * tests that kill kimi mid-write, `false` for tests that plant broken files on purpose.
@@ -79,9 +81,11 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Create a sandbox. */
+/** Create a sandbox (under `sandboxOpts.dir`, default the system temp dir). */
 export async function kimiSandbox(sandboxOpts: KimiSandboxOptions = {}): Promise<KimiSandbox> {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "kimi-e2e-" }));
+  const root = await Deno.realPath(
+    await Deno.makeTempDir({ prefix: "kimi-e2e-", dir: sandboxOpts.dir }),
+  );
   const home = `${root}/home`;
   const shareDir = `${home}/.kimi`;
   const workDir = `${root}/work`;

@@ -61,7 +61,7 @@ const DEFAULT_DUMP = {
     max_tool_arguments_bytes: 0,
     stall_timeout_s: 120,
   },
-  sandbox: { require_shell_confinement: false },
+  sandbox: { require_shell_confinement: true },
 };
 
 const FULL_CONFIG = {
