@@ -14,7 +14,7 @@ export const LAZY_MODULES: readonly string[] = [
   "lib/cli/info.ts",
   "lib/cli/export_session.ts",
   "lib/cli/run_agent.ts",
-  "lib/cli/mcp_actions.ts",
+  "lib/cli/mcp_command_actions.ts",
   "lib/cli/run_acp.ts",
   "lib/background/task_manager.ts",
   "lib/config/model_resolution.ts",

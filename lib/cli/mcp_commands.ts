@@ -1,15 +1,14 @@
 /**
- * `kimi mcp add|list|remove|test|auth|reset-auth`: the commands' definitions. What they do is in
- * `mcp_actions.ts`, loaded only when one of them runs (so `kimi --help` and agent runs do not
- * load the MCP config schemas).
+ * `kimi mcp add|list|remove|test|auth|reset-auth`: the subcommands' flags. What they do lives in
+ * mcp_command_actions.ts, loaded only when one runs (`kimi --help` loads no MCP code or zod).
  *
  * @module
  */
 import { lazyImport } from "../lazy_import.ts";
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
-import type { AddOptions } from "./mcp_actions.ts";
+import type { AddOptions } from "./mcp_command_actions.ts";
 
-type McpActions = typeof import("./mcp_actions.ts");
+type Actions = typeof import("./mcp_command_actions.ts");
 
 const collect = (v: string, prev: string[]) => [...prev, v];
 
@@ -21,11 +20,11 @@ export function registerMcpCommands(
   program: CommandUnknownOpts,
   setResult: (result: Promise<number>) => void,
 ): void {
-  const run = (f: (actions: McpActions) => Promise<void>) =>
+  const run = (f: (a: Actions) => Promise<void>) =>
     setResult(
-      lazyImport<McpActions>("./mcp_actions.ts", import.meta.url).then((actions) =>
-        f(actions).then(() => 0, (err) => {
-          if (err instanceof actions.McpCommandExit) return err.code;
+      lazyImport<Actions>("./mcp_command_actions.ts", import.meta.url).then((a) =>
+        f(a).then(() => 0, (err) => {
+          if (err instanceof a.McpCommandExit) return err.code;
           throw err;
         })
       ),

@@ -1,7 +1,8 @@
 /**
  * What `kimi mcp add|list|remove|test|auth|reset-auth` do: manage the servers in
  * `<share>/mcp.json` (reference §7.9; outputs and messages as the reference prints them).
- * Loaded only when an `mcp` command runs (`mcp_commands.ts` registers them).
+ * Loaded only when an `mcp` subcommand runs (mcp_commands.ts registers them), so `kimi --help`
+ * never loads MCP or zod.
  *
  * @module
  */
@@ -20,7 +21,7 @@ import { childEnvironment, readableEnvironment } from "../app/child_env.ts";
 export class McpCommandExit extends Error {
   /** The exit code. */
   readonly code: number;
-  /** Create the exit. */
+  /** Create the error. */
   constructor(code: number) {
     super(`exit ${code}`);
     this.code = code;
@@ -108,13 +109,17 @@ function parsePairs(
 
 /** Options of `kimi mcp add`. */
 export interface AddOptions {
+  /** `--transport`. */
   transport: string;
+  /** `--env` pairs. */
   env: string[];
+  /** `--header` pairs. */
   header: string[];
+  /** `--auth`. */
   auth?: string;
 }
 
-/** `kimi mcp add`: add (or replace) a server. */
+/** `kimi mcp add`. */
 export async function add(name: string, targets: string[], o: AddOptions): Promise<void> {
   const { file } = await configPath();
   const raw = await loadRaw(file);
@@ -150,7 +155,7 @@ export async function add(name: string, targets: string[], o: AddOptions): Promi
   console.log(`Added MCP server '${name}' to ${file}.`);
 }
 
-/** `kimi mcp list`: print the configured servers. */
+/** `kimi mcp list`. */
 export async function list(): Promise<void> {
   const { shareDir, file } = await configPath();
   const raw = await loadRaw(file);
@@ -185,7 +190,7 @@ export async function list(): Promise<void> {
   }
 }
 
-/** `kimi mcp remove`: remove a server. */
+/** `kimi mcp remove`. */
 export async function remove(name: string): Promise<void> {
   const { file } = await configPath();
   const raw = await loadRaw(file);
@@ -201,7 +206,7 @@ function describe(err: unknown): string {
   return String(err);
 }
 
-/** `kimi mcp test`: connect to a server and list its tools. */
+/** `kimi mcp test`. */
 export async function test(name: string): Promise<void> {
   const { shareDir, server } = await getServer(name);
   const [{ McpConnection }, { McpOAuthProvider }] = await Promise.all([
@@ -255,7 +260,7 @@ function openBrowser(url: string): void {
   }
 }
 
-/** `kimi mcp auth`: run the OAuth flow of a server. */
+/** `kimi mcp auth`. */
 export async function authCommand(name: string): Promise<void> {
   const { shareDir, server } = await getServer(name, { requireRemote: true });
   if (isStdioServer(server) || server.auth !== "oauth") {
@@ -296,7 +301,7 @@ export async function authCommand(name: string): Promise<void> {
   }
 }
 
-/** `kimi mcp reset-auth`: clear the cached OAuth tokens of a server. */
+/** `kimi mcp reset-auth`. */
 export async function resetAuth(name: string): Promise<void> {
   const { shareDir } = await getServer(name, { requireRemote: true });
   const { clearOAuthTokens } = await lazyImport<typeof import("../mcp/oauth.ts")>(
