@@ -49,7 +49,13 @@ export async function lazyPackageFile(name: string, file: string): Promise<Uint8
   const mod = await import(new URL(bundledPackageFilesModule(name), HERE).href);
   const b64: string | undefined = mod.files[file.slice(file.lastIndexOf("/") + 1)];
   if (b64 === undefined) throw new Error(`${name}/${file} is not in the bundle`);
-  return Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+  const fromBase64 = (Uint8Array as unknown as { fromBase64?: (s: string) => Uint8Array })
+    .fromBase64;
+  if (fromBase64) return fromBase64(b64);
+  const bin = atob(b64);
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  return bytes;
 }
 
 /** The URL to import for `specifier` relative to `base` (source or bundle). */
