@@ -68,6 +68,7 @@ export function createSubagentService(
           getEnv: opts.getEnv,
           writeStdout: opts.writeStdout,
           shareDir: opts.shareDir,
+          streamLimits: opts.config.model_stream,
         });
         llms.set(alias, p);
       }

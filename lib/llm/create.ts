@@ -1,6 +1,7 @@
 /**
  * Builds the run's LLM from the resolved model and provider (reference §2.3 items 4–7).
  * Provider modules are imported lazily so modes that never call a model never load the SDK.
+ * Every provider is wrapped in the stream guard (lib/llm/stream_guard.ts).
  *
  * @module
  */
@@ -10,6 +11,7 @@ import { VERSION } from "../version.ts";
 import { ChatProviderError } from "./errors.ts";
 import { KIMI_CODE_OAUTH_KEY, KIMI_CODE_PROVIDER_KEY } from "../auth/kimi_code.ts";
 import type { ChatProvider, LLM } from "./provider.ts";
+import { guardProvider, type StreamLimitsConfig, streamLimitsFor } from "./stream_guard.ts";
 
 /** Options of {@link createLLM}. */
 export interface CreateLLMOptions {
@@ -25,13 +27,46 @@ export interface CreateLLMOptions {
   writeStdout?: (line: string) => void;
   /** Share dir holding OAuth credentials; providers with an `oauth` reference need it. */
   shareDir?: string;
+  /** The `model_stream` config table; absent means the defaults. */
+  streamLimits?: Partial<StreamLimitsConfig>;
 }
 
 const ECHO_TYPES = new Set(["_echo", "_scripted_echo"]);
 
 /**
+ * Start loading the provider module (and its SDK) of a provider type without waiting, so it
+ * loads while the session is set up; {@link createLLM} later gets the same module. Unknown
+ * types do nothing.
+ */
+export function prefetchProvider(type: string): void {
+  let p: Promise<unknown> | null = null;
+  if (type === "kimi" || type === "openai_legacy" || type === "_chaos") {
+    p = lazyImport<typeof import("./providers/openai_chat.ts")>(
+      "./providers/openai_chat.ts",
+      import.meta.url,
+    );
+  } else if (type === "openai_responses") {
+    p = lazyImport<typeof import("./providers/openai_responses.ts")>(
+      "./providers/openai_responses.ts",
+      import.meta.url,
+    );
+  } else if (type === "anthropic") {
+    p = lazyImport<typeof import("./providers/anthropic.ts")>(
+      "./providers/anthropic.ts",
+      import.meta.url,
+    );
+  } else if (type === "gemini" || type === "google_genai" || type === "vertexai") {
+    p = lazyImport<typeof import("./providers/gemini.ts")>(
+      "./providers/gemini.ts",
+      import.meta.url,
+    );
+  }
+  p?.catch(() => {});
+}
+
+/**
  * Create the LLM, or null when the model is not usable (no base URL or model id for a real
- * provider): the soul then reports "LLM is not set".
+ * provider): the soul then reports "LLM not set" (the wire answers -32001 "LLM is not set").
  */
 export async function createLLM(
   resolved: ResolvedModel,
@@ -182,6 +217,8 @@ export async function createLLM(
   } else {
     provider = build(p.api_key);
   }
+  // Every provider streams through the same guard: size limits, stall timeout, prompt abort.
+  provider = guardProvider(provider, streamLimitsFor(opts.streamLimits, m.max_context_size));
   const caps = resolved.capabilities;
   if (caps.has("always_thinking") || (opts.thinking === true && caps.has("thinking"))) {
     provider = provider.withThinking("high");

@@ -9,7 +9,7 @@
  * @module
  */
 import { lazyImport } from "../../lazy_import.ts";
-import { loadConfig, saveConfig } from "../../config/load.ts";
+import { defaultConfigPath, loadConfig, saveConfig } from "../../config/load.ts";
 import {
   type Config,
   type ModelCapability,
@@ -419,10 +419,6 @@ async function runAuthFlow(ctx: ShellContext, which: "login" | "logout"): Promis
     typeof import("../../auth/login.ts")
   >("../../auth/login.ts", import.meta.url);
   const shareDir = ctx.app.session.shareDir;
-  const { defaultConfigPath } = await lazyImport<typeof import("../../config/load.ts")>(
-    "../../config/load.ts",
-    import.meta.url,
-  );
   const opts = {
     shareDir,
     config: ctx.app.config,
