@@ -72,6 +72,7 @@ export async function buildSubagentSoul(opts: BuildSubagentSoulOptions): Promise
     planControl: undefined,
     dmail: undefined,
     subagents: undefined,
+    goals: undefined,
     todos: {
       get: () => todos,
       set: (items) => {

@@ -20,6 +20,7 @@ import type {
   WireEvent,
 } from "../wire/messages.ts";
 import type { PermissionScope } from "./scope.ts";
+import type { GoalService } from "./goal_service.ts";
 import type { SubagentService } from "./subagent_service.ts";
 
 export type { ToolReturnValue };
@@ -162,6 +163,8 @@ export interface ToolEnv {
   request<T extends RequestType>(req: PendingRequest<T>): Promise<RequestResult<T>>;
   /** Subagent launching for the `Agent` tool (root agents only; absent in subagents). */
   readonly subagents?: SubagentService;
+  /** The session goal for the goal tools (root agent with a session only). */
+  readonly goals?: GoalService;
 }
 
 /** Connection details of a web service. */

@@ -22,6 +22,7 @@ import {
   VideoURLPartSchema,
 } from "../llm/message.ts";
 import { DisplayBlockSchema, TodoItemSchema } from "./display.ts";
+import { GoalSchema } from "../session/goal_state.ts";
 
 /** User input: a string or a list of content parts. */
 export const UserInputSchema = z.union([z.string(), z.array(ContentPartSchema)]);
@@ -57,6 +58,44 @@ export const MCPStatusSchema = z.object({
 });
 /** MCP loading status. */
 export type MCPStatus = z.infer<typeof MCPStatusSchema>;
+
+/** How a goal run ended (GoalUpdate `outcome`). */
+export const GoalOutcomeSchema = z.enum([
+  "achieved",
+  "blocked",
+  "budget_exhausted",
+  "paused",
+  "cancelled",
+]);
+/** How a goal run ended. */
+export type GoalOutcome = z.infer<typeof GoalOutcomeSchema>;
+
+/** State of one swarm item. */
+export const SwarmItemStateSchema = z.enum(["pending", "running", "ok", "error", "cancelled"]);
+/** State of one swarm item. */
+export type SwarmItemState = z.infer<typeof SwarmItemStateSchema>;
+
+/** One item of a swarm as reported on the wire. */
+export const SwarmItemSchema = z.object({
+  index: z.number().int(),
+  item: z.string(),
+  state: SwarmItemStateSchema,
+  agent_id: z.string().nullable().default(null),
+  error: z.string().nullable().default(null),
+});
+/** One item of a swarm. */
+export type SwarmItem = z.infer<typeof SwarmItemSchema>;
+
+/** Item counts of a swarm, by state. */
+export const SwarmCountsSchema = z.object({
+  pending: z.number().int(),
+  running: z.number().int(),
+  ok: z.number().int(),
+  error: z.number().int(),
+  cancelled: z.number().int(),
+});
+/** Item counts of a swarm. */
+export type SwarmCounts = z.infer<typeof SwarmCountsSchema>;
 
 /** Payload schemas of every event, by type name. */
 export const EventPayloadSchemas = {
@@ -119,6 +158,21 @@ export const EventPayloadSchemas = {
     id: z.string(),
     response: z.string().nullable().default(null),
     error: z.string().nullable().default(null),
+  }),
+  GoalUpdate: z.object({
+    goal: GoalSchema.nullable(),
+    queue: z.array(z.string()).default([]),
+    outcome: GoalOutcomeSchema.nullable().default(null),
+  }),
+  SwarmUpdate: z.object({
+    swarm_id: z.string(),
+    parent_tool_call_id: z.string(),
+    description: z.string(),
+    total: z.number().int(),
+    concurrency: z.number().int(),
+    counts: SwarmCountsSchema,
+    item: SwarmItemSchema.nullable().default(null),
+    done: z.boolean().default(false),
   }),
   HookTriggered: z.object({
     event: z.string(),

@@ -82,6 +82,13 @@ export function undoSummary(
   return lines.join("\n");
 }
 
+/** What `/undo` says when it put back an earlier state of the session goal. */
+export function goalRewindNote(objective: string | null): string {
+  return objective === null
+    ? "The goal set in the undone turns was removed."
+    : `The goal was rewound with the turns (now paused; /goal resume continues it): ${objective}`;
+}
+
 /** The `/undo` command. */
 export const undoCommand: SoulCommand = {
   name: "undo",
@@ -117,6 +124,7 @@ export const undoCommand: SoulCommand = {
     }
     const checkpoint = turns[turns.length - n];
     await soul.context.revertTo(checkpoint);
+    const goalRewound = (await soul.goals?.rewindTo(checkpoint)) ?? false;
     const report = soul.fileSnapshots ? await soul.fileSnapshots.restoreSince(checkpoint) : null;
     const workDir = services?.workDir;
     const show = (p: string) => {
@@ -125,6 +133,7 @@ export const undoCommand: SoulCommand = {
       return rel.startsWith("..") || rel.startsWith("/") ? p : rel;
     };
     say(undoSummary(n, report, show));
+    if (goalRewound) say(goalRewindNote(soul.goals?.current()?.objective ?? null));
     soul.emitContextStatus();
   },
 };

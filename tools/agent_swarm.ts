@@ -1,0 +1,111 @@
+/**
+ * AgentSwarm: run one prompt template over a list of items, one foreground subagent per item
+ * with bounded concurrency, and return one structured result per item (root agent only).
+ *
+ * @module
+ */
+import { z } from "zod";
+import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
+import {
+  MAX_SWARM_ITEMS,
+  type SubagentTypeInfo,
+  type SwarmRunResult,
+} from "../lib/tooling/subagent_service.ts";
+import { toolError, toolOk } from "../lib/tooling/result.ts";
+import type {
+  Tool,
+  ToolCallContext,
+  ToolEnv,
+  ToolFactory,
+  ToolReturnValue,
+} from "../lib/tooling/tool.ts";
+
+/** AgentSwarm parameters. */
+export const AgentSwarmParamsSchema = z.object({
+  description: z.string().min(1).describe("Short description of the whole swarm."),
+  prompt_template: z.string().min(1).describe(
+    "The task of every subagent; {{item}} is replaced by each item.",
+  ),
+  items: z.array(z.string()).min(1).max(MAX_SWARM_ITEMS).describe(
+    `Values for {{item}}, one subagent each (at most ${MAX_SWARM_ITEMS}).`,
+  ),
+  subagent_type: z.string().default("coder").describe("Subagent type of every item."),
+  concurrency: z.number().int().min(1).max(MAX_SWARM_ITEMS).nullable().default(null).describe(
+    "Subagents at once (default from the configuration).",
+  ),
+});
+/** AgentSwarm parameters. */
+export type AgentSwarmParams = z.infer<typeof AgentSwarmParamsSchema>;
+
+function escapeAttr(value: string): string {
+  return value.replaceAll("&", "&amp;").replaceAll('"', "&quot;").replaceAll("<", "&lt;")
+    .replaceAll(">", "&gt;");
+}
+
+/** The tool output of a finished swarm: a summary line and one element per item. */
+export function renderSwarmResult(run: SwarmRunResult): string {
+  const count = (s: string) => run.results.filter((r) => r.status === s).length;
+  const lines = [
+    `<agent_swarm_result swarm_id="${run.swarmId}" concurrency="${run.concurrency}">`,
+    `<summary>items: ${run.results.length}, ok: ${count("ok")}, error: ${count("error")}, ` +
+    `cancelled: ${count("cancelled")}</summary>`,
+  ];
+  for (const r of run.results) {
+    const id = r.agentId ? ` agent_id="${r.agentId}"` : "";
+    lines.push(
+      `<item index="${r.index}" value="${escapeAttr(r.item)}"${id} outcome="${r.status}">` +
+        `${r.output}</item>`,
+    );
+  }
+  lines.push("</agent_swarm_result>");
+  return lines.join("\n");
+}
+
+class AgentSwarmTool implements Tool<AgentSwarmParams> {
+  readonly name = "AgentSwarm";
+  readonly description: string;
+  readonly parameters = AgentSwarmParamsSchema;
+  readonly #env: ToolEnv;
+
+  constructor(env: ToolEnv, description: string) {
+    this.#env = env;
+    this.description = description;
+  }
+
+  async call(params: AgentSwarmParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
+    const service = this.#env.subagents;
+    if (!this.#env.isRoot || !service) {
+      return toolError({
+        message: "AgentSwarm is only available to the main agent with subagent types declared.",
+        brief: "AgentSwarm unavailable",
+      });
+    }
+    const run = await service.runSwarm({
+      description: params.description,
+      promptTemplate: params.prompt_template,
+      items: params.items,
+      subagentType: params.subagent_type || "coder",
+      concurrency: params.concurrency,
+    }, { toolCallId: ctx.toolCallId, signal: ctx.signal });
+    if ("status" in run) return toolError({ message: run.message, brief: run.brief });
+    const failed = run.results.filter((r) => r.status !== "ok").length;
+    return toolOk({
+      output: renderSwarmResult(run),
+      message: `Swarm finished: ${run.results.length - failed}/${run.results.length} ok.`,
+    });
+  }
+}
+
+/** The tool description with the subagent types listed. */
+function swarmDescription(types: readonly SubagentTypeInfo[]): string {
+  const listing = types.length > 0
+    ? types.map((t) => `- \`${t.name}\`: ${t.description}`).join("\n")
+    : "(none)";
+  return renderTemplate(readAsset("tools/agent_swarm.md"), { SUBAGENT_TYPES_MD: listing });
+}
+
+/** Builds AgentSwarm (root agents with subagent types only). */
+export const agentSwarmTool: ToolFactory = async (env) => {
+  if (!env.subagents || !env.isRoot) return null;
+  return new AgentSwarmTool(env, swarmDescription(await env.subagents.types()));
+};
