@@ -152,4 +152,3 @@ export function describeGoal(goal: Goal | null, queue: readonly string[]): strin
 function queueLines(queue: readonly string[]): string[] {
   return ["Next goals:", ...queue.map((q, i) => `${i + 1}. ${q}`)];
 }
-

@@ -57,8 +57,8 @@ export interface GoalStoreOptions {
 export {
   BUDGET_UNITS,
   budgetLimit,
-  type BudgetUnit,
   budgetReached,
+  type BudgetUnit,
   describeGoal,
   formatBudget,
 } from "../session/goal_state.ts";
@@ -135,7 +135,10 @@ export class GoalStore implements GoalService {
     const text = objective.trim();
     if (!text) return { ok: false, error: "The objective is empty." };
     if (text.length > MAX_OBJECTIVE_CHARS) {
-      return { ok: false, error: `The objective is longer than ${MAX_OBJECTIVE_CHARS} characters.` };
+      return {
+        ok: false,
+        error: `The objective is longer than ${MAX_OBJECTIVE_CHARS} characters.`,
+      };
     }
     const existing = this.#state.goal;
     if (existing && !opts.replace) {
