@@ -173,6 +173,10 @@ export class SwarmRegistry {
     this.#remember(swarm);
     this.#report(swarm, null);
 
+    // Cancelling settles every item at once (and reports it while the turn's wire is still
+    // open); the running subagents stop on the same signal.
+    const onAbort = () => this.#cancelAll(swarm);
+    ctx.signal.addEventListener("abort", onAbort, { once: true });
     let next = 0;
     const worker = async () => {
       while (next < prompts.length && !ctx.signal.aborted) {
@@ -180,16 +184,12 @@ export class SwarmRegistry {
         await this.#runItem(swarm, swarm.items[i], prompts[i], req, ctx);
       }
     };
-    await Promise.all(Array.from({ length: concurrency }, worker));
-    for (const it of swarm.items) {
-      if (it.state === "pending") {
-        it.state = "cancelled";
-        it.error = "Not started: the swarm was cancelled.";
-        it.output = it.error;
-      }
+    try {
+      await Promise.all(Array.from({ length: concurrency }, worker));
+    } finally {
+      ctx.signal.removeEventListener("abort", onAbort);
     }
-    swarm.done = true;
-    this.#report(swarm, null);
+    this.#cancelAll(swarm);
     return {
       swarmId: swarm.id,
       concurrency,
@@ -226,7 +226,7 @@ export class SwarmRegistry {
         signal: ctx.signal,
         onStarted: (agentId) => {
           it.agentId = agentId;
-          this.#report(swarm, it);
+          if (!swarm.done) this.#report(swarm, it);
         },
       });
     } catch (err) {
@@ -236,6 +236,7 @@ export class SwarmRegistry {
         brief: "Agent failed",
       };
     }
+    if (swarm.done) return; // cancelled meanwhile: the item stays cancelled
     switch (run.status) {
       case "completed":
         it.state = "ok";
@@ -259,6 +260,24 @@ export class SwarmRegistry {
         break;
     }
     this.#report(swarm, it);
+  }
+
+  /** End the swarm: items still pending or running are cancelled; reported once. */
+  #cancelAll(swarm: SwarmState): void {
+    if (swarm.done) return;
+    for (const it of swarm.items) {
+      if (it.state === "pending") {
+        it.state = "cancelled";
+        it.error = "Not started: the swarm was cancelled.";
+        it.output = it.error;
+      } else if (it.state === "running") {
+        it.state = "cancelled";
+        it.error = "Cancelled while running.";
+        it.output = it.error;
+      }
+    }
+    swarm.done = true;
+    this.#report(swarm, null);
   }
 
   #remember(swarm: SwarmState): void {
