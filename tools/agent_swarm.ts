@@ -5,12 +5,8 @@
  * @module
  */
 import { z } from "zod";
-import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
-import {
-  MAX_SWARM_ITEMS,
-  type SubagentTypeInfo,
-  type SwarmRunResult,
-} from "../lib/tooling/subagent_service.ts";
+import { readAsset } from "../lib/assets/mod.ts";
+import { MAX_SWARM_ITEMS, type SwarmRunResult } from "../lib/tooling/subagent_service.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
 import type {
   Tool,
@@ -22,17 +18,13 @@ import type {
 
 /** AgentSwarm parameters. */
 export const AgentSwarmParamsSchema = z.object({
-  description: z.string().min(1).describe("Short description of the whole swarm."),
-  prompt_template: z.string().min(1).describe(
-    "The task of every subagent; {{item}} is replaced by each item.",
-  ),
-  items: z.array(z.string()).min(1).max(MAX_SWARM_ITEMS).describe(
-    `Values for {{item}}, one subagent each (at most ${MAX_SWARM_ITEMS}).`,
-  ),
-  subagent_type: z.string().default("coder").describe("Subagent type of every item."),
-  concurrency: z.number().int().min(1).max(MAX_SWARM_ITEMS).nullable().default(null).describe(
-    "Subagents at once (default from the configuration).",
-  ),
+  // Kept terse: every request carries this schema. Limits (1 to 128 items, all different,
+  // concurrency 1 to 128) are checked when the swarm starts, with messages naming them.
+  description: z.string(),
+  prompt_template: z.string(),
+  items: z.array(z.string()),
+  subagent_type: z.string().optional(),
+  concurrency: z.number().int().optional(),
 });
 /** AgentSwarm parameters. */
 export type AgentSwarmParams = z.infer<typeof AgentSwarmParamsSchema>;
@@ -85,7 +77,9 @@ class AgentSwarmTool implements Tool<AgentSwarmParams> {
       promptTemplate: params.prompt_template,
       items: params.items,
       subagentType: params.subagent_type || "coder",
-      concurrency: params.concurrency,
+      concurrency: params.concurrency === undefined
+        ? null
+        : Math.min(Math.max(1, params.concurrency), MAX_SWARM_ITEMS),
     }, { toolCallId: ctx.toolCallId, signal: ctx.signal });
     if ("status" in run) return toolError({ message: run.message, brief: run.brief });
     const failed = run.results.filter((r) => r.status !== "ok").length;
@@ -96,16 +90,8 @@ class AgentSwarmTool implements Tool<AgentSwarmParams> {
   }
 }
 
-/** The tool description with the subagent types listed. */
-function swarmDescription(types: readonly SubagentTypeInfo[]): string {
-  const listing = types.length > 0
-    ? types.map((t) => `- \`${t.name}\`: ${t.description}`).join("\n")
-    : "(none)";
-  return renderTemplate(readAsset("tools/agent_swarm.md"), { SUBAGENT_TYPES_MD: listing });
-}
-
 /** Builds AgentSwarm (root agents with subagent types only). */
-export const agentSwarmTool: ToolFactory = async (env) => {
+export const agentSwarmTool: ToolFactory = (env) => {
   if (!env.subagents || !env.isRoot) return null;
-  return new AgentSwarmTool(env, swarmDescription(await env.subagents.types()));
+  return new AgentSwarmTool(env, readAsset("tools/agent_swarm.md"));
 };

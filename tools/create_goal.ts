@@ -12,10 +12,8 @@ import type { GoalService } from "../lib/tooling/goal_service.ts";
 
 /** CreateGoal parameters. */
 export const CreateGoalParamsSchema = z.object({
-  objective: z.string().min(1).describe("The objective to pursue, with a verifiable end state."),
-  replace: z.boolean().default(false).describe(
-    "Replace an existing goal instead of failing.",
-  ),
+  objective: z.string(),
+  replace: z.boolean().optional(),
 });
 /** CreateGoal parameters. */
 export type CreateGoalParams = z.infer<typeof CreateGoalParamsSchema>;
@@ -31,7 +29,7 @@ class CreateGoalTool implements Tool<CreateGoalParams> {
   }
 
   async call(params: CreateGoalParams): Promise<ToolReturnValue> {
-    const r = await this.#goals.create(params.objective, { replace: params.replace });
+    const r = await this.#goals.create(params.objective, { replace: params.replace ?? false });
     if (!r.ok) return toolError({ message: r.error, brief: "Goal not created" });
     return toolOk({
       output: `Goal created.\n${describeGoal(r.goal, this.#goals.queue())}`,

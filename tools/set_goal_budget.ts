@@ -12,8 +12,8 @@ import type { GoalService } from "../lib/tooling/goal_service.ts";
 
 /** SetGoalBudget parameters. */
 export const SetGoalBudgetParamsSchema = z.object({
-  value: z.number().positive().describe("The positive budget value."),
-  unit: z.enum(BUDGET_UNITS).describe("What the value counts."),
+  value: z.number().positive(),
+  unit: z.enum(BUDGET_UNITS),
 });
 /** SetGoalBudget parameters. */
 export type SetGoalBudgetParams = z.infer<typeof SetGoalBudgetParamsSchema>;

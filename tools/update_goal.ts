@@ -12,13 +12,9 @@ import type { GoalService } from "../lib/tooling/goal_service.ts";
 
 /** UpdateGoal parameters. */
 export const UpdateGoalParamsSchema = z.object({
-  status: z.enum(["active", "complete", "paused", "blocked"]).nullable().default(null).describe(
-    "The lifecycle status to set; leave it out to keep the goal as it is.",
-  ),
-  note: z.string().nullable().default(null).describe("A short progress note to record."),
-  reason: z.string().nullable().default(null).describe(
-    "Why the goal is blocked or paused (with those statuses).",
-  ),
+  status: z.enum(["active", "complete", "paused", "blocked"]).nullable().default(null),
+  note: z.string().nullable().default(null).describe("Short progress note."),
+  reason: z.string().nullable().default(null).describe("Why blocked or paused."),
 });
 /** UpdateGoal parameters. */
 export type UpdateGoalParams = z.infer<typeof UpdateGoalParamsSchema>;

@@ -210,6 +210,7 @@ export class KimiApp {
       store: { state: () => session.state, save: () => session.saveState() },
       nCheckpoints: () => context.nCheckpoints,
       emit: (m) => soul.emit(m),
+      onChange: (goal) => offerGoalTools(toolset, goal !== null),
     });
     // Finished background tasks, told to the root agent at its next step (set up with `env`).
     let taskNotes: TaskNotificationQueue | null = null;
@@ -385,12 +386,20 @@ export class KimiApp {
     for (const tool of await loadAgentTools(agent.tools, env, { disabled, scope })) {
       toolset.add(tool);
     }
+    offerGoalTools(toolset, goals.current() !== null);
     taskNotes = new TaskNotificationQueue(getTaskManager(session.dir, env.background));
     app.taskNotifications = taskNotes;
     app.mcp = mcp;
     mcp?.start(); // connects in the background; the first turn waits
     return app;
   }
+}
+
+/** Goal tools offered to the model only while there is a goal (CreateGoal always is). */
+const GOAL_LOOP_TOOLS = ["GetGoal", "UpdateGoal", "SetGoalBudget"] as const;
+
+function offerGoalTools(toolset: Toolset, hasGoal: boolean): void {
+  for (const name of GOAL_LOOP_TOOLS) toolset.setHidden(name, !hasGoal);
 }
 
 /**

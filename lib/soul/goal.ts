@@ -52,6 +52,8 @@ export interface GoalStoreOptions {
   emit: (msg: WireMessage) => void;
   /** Clock in milliseconds (tests). */
   now?: () => number;
+  /** Called after every change of the current goal (e.g. to offer the goal tools only then). */
+  onChange?: (goal: Goal | null) => void;
 }
 
 export {
@@ -316,6 +318,7 @@ export class GoalStore implements GoalService {
       this.#state.goal = { ...this.#state.goal, status: "paused", reason: "rewound by /undo" };
     }
     await this.#opts.store.save();
+    this.#opts.onChange?.(this.#state.goal);
     const changed = before !== JSON.stringify(this.#state.goal);
     if (changed) this.#emit(null);
     return changed;
@@ -345,6 +348,7 @@ export class GoalStore implements GoalService {
     else log.push({ checkpoint: at, goal: state.goal });
     if (log.length > MAX_GOAL_LOG) log.splice(1, log.length - MAX_GOAL_LOG);
     await this.#opts.store.save();
+    this.#opts.onChange?.(state.goal);
     if (!opts.quiet) this.#emit(null);
   }
 

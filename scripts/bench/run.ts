@@ -76,6 +76,7 @@ if (import.meta.main) {
   const wire = await runWireBench(quick ? { runs: 5, warmup: 2, turnRuns: 1 } : {});
   const tools = await runOptionalTools();
   const session = await runOptionalTools("session.ts");
+  const swarm = await runOptionalTools("swarm.ts");
   const imports = await runImportCost(quick ? { runs: 3 } : {});
 
   const fallback = loop.agent === "fallback"
@@ -123,6 +124,7 @@ if (import.meta.main) {
     `## Wire (\`kimi --wire\` driven by \`KimiWireClient\`)\n\n${wireMarkdown(wire)}`,
     ...(tools ? [`## Tools\n\n${tools}`] : []),
     ...(session ? [`## Sessions\n\n${session}`] : []),
+    ...(swarm ? [`## Agent swarm (128 items, zero-latency mock server)\n\n${swarm}`] : []),
     `## Import costs\n\n${importCostMarkdown(imports)}`,
   ];
   console.log(sections.join("\n\n"));
