@@ -157,3 +157,13 @@ Deno.test("kimi-agent-sdk quirks: no PlanDisplay, SubagentEvent needs a parent i
   const turnEnd = { type: "TurnEnd", payload: {} };
   assertEquals(filterForClient(sdk, turnEnd), turnEnd);
 });
+
+Deno.test("version filter: GoalUpdate and SwarmUpdate reach 1.11 clients only", () => {
+  const goal = { type: "GoalUpdate", payload: { goal: null, queue: [], outcome: null } };
+  const swarm = { type: "SwarmUpdate", payload: { swarm_id: "s" } };
+  for (const env of [goal, swarm]) {
+    assertEquals(filterForVersion([1, 10], env), null);
+    assertEquals(filterForVersion([1, 11], env), env);
+    assertEquals(filterForVersion(null, env), env);
+  }
+});
