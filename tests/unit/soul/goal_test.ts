@@ -131,10 +131,7 @@ Deno.test("/goal arguments: budget flags before the objective", () => {
 });
 
 /** A host whose turns run `script[i]` against the store, one per turn. */
-function fakeHost(
-  store: GoalStore,
-  script: ((n: number) => Promise<void>)[],
-): GoalLoopHost & { prompts: string[] } {
+function fakeHost(script: ((n: number) => Promise<void>)[]): GoalLoopHost & { prompts: string[] } {
   let n = 0;
   let cancelled = false;
   const prompts: string[] = [];
@@ -173,7 +170,7 @@ Deno.test("goal loop: continues until complete, then starts the queued goal", as
   const complete = async () => {
     await store.setStatus("complete", null);
   };
-  const host = fakeHost(store, [nothing, nothing, complete, complete]);
+  const host = fakeHost([nothing, nothing, complete, complete]);
   const end = await pursueGoal(host, store, {
     role: "user",
     content: [{ type: "text", text: g.ok && g.goal ? g.goal.objective : "" }],
@@ -190,7 +187,7 @@ Deno.test("goal loop: continues until complete, then starts the queued goal", as
 Deno.test("goal loop: a cancelled turn pauses the goal; a failed turn blocks it", async () => {
   const { store, state } = makeStore();
   await store.create("Cancel me", { replace: false });
-  let host = fakeHost(store, [() => Promise.reject(new RunCancelled())]);
+  let host = fakeHost([() => Promise.reject(new RunCancelled())]);
   let threw = false;
   try {
     await pursueGoal(host, store, null);
@@ -203,7 +200,7 @@ Deno.test("goal loop: a cancelled turn pauses the goal; a failed turn blocks it"
   assertEquals(store.takeOutcome(), "cancelled");
 
   await store.setStatus("active", null);
-  host = fakeHost(store, [() => Promise.reject(new Error("provider down"))]);
+  host = fakeHost([() => Promise.reject(new Error("provider down"))]);
   threw = false;
   try {
     await pursueGoal(host, store, null);
