@@ -368,9 +368,11 @@ export class KimiSoul {
         return (await this.#stopHook()) ?? run.result;
       }
       const ralph = this.isRoot ? this.loop.maxRalphIterations ?? 0 : 0;
-      const result = ralph !== 0
+      let result = ralph !== 0
         ? await runRalphLoop(this, input, ralph)
         : await this.turn(userMessage(input));
+      // The model started a goal (CreateGoal) during the turn: keep going toward it.
+      if (this.isRoot && this.#goals?.active) result = (await this.runGoal(null)).result;
       return (await this.#stopHook()) ?? result;
     } catch (err) {
       if (opts.signal.aborted) throw new RunCancelled();

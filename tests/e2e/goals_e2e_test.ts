@@ -252,3 +252,21 @@ Deno.test("goal: kill -9 mid-goal, then resume: the goal is kept, paused, and co
     await sb.cleanup();
   }
 });
+
+Deno.test("goal: the model starts a goal with CreateGoal mid-turn and the run keeps going until it is achieved", async () => {
+  const sb = await kimiSandbox();
+  try {
+    const r = await runGoal(sb, [
+      toolCallLine("cg", "CreateGoal", { objective: "Make the suite green" }),
+      "text: goal started, first fixes in",
+      updateGoal("c", { status: "complete" }),
+    ], "keep fixing until the suite is green");
+    assertEquals(r.code, 0, r.stdout + r.stderr);
+    const updates = (await wireEvents(sb)).filter((e) => e.type === "GoalUpdate");
+    assertEquals(updates[0].payload.goal.objective, "Make the suite green");
+    assertEquals(updates.at(-1)!.payload.outcome, "achieved");
+    assertEquals((await state(sb)).goal, null);
+  } finally {
+    await sb.cleanup();
+  }
+});
