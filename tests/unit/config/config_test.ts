@@ -56,6 +56,7 @@ const DEFAULT_DUMP = {
   services: { moonshot_search: null, moonshot_fetch: null },
   mcp: { client: { tool_call_timeout_ms: 60000 } },
   sandbox: { require_shell_confinement: false },
+  swarm: { max_concurrency: 8 },
 };
 
 const FULL_CONFIG = {
