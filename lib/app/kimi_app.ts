@@ -40,7 +40,7 @@ import { skillCommands } from "../soul/commands/skills.ts";
 import { loadSkills } from "../skills/discovery.ts";
 import { formatSkillsListing } from "../agent/skills_listing.ts";
 import { PlanMode } from "../soul/plan_mode.ts";
-import { describeGoal, GoalStore } from "../soul/goal.ts";
+import { describeGoal, GoalStore, SESSION_RESUMED } from "../soul/goal.ts";
 import { systemReminder } from "../soul/tool_result_message.ts";
 import { KimiSoul } from "../soul/soul.ts";
 import { Toolset } from "../soul/toolset.ts";
@@ -274,7 +274,7 @@ export class KimiApp {
     hooks.setEmitter((e) => soul.emit(e));
     await plan.restore();
     // A goal that was running when the last process ended waits for `/goal resume`.
-    if (opts.resumed) await goals.pause("the session was resumed");
+    if (opts.resumed) await goals.pause(SESSION_RESUMED);
     if (opts.plan || (!opts.resumed && config.default_plan_mode)) {
       if (plan.active) plan.scheduleActivationReminder();
       else await plan.set(true, "manual");

@@ -75,6 +75,23 @@ export interface GoalTurnUsage {
   seconds: number;
 }
 
+/** The reason recorded when the user pauses a goal. */
+export const USER_PAUSE = "paused by the user";
+/** The reason recorded when the user interrupts a goal turn. */
+export const INTERRUPTED = "interrupted by the user";
+/** The reason recorded when a session with an active goal is resumed. */
+export const SESSION_RESUMED = "the session was resumed";
+/** The reason recorded when `/undo` rewinds an active goal. */
+export const REWOUND = "rewound by /undo";
+
+/** Pauses only the user lifts (`/goal resume`): the model may not resume these. */
+const USER_PAUSES: ReadonlySet<string> = new Set([
+  USER_PAUSE,
+  INTERRUPTED,
+  SESSION_RESUMED,
+  REWOUND,
+]);
+
 /** The session goal of the root agent. */
 export class GoalStore implements GoalService {
   readonly #opts: GoalStoreOptions;
@@ -172,8 +189,27 @@ export class GoalStore implements GoalService {
     return { ok: true, goal };
   }
 
-  /** Set the status; `complete` clears the goal (the goal loop then starts the next one). */
+  /**
+   * Set the status on the model's behalf; `complete` clears the goal (the goal loop then
+   * starts the next one). A goal the user paused is resumed only by the user ({@link resume}).
+   */
   async setStatus(status: GoalStatusUpdate, reason: string | null): Promise<GoalChange> {
+    const goal = this.#state.goal;
+    if (status === "active" && goal?.status === "paused" && USER_PAUSES.has(goal.reason ?? "")) {
+      return {
+        ok: false,
+        error: "The user paused this goal; only the user can resume it (/goal resume).",
+      };
+    }
+    return await this.#setStatus(status, reason);
+  }
+
+  /** Resume a paused, blocked or exhausted goal (the user's `/goal resume`). */
+  async resume(): Promise<GoalChange> {
+    return await this.#setStatus("active", null);
+  }
+
+  async #setStatus(status: GoalStatusUpdate, reason: string | null): Promise<GoalChange> {
     const goal = this.#state.goal;
     if (!goal) return { ok: false, error: "There is no goal. Create one first." };
     if (status === "active") {
@@ -315,7 +351,7 @@ export class GoalStore implements GoalService {
     this.#state.goal_log = log.filter((e) => e.checkpoint < checkpoint);
     this.#state.goal = found.goal;
     if (this.#state.goal?.status === "active") {
-      this.#state.goal = { ...this.#state.goal, status: "paused", reason: "rewound by /undo" };
+      this.#state.goal = { ...this.#state.goal, status: "paused", reason: REWOUND };
     }
     await this.#opts.store.save();
     this.#opts.onChange?.(this.#state.goal);

@@ -8,7 +8,7 @@
  */
 import type { ContentPart, NormalizedMessage } from "../llm/message.ts";
 import type { GoalOutcome } from "../wire/messages.ts";
-import { budgetReached, formatBudget, type GoalStore } from "./goal.ts";
+import { budgetReached, formatBudget, type GoalStore, INTERRUPTED } from "./goal.ts";
 import type { Goal } from "../session/goal_state.ts";
 import { systemReminder } from "./tool_result_message.ts";
 import type { TurnResult } from "./turn.ts";
@@ -139,7 +139,7 @@ export async function pursueGoal(
       );
     } catch (err) {
       if (host.cancelled) {
-        await goals.pause("interrupted");
+        await goals.pause(INTERRUPTED);
         goals.report("cancelled");
       } else {
         const msg = err instanceof Error ? err.message : String(err);
@@ -150,6 +150,10 @@ export async function pursueGoal(
     }
     nested = true;
     const achieved = goals.takeAchieved();
+    if (!achieved && result.reason === "tool_rejected") {
+      // The user turned down an action: wait for them instead of pressing on.
+      await goals.pause("a tool call was rejected");
+    }
     if (achieved) {
       goals.report("achieved");
       const next = await goals.dequeue();

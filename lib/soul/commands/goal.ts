@@ -11,7 +11,7 @@
  * @module
  */
 import type { GoalBudget } from "../../session/goal_state.ts";
-import { BUDGET_UNITS, budgetLimit, type BudgetUnit, describeGoal } from "../goal.ts";
+import { BUDGET_UNITS, budgetLimit, type BudgetUnit, describeGoal, USER_PAUSE } from "../goal.ts";
 import { goalStartMessage } from "../goal_runner.ts";
 import type { GoalStore } from "../goal.ts";
 import type { CommandHost, SoulCommand } from "../slash_commands.ts";
@@ -100,7 +100,7 @@ export const goalCommand: SoulCommand = {
       case "pause":
         if (rest) break;
         say(
-          (await goals.pause("paused by the user"))
+          (await goals.pause(USER_PAUSE))
             ? "Goal paused. /goal resume continues it."
             : "There is no active goal to pause.",
         );
@@ -113,7 +113,7 @@ export const goalCommand: SoulCommand = {
           return;
         }
         if (goal.status !== "active") {
-          const changed = await goals.setStatus("active", null);
+          const changed = await goals.resume();
           if (!changed.ok) {
             say(changed.error);
             return;

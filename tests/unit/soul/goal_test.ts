@@ -3,7 +3,7 @@
  * loop driven by a fake host.
  */
 import { assert, assertEquals, assertStringIncludes } from "../../helpers/assert.ts";
-import { type GoalStateFields, GoalStore } from "../../../lib/soul/goal.ts";
+import { type GoalStateFields, GoalStore, USER_PAUSE } from "../../../lib/soul/goal.ts";
 import { type GoalLoopHost, pursueGoal } from "../../../lib/soul/goal_runner.ts";
 import { parseGoalStart } from "../../../lib/soul/commands/goal.ts";
 import { RunCancelled } from "../../../lib/soul/errors.ts";
@@ -196,10 +196,11 @@ Deno.test("goal loop: a cancelled turn pauses the goal; a failed turn blocks it"
   }
   assert(threw);
   assertEquals(state.goal?.status, "paused");
-  assertEquals(state.goal?.reason, "interrupted");
+  assertEquals(state.goal?.reason, "interrupted by the user");
   assertEquals(store.takeOutcome(), "cancelled");
 
-  await store.setStatus("active", null);
+  assertEquals((await store.setStatus("active", null)).ok, false); // the user's to resume
+  assert((await store.resume()).ok);
   host = fakeHost([() => Promise.reject(new Error("provider down"))]);
   threw = false;
   try {
@@ -211,4 +212,38 @@ Deno.test("goal loop: a cancelled turn pauses the goal; a failed turn blocks it"
   assertEquals(state.goal?.status, "blocked");
   assertEquals(state.goal?.reason, "the turn failed: provider down");
   assertEquals(state.goal?.usage.turns, 2);
+});
+
+Deno.test("goal store: the model cannot resume a goal the user paused; the user can", async () => {
+  const { store, state } = makeStore();
+  await store.create("Goal", { replace: false });
+  assert(await store.pause(USER_PAUSE));
+  const r = await store.setStatus("active", null);
+  assert(!r.ok);
+  assertStringIncludes(r.error, "only the user can resume it");
+  assertEquals(state.goal?.status, "paused");
+  assert((await store.resume()).ok);
+  assertEquals(state.goal?.status, "active");
+  // A pause by the model is the model's to lift.
+  await store.setStatus("paused", "waiting");
+  assert((await store.setStatus("active", null)).ok);
+});
+
+Deno.test("goal loop: a rejected tool call pauses the goal instead of pressing on", async () => {
+  const { store, state } = makeStore();
+  await store.create("Goal", { replace: false });
+  const host = fakeHost([() => Promise.resolve()]);
+  const rejecting: GoalLoopHost = {
+    ...host,
+    turn: async (m) => ({ ...(await host.turn(m)), reason: "tool_rejected" }),
+    tokensUsed: 0,
+    nCheckpoints: 0,
+    cancelled: false,
+  };
+  const end = await pursueGoal(rejecting, store, {
+    role: "user",
+    content: [{ type: "text", text: "Goal" }],
+  });
+  assertEquals(end.outcome, "paused");
+  assertEquals(state.goal?.reason, "a tool call was rejected");
 });
