@@ -6,12 +6,19 @@
  */
 import { z } from "zod";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
+import { fileBackend } from "../lib/tooling/file_backend.ts";
 import { detectFileType, readHeader } from "../lib/tooling/file_type.ts";
 import { integer } from "../lib/tooling/param_types.ts";
-import { toolError, toolOk } from "../lib/tooling/result.ts";
+import { toolError, toolOk, toolRejected } from "../lib/tooling/result.ts";
 import { isSensitiveFile, sensitiveFileMessage } from "../lib/tooling/sensitive.ts";
 import { readForward, readTail, type TextWindow } from "../lib/tooling/text_window.ts";
-import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
+import type {
+  Tool,
+  ToolCallContext,
+  ToolEnv,
+  ToolFactory,
+  ToolReturnValue,
+} from "../lib/tooling/tool.ts";
 import { canonicalPath, resolveToolPath } from "../lib/tooling/workspace.ts";
 
 /** Most lines one call returns. */
@@ -94,7 +101,7 @@ class ReadFileTool implements Tool<ReadFileParams> {
     this.#shareDir = canonicalPath(env.shareDir, env.workDir);
   }
 
-  async call(params: ReadFileParams): Promise<ToolReturnValue> {
+  async call(params: ReadFileParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
     if (!params.path) {
       return toolError({ message: "File path cannot be empty.", brief: "Empty file path" });
     }
@@ -108,6 +115,16 @@ class ReadFileTool implements Tool<ReadFileParams> {
       const decision = this.#env.scope.check("read", p);
       if (!decision.allowed) {
         return toolError({ message: decision.message, brief: "Sandbox denied" });
+      }
+      const ruled = await ctx.requestApproval({
+        action: "read file",
+        description: `Read file \`${p}\``,
+        display: [],
+        subject: { kind: "file", path: p, access: "read" },
+        unruled: "allow",
+      });
+      if (!ruled.approved) {
+        return toolRejected(ruled.feedback, { isRoot: this.#env.isRoot, denial: ruled.denial });
       }
 
       let info: Deno.FileInfo;
@@ -144,12 +161,14 @@ class ReadFileTool implements Tool<ReadFileParams> {
         maxBytes: MAX_BYTES,
         maxLineLength: MAX_LINE_LENGTH,
       };
+      const files = fileBackend(this.#env);
+      const source = () => files.chunks(p);
       if (params.line_offset < 0) {
-        const win = await readTail(p, -params.line_offset, limits);
+        const win = await readTail(source, -params.line_offset, limits);
         const start = win.lines.length > 0 ? win.lines[0].lineNo : win.totalLines + 1;
         return render(win, params.n_lines, start);
       }
-      const win = await readForward(p, params.line_offset, limits);
+      const win = await readForward(source, params.line_offset, limits);
       return render(win, params.n_lines, params.line_offset);
     } catch (e) {
       return toolError({

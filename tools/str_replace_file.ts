@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { readAsset } from "../lib/assets/mod.ts";
 import { buildDiffBlocks } from "../lib/tooling/diff_blocks.ts";
+import { fileBackend } from "../lib/tooling/file_backend.ts";
 import { editAction } from "../lib/tooling/file_actions.ts";
 import { resolveFileTarget } from "../lib/tooling/file_target.ts";
 import { toolError, toolOk, toolRejected } from "../lib/tooling/result.ts";
@@ -102,7 +103,14 @@ class StrReplaceFileTool implements Tool<StrReplaceFileParams> {
       if (edits.some((e) => e.old === "")) {
         return toolError({ message: "The `old` string cannot be empty.", brief: "Invalid edit" });
       }
-      const raw = new TextDecoder().decode(await Deno.readFile(p));
+      const files = fileBackend(env);
+      const raw = await files.readText(p);
+      if (raw === null) {
+        return toolError({
+          message: `\`${params.path}\` does not exist.`,
+          brief: "File not found",
+        });
+      }
       const crlf = raw.includes("\r\n");
       const original = crlf ? raw.replaceAll("\r\n", "\n") : raw;
       let content = original;
@@ -128,13 +136,16 @@ class StrReplaceFileTool implements Tool<StrReplaceFileParams> {
           action: editAction(target.inside),
           description: `Edit file \`${p}\``,
           display: diff,
+          subject: { kind: "file", path: p },
         });
-        if (!outcome.approved) return toolRejected(outcome.feedback, { isRoot: env.isRoot });
+        if (!outcome.approved) {
+          return toolRejected(outcome.feedback, { isRoot: env.isRoot, denial: outcome.denial });
+        }
       }
 
       await env.fileHistory?.beforeChange(p);
       try {
-        await Deno.writeTextFile(p, crlf ? content.replaceAll("\n", "\r\n") : content);
+        await files.writeText(p, crlf ? content.replaceAll("\n", "\r\n") : content);
       } finally {
         await env.fileHistory?.afterChange(p);
       }

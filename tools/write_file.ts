@@ -8,6 +8,7 @@ import { dirname } from "node:path";
 import { z } from "zod";
 import { readAsset } from "../lib/assets/mod.ts";
 import { buildDiffBlocks } from "../lib/tooling/diff_blocks.ts";
+import { fileBackend } from "../lib/tooling/file_backend.ts";
 import { editAction } from "../lib/tooling/file_actions.ts";
 import { resolveFileTarget } from "../lib/tooling/file_target.ts";
 import { toolError, toolOk, toolRejected } from "../lib/tooling/result.ts";
@@ -34,16 +35,6 @@ export const WriteFileParamsSchema = z.object({
 /** WriteFile parameters. */
 export type WriteFileParams = z.infer<typeof WriteFileParamsSchema>;
 
-/** Read a file as UTF-8 (invalid bytes replaced), or `null` when it does not exist. */
-export async function readTextOrNull(path: string): Promise<string | null> {
-  try {
-    return new TextDecoder().decode(await Deno.readFile(path));
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return null;
-    throw e;
-  }
-}
-
 class WriteFileTool implements Tool<WriteFileParams> {
   readonly name = "WriteFile";
   readonly description = readAsset("tools/write_file.md");
@@ -69,7 +60,8 @@ class WriteFileTool implements Tool<WriteFileParams> {
         });
       }
 
-      const oldText = await readTextOrNull(p);
+      const files = fileBackend(env);
+      const oldText = await files.readText(p);
       const newText = params.mode === "overwrite"
         ? params.content
         : (oldText ?? "") + params.content;
@@ -80,17 +72,20 @@ class WriteFileTool implements Tool<WriteFileParams> {
           action: editAction(target.inside),
           description: `Write file \`${p}\``,
           display: diff,
+          subject: { kind: "file", path: p },
         });
-        if (!outcome.approved) return toolRejected(outcome.feedback, { isRoot: env.isRoot });
+        if (!outcome.approved) {
+          return toolRejected(outcome.feedback, { isRoot: env.isRoot, denial: outcome.denial });
+        }
       }
 
       await env.fileHistory?.beforeChange(p);
+      let size: number;
       try {
-        await Deno.writeTextFile(p, params.content, { append: params.mode === "append" });
+        size = await files.writeText(p, params.content, { append: params.mode === "append" });
       } finally {
         await env.fileHistory?.afterChange(p);
       }
-      const size = (await Deno.stat(p)).size;
       const verb = params.mode === "overwrite" ? "overwritten" : "appended to";
       return toolOk({
         output: "",

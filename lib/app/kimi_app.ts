@@ -5,7 +5,9 @@
  *
  * @module
  */
+import { join } from "node:path";
 import { lazyImport } from "../lazy_import.ts";
+import { log } from "../log.ts";
 import type { AgentSpecSource, ResolvedAgentSpec } from "../agent/spec.ts";
 import type { Config } from "../config/schema.ts";
 import { createLLM } from "../llm/create.ts";
@@ -23,6 +25,8 @@ import { shortenTitle } from "../session/title.ts";
 import { extractText } from "../llm/message.ts";
 import { DenoPermissionScope, type PermissionScope } from "../tooling/scope.ts";
 import type { ToolEnv } from "../tooling/tool.ts";
+import type { FileBackend } from "../tooling/file_backend.ts";
+import type { TerminalBackend } from "../tooling/terminal_backend.ts";
 import {
   PendingRequest,
   type Question,
@@ -30,8 +34,12 @@ import {
   type UserInput,
 } from "../wire/messages.ts";
 import { createSubagentService } from "./subagent_wiring.ts";
+import { SubagentManager } from "../subagents/service.ts";
 import { loadAgentTools } from "./tool_loading.ts";
 import { ApprovalRuntime, ApprovalState } from "../soul/approval.ts";
+import { PermissionRuleSet } from "../permission/rule_set.ts";
+import { ruleLocation } from "../permission/rules.ts";
+import { canonicalPath } from "../tooling/workspace.ts";
 import { childEnvironment, readableEnvironment } from "./child_env.ts";
 import { Context } from "../soul/context.ts";
 import { FileSnapshots } from "../session/file_snapshots.ts";
@@ -50,6 +58,7 @@ import { createMcpManager } from "../mcp/setup.ts";
 import { HookEngine } from "../hooks/engine.ts";
 import { TaskNotificationQueue } from "../background/notifications.ts";
 import { getTaskManager } from "../background/task_manager.ts";
+import { backgroundSettings } from "../background/settings.ts";
 
 /** Options of {@link KimiApp.create}. */
 export interface KimiAppOptions {
@@ -91,6 +100,17 @@ export interface KimiAppOptions {
   mcpServers?: McpServers;
   /** Receives a line per MCP server that failed or needs authorization (stderr). */
   reportMcp?: (line: string) => void;
+  /** Where file tools read and write text (default: the local disk). */
+  files?: FileBackend;
+  /** Where Shell runs foreground commands (default: local processes). */
+  terminal?: TerminalBackend;
+  /**
+   * The user's config file, where saved approval rules live (null: config from `--config`
+   * text; undefined: `<share>/config.toml`).
+   */
+  configFile?: string | null;
+  /** Reports problems with approval rules at start-up (default: the log only). */
+  reportRules?: (line: string) => void;
 }
 
 /** A runnable agent bound to a session. */
@@ -159,6 +179,7 @@ export class KimiApp {
       afk: state.approval.afk,
       runtimeAfk: opts.runtimeAfk,
       actions: state.approval.auto_approve_actions,
+      grants: state.approval.session_rules,
       persist: async (s) => {
         session.state.approval = { ...session.state.approval, ...s };
         await session.saveState();
@@ -200,7 +221,31 @@ export class KimiApp {
     }
 
     const toolset = new Toolset();
-    const approval = new ApprovalRuntime(approvalState);
+    const rules = await PermissionRuleSet.load({
+      userFile: opts.configFile === undefined
+        ? join(session.shareDir, "config.toml")
+        : opts.configFile,
+      inlinePermission: config.permission,
+      workDir: session.workDir,
+      // Keep the in-memory config in step, so a later save of it (e.g. /theme) keeps the rules.
+      onUserRulesChanged: (raw) => (config.permission = { ...config.permission, rules: raw }),
+    });
+    for (const p of rules.problems) {
+      const line = `Approval rule problem in ${ruleLocation(p)}: ${p.message}`;
+      log("WARNING", "approval", line);
+      opts.reportRules?.(line);
+    }
+    const approval = new ApprovalRuntime(approvalState, {
+      rules,
+      ruleContext: {
+        workDir: session.workDir,
+        home: opts.getEnv("HOME") ?? opts.getEnv("USERPROFILE") ?? null,
+        protectedPaths: [
+          ...(rules.userFile ? [rules.userFile] : []),
+          rules.projectFile,
+        ].map((p) => canonicalPath(p, session.workDir)),
+      },
+    });
     const plan = new PlanMode({
       home: homeDir(opts.getEnv, session.shareDir),
       store: { state: () => session.state, save: () => session.saveState() },
@@ -272,6 +317,7 @@ export class KimiApp {
       notifications: () => taskNotes?.drain() ?? Promise.resolve([]),
     });
     hooks.setEmitter((e) => soul.emit(e));
+    approval.setCheckpointSource(() => soul.context.nCheckpoints - 1);
     await plan.restore();
     // A goal that was running when the last process ended waits for `/goal resume`.
     if (opts.resumed) await goals.pause(SESSION_RESUMED);
@@ -315,13 +361,7 @@ export class KimiApp {
         moonshotSearch: service(config.services.moonshot_search),
         moonshotFetch: service(config.services.moonshot_fetch),
       },
-      background: {
-        maxRunningTasks: bg.max_running_tasks,
-        readMaxBytes: bg.read_max_bytes,
-        notificationTailLines: bg.notification_tail_lines,
-        notificationTailChars: bg.notification_tail_chars,
-        killGracePeriodMs: bg.kill_grace_period_ms,
-      },
+      background: backgroundSettings(bg),
       childEnv: () =>
         childEnvironment(readableEnvironment(), { values: secretValues, names: secretNames }),
       planMode: () => ({ active: soul.planMode, planFile: soul.planMode ? plan.planFile : null }),
@@ -356,6 +396,8 @@ export class KimiApp {
         beforeChange: (path) => fileSnapshots.recordBefore(path, context.nCheckpoints - 1),
         afterChange: (path) => fileSnapshots.recordAfter(path, context.nCheckpoints - 1),
       },
+      files: opts.files,
+      terminal: opts.terminal,
       request: <T extends RequestType>(req: PendingRequest<T>) => {
         soul.emit(req as PendingRequest);
         return req.result;
@@ -383,6 +425,9 @@ export class KimiApp {
           ),
       }),
     };
+    // Settle subagent instances an earlier run left running in the background (their files
+    // only; it runs alongside start-up).
+    if (env.subagents instanceof SubagentManager) env.subagents.recover().catch(() => {});
     for (const tool of await loadAgentTools(agent.tools, env, { disabled, scope })) {
       toolset.add(tool);
     }

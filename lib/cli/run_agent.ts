@@ -16,6 +16,7 @@ import { runSessionEnd, runSessionStart } from "../hooks/session_hooks.ts";
 import type { CliOptions } from "./options.ts";
 import { UsageError } from "./options.ts";
 import { loadRunMcpServers, type RunResources } from "./mcp_run.ts";
+import { fatalErrorText } from "./fatal_error.ts";
 
 /** Read an environment variable, treating a denied read as unset. */
 export function safeGetEnv(name: string): string | undefined {
@@ -31,18 +32,26 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   const shareDir = await ensureShareDir(safeGetEnv);
   configureLog({ shareDir, debug: opts.debug });
   let config: Config;
+  let notices: string[] = [];
+  let configPath: string | null;
   try {
-    ({ config } = await loadConfig({
+    ({ config, path: configPath, notices = [] } = await loadConfig({
       shareDir,
       configFile: opts.configFile,
       configText: opts.configText,
     }));
   } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      return 1;
-    }
-    throw err;
+    if (!(err instanceof ConfigError)) throw err;
+    // A bad `--config` text is a usage error of that flag (exit 2); a bad config file is a
+    // fatal error of the run: logged, and reported with where the log is (exit 1).
+    if (opts.configText !== undefined) throw new UsageError(err.message, "--config");
+    log("ERROR", "cli", `Invalid configuration: ${err.message}`);
+    console.error(fatalErrorText(err.message, shareDir));
+    return 1;
+  }
+  for (const notice of notices) {
+    log("WARNING", "config", notice);
+    console.error(notice);
   }
   const run: RunResources = { mcpServers: await loadRunMcpServers(opts, shareDir), app: null };
 
@@ -52,7 +61,7 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     try {
       session = await Session.continue({ shareDir, workDir: opts.workDir });
     } catch (err) {
-      if (err instanceof SessionError) throw new UsageError(err.message);
+      if (err instanceof SessionError) throw new UsageError(err.message, "--continue");
       throw err;
     }
   } else if (opts.session) {
@@ -73,7 +82,7 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   }
 
   try {
-    return await runUI(opts, config, session, resumed, run);
+    return await runUI(opts, { config, path: configPath }, session, resumed, run);
   } finally {
     await run.app?.mcp?.close(); // stops MCP server processes
     if (!config.background.keep_alive_on_exit) {
@@ -91,14 +100,17 @@ export async function runAgent(opts: CliOptions): Promise<number> {
 
 async function runUI(
   opts: CliOptions,
-  config: Config,
+  loaded: { config: Config; path: string | null },
   session: Session,
   resumed: boolean,
   run: RunResources,
 ): Promise<number> {
+  const config = loaded.config;
   const appOptions: KimiAppOptions = {
     mcpServers: run.mcpServers,
     reportMcp: (line) => console.error(line),
+    configFile: loaded.path,
+    reportRules: (line) => console.error(line),
     config,
     session,
     modelAlias: opts.model,

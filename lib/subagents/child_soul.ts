@@ -73,6 +73,7 @@ export async function buildSubagentSoul(opts: BuildSubagentSoulOptions): Promise
     dmail: undefined,
     subagents: undefined,
     goals: undefined,
+    terminal: undefined, // a client terminal shows the root agent's tool calls only
     todos: {
       get: () => todos,
       set: (items) => {

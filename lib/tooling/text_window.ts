@@ -112,21 +112,38 @@ class LineAssembler {
 /** Decides, line by line, whether to keep collecting. */
 type Collector = (line: WindowLine) => boolean;
 
+/** What a window is read from: a local file path, or a producer of the text's UTF-8 chunks. */
+export type TextSource = string | (() => AsyncIterable<Uint8Array>);
+
+async function* chunksOf(source: TextSource): AsyncIterable<Uint8Array> {
+  if (typeof source !== "string") {
+    yield* source();
+    return;
+  }
+  using file = await Deno.open(source, { read: true });
+  const buf = new Uint8Array(CHUNK_BYTES);
+  while (true) {
+    const n = await file.read(buf);
+    if (n === null) return;
+    yield buf.subarray(0, n);
+  }
+}
+
 /**
  * Stream the file once: count all lines, and hand each line from `startLine` on to `collect`
  * until it returns false. Returns the total number of lines.
  */
-async function scan(path: string, startLine: number, collect: Collector | null): Promise<number> {
-  using file = await Deno.open(path, { read: true });
-  const buf = new Uint8Array(CHUNK_BYTES);
+async function scan(
+  source: TextSource,
+  startLine: number,
+  collect: Collector | null,
+): Promise<number> {
   const asm = collect ? new LineAssembler(Infinity) : null;
   let lineNo = 1; // number of the line being read
   let collecting = collect !== null && startLine <= 1;
   let partial = false; // bytes seen after the last newline
-  while (true) {
-    const n = await file.read(buf);
-    if (n === null) break;
-    const chunk = buf.subarray(0, n);
+  for await (const chunk of chunksOf(source)) {
+    const n = chunk.length;
     let pos = 0;
     while (pos < n) {
       const nl = chunk.indexOf(NL, pos);
@@ -182,7 +199,7 @@ export interface ReadWindowOptions {
 
 /** Read up to `nLines` lines starting at line `offset` (1-based). */
 export async function readForward(
-  path: string,
+  path: TextSource,
   offset: number,
   opts: ReadWindowOptions,
 ): Promise<TextWindow> {
@@ -213,7 +230,7 @@ export async function readForward(
  * trimmed from the front to fit `maxBytes`.
  */
 export async function readTail(
-  path: string,
+  path: TextSource,
   tail: number,
   opts: ReadWindowOptions,
 ): Promise<TextWindow> {

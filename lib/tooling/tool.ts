@@ -22,23 +22,61 @@ import type {
 import type { PermissionScope } from "./scope.ts";
 import type { GoalService } from "./goal_service.ts";
 import type { SubagentService } from "./subagent_service.ts";
+import type { FileBackend } from "./file_backend.ts";
+import type { TerminalBackend } from "./terminal_backend.ts";
 
 export type { ToolReturnValue };
 
+/**
+ * What an approval is about, in the form approval rules match: a shell command line, a file
+ * change (resolved absolute path), an MCP server's tool, or just the calling tool.
+ */
+export type ApprovalSubject =
+  | { kind: "shell"; command: string }
+  | {
+    kind: "file";
+    /** Resolved absolute path. */
+    path: string;
+    /** Whether the file is read or changed (default: write). */
+    access?: "read" | "write";
+  }
+  | { kind: "mcp"; server: string; tool: string }
+  | { kind: "tool" };
+
 /** What a tool asks the user to approve. */
 export interface ApprovalAsk {
-  /** Approval action, e.g. `run command`, `edit file`; "approve for session" is keyed on it. */
+  /** Approval action, e.g. `run command`, `edit file` (shown to the user and on the wire). */
   action: string;
   /** One line describing exactly what will happen. */
   description: string;
   /** Blocks shown above the question (diff, shell command). */
   display: DisplayBlock[];
+  /** What approval rules are matched against (default: the calling tool). */
+  subject?: ApprovalSubject;
+  /**
+   * What happens when no rule decides: `ask` (default), or `allow` for calls that only need
+   * checking against rules (reads: approved unless a deny or ask rule matches).
+   */
+  unruled?: "ask" | "allow";
+}
+
+/** A refusal by a permission rule. */
+export interface RuleDenial {
+  /** The message for the model. */
+  message: string;
+  /** The refusing rule's pattern, or null when no rule could be checked. */
+  rule: string | null;
 }
 
 /** The user's answer to an approval request. */
 export type ApprovalOutcome =
   | { approved: true }
-  | { approved: false; feedback: string };
+  | {
+    approved: false;
+    feedback: string;
+    /** Set when a permission rule refused the call without asking. */
+    denial?: RuleDenial;
+  };
 
 /** A built-in or loaded tool, ready to be offered to the model. */
 export interface Tool<P = any> {
@@ -61,6 +99,11 @@ export interface Tool<P = any> {
 export interface ToolCallContext {
   /** Id of the tool call being answered. */
   readonly toolCallId: string;
+  /**
+   * The model's argument string for this call, byte for byte as it streamed (null when the
+   * model sent none). Tools that forward a call elsewhere (wire client tools) pass this on.
+   */
+  readonly rawArguments?: string | null;
   /** Aborted when the turn is cancelled; tools must stop and kill children. */
   readonly signal: AbortSignal;
   /** Ask the user to approve an action (auto-approved in yolo/afk or when whitelisted). */
@@ -163,6 +206,13 @@ export interface ToolEnv {
   request<T extends RequestType>(req: PendingRequest<T>): Promise<RequestResult<T>>;
   /** Subagent launching for the `Agent` tool (root agents only; absent in subagents). */
   readonly subagents?: SubagentService;
+  /**
+   * Where file tools read and write text after their path checks (absent: the local disk; an
+   * ACP client's editor buffers when it offers `fs/*`).
+   */
+  readonly files?: FileBackend;
+  /** Where Shell runs foreground commands (absent: a local process; an ACP client terminal). */
+  readonly terminal?: TerminalBackend;
   /** The session goal for the goal tools (root agent with a session only). */
   readonly goals?: GoalService;
 }
@@ -189,6 +239,27 @@ export interface BackgroundSettings {
   readonly notificationTailChars: number;
   /** Grace period between SIGTERM and SIGKILL. */
   readonly killGracePeriodMs: number;
+  /** How often a running task's `runtime.json` heartbeat is refreshed (default 5000 ms). */
+  readonly heartbeatIntervalMs?: number;
+  /** How often `control.json` is checked for a stop request (default 500 ms). */
+  readonly controlPollIntervalMs?: number;
+  /** A task whose heartbeat is older than this is no longer running (default 15000 ms). */
+  readonly staleAfterMs?: number;
+  /**
+   * Shell tasks outlive kimi (`background.keep_alive_on_exit`): each runs under a detached
+   * `kimi __background-task-worker` whose command line this builds. `null`/absent: tasks run
+   * in this process and stop when it exits.
+   */
+  readonly keepAliveWorker?: ((launch: WorkerLaunch) => string[]) | null;
+}
+
+/** What a detached background worker is started for. */
+export interface WorkerLaunch {
+  /** The task's folder (the worker reads and writes only there). */
+  readonly taskDir: string;
+  /** The programs the worker may run: what it spawns (the shell or the sandbox wrapping it)
+   * and the shell whose `kill` stops the process group. */
+  readonly programs: readonly string[];
 }
 
 /** Builds a tool for one agent, or returns `null` when it does not apply. */

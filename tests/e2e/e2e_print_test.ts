@@ -268,7 +268,9 @@ Deno.test("CLI errors: mutually exclusive flags, empty prompt, --version and inf
     const v = await sb.run(["--version"]);
     assertEquals(v.stdout, "kimi, version 1.49.0\n");
     const info = JSON.parse((await sb.run(["info", "--json"])).stdout);
-    assertEquals(info.wire_protocol_version, "1.10");
+    assertEquals(info.wire_protocol_version, "1.12");
+    assertEquals(info.permission_rules, []);
+    assertEquals(info.permission_problems, []);
     assertEquals(info.agent_spec_versions, ["1"]);
     assertEquals(info.kimi_cli_version, "1.49.0");
     const notty = await sb.run([]);
@@ -314,9 +316,9 @@ Deno.test("a background task started in one turn is listed and read in the next"
     assertStringIncludes(listed, "slow echo");
     const [dir] = await sb.sessionDirs();
     // The task's record and output are kept on disk under the session.
-    const record = JSON.parse(await Deno.readTextFile(`${dir}/tasks/${taskId}/task.json`));
-    assertEquals(record.description, "slow echo");
-    assert((await Deno.stat(`${dir}/tasks/${taskId}/output`)).isFile);
+    const spec = JSON.parse(await Deno.readTextFile(`${dir}/tasks/${taskId}/spec.json`));
+    assertEquals(spec.description, "slow echo");
+    assert((await Deno.stat(`${dir}/tasks/${taskId}/output.log`)).isFile);
   } finally {
     await sb.cleanup();
   }

@@ -47,7 +47,7 @@ Deno.test("wire: AgentSwarm of 32 items, concurrency 4: one result per item, a f
       loop_control: { max_retries_per_step: 1 },
     });
     const wp = spawnWire(sb, ["--config-file", config]);
-    await wp.call("init", "initialize", { protocol_version: "1.11" });
+    await wp.call("init", "initialize", { protocol_version: "1.12" });
     const approvals: any[] = [];
     const { lines, response } = await wp.call("p1", "prompt", { user_input: "review all" }, (m) => {
       if (m.params?.type !== "ApprovalRequest") return undefined;
@@ -140,7 +140,7 @@ Deno.test("wire: cancelling mid-swarm stops the running items and never starts t
     ];
     const config = await sb.scriptedConfig(scripts);
     const wp = spawnWire(sb, ["--config-file", config]);
-    await wp.call("init", "initialize", { protocol_version: "1.11" });
+    await wp.call("init", "initialize", { protocol_version: "1.12" });
     await wp.send({ jsonrpc: "2.0", id: "p1", method: "prompt", params: { user_input: "go" } });
     let pending = 0;
     const seen: WireLine[] = [];
@@ -181,7 +181,7 @@ Deno.test("wire: cancelling mid-swarm stops the running items and never starts t
   }
 });
 
-Deno.test("wire: a 1.10 client gets no SwarmUpdate or GoalUpdate events", async () => {
+Deno.test("wire: a 1.11 client gets no SwarmUpdate or GoalUpdate events", async () => {
   const sb = await kimiSandbox();
   try {
     const config = await sb.scriptedConfig([
@@ -195,7 +195,7 @@ Deno.test("wire: a 1.10 client gets no SwarmUpdate or GoalUpdate events", async 
       toolCallLine("g", "UpdateGoal", { status: "complete" }),
     ]);
     const wp = spawnWire(sb, ["--config-file", config]);
-    await wp.call("init", "initialize", { protocol_version: "1.10" });
+    await wp.call("init", "initialize", { protocol_version: "1.11" });
     const { lines } = await wp.call("p1", "prompt", { user_input: "/goal Do both items" });
     const types = new Set(events(lines).map((e) => e.type));
     assert(types.has("SubagentEvent"));

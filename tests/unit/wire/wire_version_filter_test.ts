@@ -158,12 +158,39 @@ Deno.test("kimi-agent-sdk quirks: no PlanDisplay, SubagentEvent needs a parent i
   assertEquals(filterForClient(sdk, turnEnd), turnEnd);
 });
 
-Deno.test("version filter: GoalUpdate and SwarmUpdate reach 1.11 clients only", () => {
+Deno.test("approval rule choices: fields and approve_always only from wire 1.11", () => {
+  const req = {
+    type: "ApprovalRequest",
+    payload: {
+      id: "r",
+      action: "run command",
+      display: [],
+      grant_patterns: ["Shell(git status *)"],
+      rule_file: "/c.toml",
+      options: [{ id: "approve", label: "Approve once" }],
+    },
+  };
+  assertEquals(filterForVersion(v("1.10"), req)!.payload, {
+    id: "r",
+    action: "run command",
+    display: [],
+  });
+  assertEquals(filterForVersion(v("1.11"), req)!.payload, req.payload);
+  const resp = {
+    type: "ApprovalResponse",
+    payload: { request_id: "r", response: "approve_always", feedback: "" },
+  };
+  assertEquals(filterForVersion(v("1.10"), resp)!.payload.response, "approve_for_session");
+  assertEquals(filterForVersion(v("1.11"), resp)!.payload.response, "approve_always");
+  assertEquals(filterForVersion(null, resp)!.payload.response, "approve_always");
+});
+
+Deno.test("version filter: GoalUpdate and SwarmUpdate reach 1.12 clients only", () => {
   const goal = { type: "GoalUpdate", payload: { goal: null, queue: [], outcome: null } };
   const swarm = { type: "SwarmUpdate", payload: { swarm_id: "s" } };
   for (const env of [goal, swarm]) {
-    assertEquals(filterForVersion([1, 10], env), null);
-    assertEquals(filterForVersion([1, 11], env), env);
+    assertEquals(filterForVersion([1, 11], env), null);
+    assertEquals(filterForVersion([1, 12], env), env);
     assertEquals(filterForVersion(null, env), env);
   }
 });
