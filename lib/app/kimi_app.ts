@@ -23,6 +23,7 @@ import type { Session } from "../session/session.ts";
 import { loadState, saveState } from "../session/state.ts";
 import { shortenTitle } from "../session/title.ts";
 import { extractText } from "../llm/message.ts";
+import { registerControlPaths } from "../tooling/control_paths.ts";
 import { DenoPermissionScope, type PermissionScope } from "../tooling/scope.ts";
 import type { ToolEnv } from "../tooling/tool.ts";
 import type { FileBackend } from "../tooling/file_backend.ts";
@@ -150,7 +151,7 @@ export class KimiApp {
   /** Build the agent for a session. */
   static async create(opts: KimiAppOptions): Promise<KimiApp> {
     const { config, session } = opts;
-    const [{ resolveModel }, { loadAgentSpec }, sp] = await Promise.all([
+    const [{ resolveModel }, { loadAgentSpec, agentControlPaths }, sp] = await Promise.all([
       lazyImport<typeof import("../config/model_resolution.ts")>(
         "../config/model_resolution.ts",
         import.meta.url,
@@ -170,6 +171,7 @@ export class KimiApp {
       writeStdout: opts.writeStdout,
     });
     const agent = await loadAgentSpec(opts.agent);
+    registerControlPaths("agent", agentControlPaths(agent));
 
     const state = session.state;
     state.approval.yolo = state.approval.yolo || opts.yolo || config.default_yolo;

@@ -17,6 +17,12 @@ import type { CliOptions } from "./options.ts";
 import { UsageError } from "./options.ts";
 import { loadRunMcpServers, type RunResources } from "./mcp_run.ts";
 import { fatalErrorText } from "./fatal_error.ts";
+import { resolve } from "node:path";
+import {
+  type ControlPath,
+  registerControlPaths,
+  shareControlPaths,
+} from "../tooling/control_paths.ts";
 
 /** Read an environment variable, treating a denied read as unset. */
 export function safeGetEnv(name: string): string | undefined {
@@ -25,6 +31,28 @@ export function safeGetEnv(name: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The control paths named on the command line: the config and MCP config files in use. */
+function cliControlPaths(opts: CliOptions): ControlPath[] {
+  const paths: ControlPath[] = [];
+  if (opts.configFile && opts.configText === undefined) {
+    paths.push({
+      path: resolve(opts.configFile),
+      kind: "file",
+      what: "the config file in use (API keys, hooks, MCP servers)",
+      secret: true,
+    });
+  }
+  for (const file of opts.mcpConfigFiles) {
+    paths.push({
+      path: resolve(file),
+      kind: "file",
+      what: "an MCP config file in use (commands kimi runs, their secrets)",
+      secret: true,
+    });
+  }
+  return paths;
 }
 
 /** Run the agent in the selected UI; resolves with the exit code. */
@@ -53,6 +81,8 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     log("WARNING", "config", notice);
     console.error(notice);
   }
+  registerControlPaths("share", shareControlPaths(shareDir));
+  registerControlPaths("cli", cliControlPaths(opts));
   const run: RunResources = { mcpServers: await loadRunMcpServers(opts, shareDir), app: null };
 
   let session: Session;

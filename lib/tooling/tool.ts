@@ -51,6 +51,11 @@ export interface ApprovalAsk {
   description: string;
   /** Blocks shown above the question (diff, shell command). */
   display: DisplayBlock[];
+  /**
+   * Ask even in yolo mode and when the action was approved for the session; refused when no
+   * user is present (afk, print mode). For changes to kimi's own control files.
+   */
+  mustAsk?: boolean;
   /** What approval rules are matched against (default: the calling tool). */
   subject?: ApprovalSubject;
   /**
