@@ -4,6 +4,7 @@
  * codes, survival across compaction, `/undo` and a kill -9 + resume.
  */
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
+import { startMockOpenAI } from "../helpers/mock_openai.ts";
 import {
   denoDir,
   type KimiSandbox,
@@ -267,6 +268,44 @@ Deno.test("goal: the model starts a goal with CreateGoal mid-turn and the run ke
     assertEquals(updates.at(-1)!.payload.outcome, "achieved");
     assertEquals((await state(sb)).goal, null);
   } finally {
+    await sb.cleanup();
+  }
+});
+
+Deno.test("goal: the goal-loop tools reach the model only while a goal exists (OpenAI path)", async () => {
+  const sb = await kimiSandbox();
+  const mock = await startMockOpenAI();
+  try {
+    const config = await sb.openaiConfig(mock.url);
+    const toolNames = (i: number): string[] =>
+      (mock.requests.filter((r) => r.method === "POST")[i].body.tools ?? []).map((
+        t: { function: { name: string } },
+      ) => t.function.name);
+    mock.enqueue({ text: "hi" });
+    let r = await sb.run(["--print", "--config-file", config, "-S", SESSION, "-p", "hello"]);
+    assertEquals(r.code, 0, r.stdout + r.stderr);
+    let names = toolNames(0);
+    assert(names.includes("CreateGoal") && names.includes("AgentSwarm"), names.join());
+    for (const hidden of ["GetGoal", "UpdateGoal", "SetGoalBudget"]) {
+      assert(!names.includes(hidden), hidden);
+    }
+
+    mock.enqueue({
+      toolCalls: [{
+        id: "u1",
+        name: "UpdateGoal",
+        arguments: JSON.stringify({ status: "complete" }),
+      }],
+    });
+    r = await sb.run(["--print", "--config-file", config, "-S", SESSION, "-p", "/goal Say hi"]);
+    assertEquals(r.code, 0, r.stdout + r.stderr);
+    names = toolNames(1);
+    for (const shown of ["GetGoal", "UpdateGoal", "SetGoalBudget"]) {
+      assert(names.includes(shown), shown);
+    }
+    assertEquals((await state(sb)).goal, null);
+  } finally {
+    await mock.close();
     await sb.cleanup();
   }
 });
