@@ -5,7 +5,8 @@
  * goes to the parent's wire as `SwarmUpdate` events (item deltas plus counts); the items'
  * own events arrive as `SubagentEvent`s of the swarm's tool call.
  *
- * Bounded with 128 items: at most `concurrency` souls, wires and open files exist at a time,
+ * Bounded with 128 items: at most `concurrency` souls, wires and open files exist at a time
+ * (and at most 128 across swarms running side by side, e.g. parallel AgentSwarm calls),
  * and each item keeps at most {@link SWARM_OUTPUT_CHARS} characters of its summary (the full
  * text stays in the instance's `output` file).
  *
@@ -112,9 +113,46 @@ function clip(text: string, agentId: string | null): string {
   return `${text.slice(0, SWARM_OUTPUT_CHARS)}\n[... summary truncated${where}]`;
 }
 
+/** A counting semaphore whose waits end early (false) when their signal aborts. */
+class Slots {
+  #free: number;
+  readonly #waiters: (() => void)[] = [];
+
+  constructor(n: number) {
+    this.#free = n;
+  }
+
+  /** Take a slot; false when `signal` aborted first. */
+  async acquire(signal: AbortSignal): Promise<boolean> {
+    while (this.#free === 0) {
+      if (signal.aborted) return false;
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          signal.removeEventListener("abort", wake);
+          const i = this.#waiters.indexOf(wake);
+          if (i >= 0) this.#waiters.splice(i, 1);
+          resolve();
+        };
+        this.#waiters.push(wake);
+        signal.addEventListener("abort", wake, { once: true });
+      });
+    }
+    if (signal.aborted) return false;
+    this.#free--;
+    return true;
+  }
+
+  /** Give a slot back and wake one waiter. */
+  release(): void {
+    this.#free++;
+    this.#waiters[0]?.();
+  }
+}
+
 /** The swarms of one root agent. */
 export class SwarmRegistry {
   readonly #deps: SwarmDeps;
+  readonly #slots = new Slots(SWARM_CONCURRENCY_CEILING);
   #swarms: SwarmState[] = [];
 
   /** Create the registry. */
@@ -180,8 +218,15 @@ export class SwarmRegistry {
     let next = 0;
     const worker = async () => {
       while (next < prompts.length && !ctx.signal.aborted) {
-        const i = next++;
-        await this.#runItem(swarm, swarm.items[i], prompts[i], req, ctx);
+        // Several swarms at once (parallel AgentSwarm calls) share one ceiling.
+        if (!(await this.#slots.acquire(ctx.signal))) return;
+        try {
+          if (next >= prompts.length || ctx.signal.aborted) return;
+          const i = next++;
+          await this.#runItem(swarm, swarm.items[i], prompts[i], req, ctx);
+        } finally {
+          this.#slots.release();
+        }
       }
     };
     try {

@@ -148,3 +148,38 @@ Deno.test("swarm: concurrency defaults from config and never exceeds the items o
   assert(!("status" in r2));
   assertEquals(r2.concurrency, 5);
 });
+
+Deno.test("swarm: swarms running side by side share the 128-subagent ceiling", async () => {
+  let inFlight = 0;
+  let peak = 0;
+  const { reg } = registry(async (req) => {
+    inFlight++;
+    peak = Math.max(peak, inFlight);
+    await new Promise((r) => setTimeout(r, 2));
+    inFlight--;
+    return {
+      status: "completed",
+      agentId: "a",
+      actualType: "coder",
+      resumed: false,
+      summary: req.prompt,
+    };
+  });
+  const sig = new AbortController().signal;
+  const runs = await Promise.all(
+    [0, 1, 2].map((n) =>
+      reg.run(
+        request(100, {
+          concurrency: 100,
+          items: Array.from({ length: 100 }, (_, i) => `${n}-${i}`),
+        }),
+        { toolCallId: `t${n}`, signal: sig },
+      )
+    ),
+  );
+  assertEquals(peak, 128);
+  for (const r of runs) {
+    assert(!("status" in r));
+    assertEquals(r.results.filter((x) => x.status === "ok").length, 100);
+  }
+});
