@@ -32,7 +32,7 @@ const ECHO_TYPES = new Set(["_echo", "_scripted_echo"]);
 
 /**
  * Create the LLM, or null when the model is not usable (no base URL or model id for a real
- * provider): the soul then reports "LLM is not set".
+ * provider): the soul then reports "LLM not set" (the wire answers -32001 "LLM is not set").
  */
 export async function createLLM(
   resolved: ResolvedModel,
