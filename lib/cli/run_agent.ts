@@ -172,6 +172,16 @@ async function runUI(
         configPath: opts.configText !== undefined
           ? null
           : (opts.configFile ?? `${session.shareDir}/config.toml`),
+        reloadSources: async () => {
+          // /reload: the config file (or --config text) and the MCP server files, read again
+          const loaded = await loadConfig({
+            shareDir: session.shareDir,
+            configFile: opts.configFile,
+            configText: opts.configText,
+          });
+          run.mcpServers = appOptions.mcpServers = await loadRunMcpServers(opts, session.shareDir);
+          return loaded.config;
+        },
       });
       code = shell.code;
       session = shell.session;

@@ -15,7 +15,7 @@ import {
   usageInput,
   usageTotal,
 } from "../llm/message.ts";
-import type { LLM, ModelCapability } from "../llm/provider.ts";
+import type { LLM, ModelCapability, ToolSpec } from "../llm/provider.ts";
 import { estimateRequestTokens } from "../llm/token_estimate.ts";
 import { rejectionOf } from "../tooling/result.ts";
 import type { ToolCallContext, ToolReturnValue } from "../tooling/tool.ts";
@@ -198,6 +198,16 @@ export class KimiSoul {
   /** Soul-level slash commands. */
   get commands(): readonly SoulCommand[] {
     return this.#commands;
+  }
+
+  /** The signal of the running turn, or null between turns. */
+  get turnSignal(): AbortSignal | null {
+    return this.#signal;
+  }
+
+  /** The tool definitions the model sees. */
+  toolSpecs(): ToolSpec[] {
+    return this.toolset.specs();
   }
 
   /** Whether plan mode is on. */

@@ -22,6 +22,13 @@ export function atLeast(v: ProtocolVersion, min: ProtocolVersion): boolean {
   return v[0] !== min[0] ? v[0] > min[0] : v[1] >= min[1];
 }
 
+/**
+ * The version that added `Notification` events (finished background tasks and agents, sent
+ * between turns too). The reference emits them at 1.10 already; kimi for Deno gates them so
+ * 1.11 clients, which never saw one from us, are not surprised.
+ */
+export const NOTIFICATIONS_VERSION: ProtocolVersion = [1, 12];
+
 /** The version that introduced each message type (types not listed exist since 1.0). */
 export const MESSAGE_MIN_VERSION: Readonly<Record<string, ProtocolVersion>> = {
   TurnEnd: [1, 2],
@@ -34,6 +41,7 @@ export const MESSAGE_MIN_VERSION: Readonly<Record<string, ProtocolVersion>> = {
   BtwBegin: [1, 9],
   BtwEnd: [1, 9],
   StepRetry: [1, 10],
+  Notification: NOTIFICATIONS_VERSION,
 };
 
 /** The version that added approval rule choices (grant patterns, options, `approve_always`). */

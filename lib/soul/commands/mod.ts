@@ -11,6 +11,7 @@ import {
   yoloCommand,
 } from "../slash_commands.ts";
 import { addDirCommand } from "./add_dir.ts";
+import { btwCommand } from "./btw.ts";
 import { exportCommand } from "./export.ts";
 import { importCommand } from "./import.ts";
 import { initCommand } from "./init.ts";
@@ -29,4 +30,5 @@ export const SOUL_COMMANDS: readonly SoulCommand[] = [
   exportCommand,
   importCommand,
   undoCommand,
+  btwCommand,
 ];

@@ -26,6 +26,22 @@ export interface LineEditorOptions {
   completion: CompletionSource;
   /** Rows shown under the input (the status line). */
   footer: () => string[];
+  /** Extra key bindings, tried before the built-in ones; resolve true when a key was taken. */
+  keyBindings?: (key: Key, edit: EditorAccess) => boolean | Promise<boolean>;
+}
+
+/** What an extra key binding may do to the editor. */
+export interface EditorAccess {
+  /** The text typed so far. */
+  readonly text: string;
+  /** Whether the editor reads a prompt (false: type-ahead while a turn runs). */
+  readonly atPrompt: boolean;
+  /** Insert text at the cursor. */
+  insert(text: string): void;
+  /** Replace the whole text (cursor at the end). */
+  setText(text: string): void;
+  /** Show a hint under the input until the next key. */
+  hint(text: string): void;
 }
 
 /** What the editor does with keys while a turn runs (see {@link LineEditor.attachTurn}). */
@@ -204,6 +220,10 @@ export class LineEditor {
     this.#hint = "";
     if (key.name !== "tab") this.#menu = [];
     if (key.name !== "ctrl-c") this.#armedExit = false;
+    if (this.#opts.keyBindings && await this.#opts.keyBindings(key, this.#access())) {
+      this.#draw();
+      return;
+    }
     switch (key.name) {
       case "char":
       case "paste":
@@ -320,6 +340,16 @@ export class LineEditor {
         break;
     }
     this.#draw();
+  }
+
+  #access(): EditorAccess {
+    return {
+      text: this.#buf,
+      atPrompt: this.#ctx?.kind === "prompt",
+      insert: (text) => this.#insert(text),
+      setText: (text) => this.#setBuffer(text),
+      hint: (text) => (this.#hint = text),
+    };
   }
 
   #insert(text: string): void {

@@ -14,20 +14,10 @@ import { runSetup } from "./setup_wizard.ts";
 import { setTheme, style, type ThemeName } from "./theme.ts";
 import { select } from "./widgets.ts";
 
-/** What a command asks the shell to do next. */
-export type CommandOutcome = "exit" | void;
+import type { ShellCommand } from "./commands/command.ts";
+import { EXTRA_KEYS_HELP, MORE_SHELL_COMMANDS } from "./commands/mod.ts";
 
-/** A shell-level slash command. */
-export interface ShellCommand {
-  /** Name without the slash. */
-  name: string;
-  /** Other names. */
-  aliases: string[];
-  /** One-line description. */
-  description: string;
-  /** Run it. */
-  run(ctx: ShellContext, args: string): Promise<CommandOutcome>;
-}
+export type { CommandOutcome, ShellCommand } from "./commands/command.ts";
 
 const TITLE_MAX = 200;
 
@@ -171,28 +161,6 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
     },
   },
   {
-    name: "usage",
-    aliases: ["status"],
-    description: "Show model, context usage and session",
-    run(ctx) {
-      const app = ctx.app;
-      const llm = app.llm;
-      const tokens = app.soul.context.tokenCount;
-      const lines = [
-        `Model:    ${llm ? `${llm.modelAlias || "-"} (${llm.provider.modelName})` : "not set"}`,
-        `Context:  ${tokens} tokens` +
-        (llm
-          ? ` of ${llm.maxContextSize} (${((tokens / llm.maxContextSize) * 100).toFixed(1)}%)`
-          : ""),
-        `Session:  ${app.session.id}`,
-        `Work dir: ${app.session.workDir}`,
-        `Flags:    yolo=${app.soul.approval.state.yolo} afk=${app.soul.approval.state.afk} plan=${app.soul.planMode}`,
-      ];
-      ctx.print(lines.join("\n"));
-      return Promise.resolve();
-    },
-  },
-  {
     name: "debug",
     aliases: [],
     description: "Show the context the model sees",
@@ -279,6 +247,7 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
       ctx.print(`Theme set to ${name}.`);
     },
   },
+  ...MORE_SHELL_COMMANDS,
 ];
 
 /** Find a shell command by name or alias. */
@@ -300,6 +269,7 @@ function helpText(ctx: ShellContext): string {
   lines.push("  Enter send · Ctrl-J or Alt-Enter newline · Tab complete /commands and @paths");
   lines.push("  ↑/↓ history · Ctrl-C cancel (twice at an empty prompt: exit) · Ctrl-D exit");
   lines.push("  Ctrl-X toggle shell-command mode");
+  lines.push(...EXTRA_KEYS_HELP);
   return lines.join("\n");
 }
 

@@ -14,7 +14,16 @@ import type { KimiApp } from "../../app/kimi_app.ts";
 import { runTurn } from "../../soul/run_turn.ts";
 import { parseSlashCommand } from "../../soul/soul.ts";
 import type { Subscription } from "../../wire/broadcast.ts";
-import { isRequest, type PendingRequest, type WireMessage } from "../../wire/messages.ts";
+import {
+  isRequest,
+  type PendingRequest,
+  type UserInput,
+  type WireMessage,
+} from "../../wire/messages.ts";
+import { lazyImport } from "../../lazy_import.ts";
+import { AttachmentError, PromptAttachments } from "./attachments.ts";
+import { shellKeyBindings } from "./key_bindings.ts";
+import { notificationLine } from "./side_lines.ts";
 import { WireFile } from "../../wire/recorder.ts";
 import { historyFile, HistoryStore } from "./history_store.ts";
 import { LineEditor, type ReadResult, truncateRow, type TurnInputHandlers } from "./line_editor.ts";
@@ -36,6 +45,8 @@ export interface ShellOptions {
   configPath: string | null;
   /** The terminal (defaults to the process's). */
   terminal?: Terminal;
+  /** Reads the config and MCP server files again, for `/reload` (absent: not supported). */
+  reloadSources?: () => Promise<Config>;
 }
 
 /** How the shell ended. */
@@ -81,6 +92,9 @@ class Shell implements ShellContext {
   /** Inputs to run after the current turn (slash commands and unconsumed steers). */
   #afterTurn: string[] = [];
   #queuedApprovals: PendingRequest<"ApprovalRequest">[] = [];
+  /** Folded pastes and pasted images of the prompt. */
+  readonly #attachments = new PromptAttachments();
+  #stopNotifications: (() => void) | null = null;
 
   constructor(app: KimiApp, term: Terminal, opts: ShellOptions) {
     this.app = app;
@@ -111,6 +125,17 @@ class Shell implements ShellContext {
         ],
       },
       footer: () => [this.#statusLine()],
+      keyBindings: shellKeyBindings({
+        attachments: this.#attachments,
+        togglePlanMode: () => this.app.soul.setPlanMode(!this.app.soul.planMode),
+        editInEditor: async (text) => {
+          const { composeInEditor } = await lazyImport<typeof import("./editor.ts")>(
+            "./editor.ts",
+            import.meta.url,
+          );
+          return await composeInEditor(this, text);
+        },
+      }),
     });
     this.#welcome();
     if (!this.app.llm) {
@@ -134,11 +159,12 @@ class Shell implements ShellContext {
         if (r.kind === "exit") break;
         const text = r.text;
         if (!text.trim()) continue;
-        if (queued === undefined) await this.#history.add(text);
+        if (queued === undefined) await this.#history.add(this.#attachments.expandPastes(text));
         if (await this.#handleInput(text, r.shellMode) === "exit") break;
       }
     } finally {
       this.#hub?.unsubscribe();
+      this.#stopNotifications?.();
       if (this.app.session !== this.#original && await this.app.session.isEmpty()) {
         await this.app.session.delete().catch(() => {});
       }
@@ -151,6 +177,7 @@ class Shell implements ShellContext {
   async #handleInput(text: string, shellMode: boolean): Promise<"exit" | void> {
     const prefix = shellMode ? "$ " : "✨ ";
     this.print(style.prompt(prefix, shellMode) + text.replace(/\n/g, "\n   "));
+    text = this.#attachments.expandPastes(text);
     if (shellMode) {
       await this.#runShellCommand(text);
       return;
@@ -174,7 +201,19 @@ class Shell implements ShellContext {
         return;
       }
     }
-    await this.runTurn(text);
+    let input: UserInput = text;
+    if (!cmd) {
+      try {
+        input = await this.#attachments.toUserInput(text, this.app.session.workDir);
+      } catch (err) {
+        if (!(err instanceof AttachmentError)) throw err;
+        this.print(style.error(`${err.message} Nothing was sent.`));
+        this.prefill = text;
+        return;
+      }
+      this.#attachments.clearUnused(this.#editor.text);
+    }
+    await this.runTurn(input);
   }
 
   #welcome(): void {
@@ -206,6 +245,11 @@ class Shell implements ShellContext {
   /** Things every app needs when it becomes the shell's app. */
   #prepareApp(): void {
     this.app.supportsQuestions = true;
+    this.#stopNotifications?.();
+    // finished background work is told here at once, even while idle at the prompt
+    this.#stopNotifications = this.app.onNotification((e) => {
+      if (e.type === "Notification") this.print(notificationLine(e.payload));
+    });
     this.#hub?.unsubscribe();
     const hub = this.app.soul.approval.subscribe();
     this.#hub = hub;
@@ -219,10 +263,15 @@ class Shell implements ShellContext {
     })();
   }
 
+  reloadSources(): Promise<Config | null> {
+    return this.#opts.reloadSources?.() ?? Promise.resolve(null);
+  }
+
   async replaceApp(o: { session?: Session; config?: Config; modelAlias?: string }): Promise<void> {
     const old = this.app;
     const session = o.session ?? old.session;
     const next = await this.#opts.createApp(session, o.config ?? old.config, o.modelAlias);
+    old.closeNotifications();
     if (session !== old.session && old.session !== this.#original && await old.session.isEmpty()) {
       await old.session.delete().catch(() => {});
     }
@@ -280,7 +329,7 @@ class Shell implements ShellContext {
     };
   }
 
-  async runTurn(input: string): Promise<void> {
+  async runTurn(input: UserInput): Promise<void> {
     const ac = new AbortController();
     const renderer = new TurnRenderer({
       term: this.term,
@@ -303,8 +352,9 @@ class Shell implements ShellContext {
         // commands are not messages for the model: they run once the turn is over
         if (text.startsWith("/")) this.#afterTurn.push(text);
         else {
-          this.#steers.push(text);
-          this.app.soul.steer(text);
+          const steer = this.#attachments.expandPastes(text);
+          this.#steers.push(steer);
+          this.app.soul.steer(steer);
         }
       },
       onInterrupt: () => {

@@ -10,6 +10,7 @@ import type { DisplayBlock } from "../../wire/display.ts";
 import { briefOf, formatBlock } from "./display_blocks.ts";
 import { wrapRows } from "./layout.ts";
 import type { MarkdownRenderer } from "./markdown.ts";
+import { btwAnswerLines, btwQuestionLine, notificationLine } from "./side_lines.ts";
 import type { Terminal } from "./terminal.ts";
 import { style } from "./theme.ts";
 
@@ -211,11 +212,18 @@ export class TurnRenderer {
         break;
       case "Notification":
         await this.#flush();
-        term.print(
-          style.warn(`● ${msg.payload.title}`) +
-            (msg.payload.body ? `\n  ${firstLine(msg.payload.body)}` : ""),
-        );
+        term.print(notificationLine(msg.payload));
         break;
+      case "BtwBegin":
+        await this.#flush();
+        term.print(btwQuestionLine(msg.payload.question));
+        break;
+      case "BtwEnd": {
+        await this.#flush();
+        const md = await this.#o.markdown();
+        term.print(btwAnswerLines(msg.payload, (t) => md(t, term.columns)));
+        break;
+      }
       case "PlanDisplay": {
         await this.#flush();
         const md = await this.#o.markdown();
