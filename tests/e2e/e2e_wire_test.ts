@@ -116,6 +116,11 @@ Deno.test("wire: initialize golden, external tools accepted/rejected, round trip
             aliases: [],
           },
           {
+            name: "btw",
+            description: "Ask a side question (no tools, not added to the conversation)",
+            aliases: [],
+          },
+          {
             name: "skill:kimi-cli-help",
             description:
               "Answer questions about this Kimi Code CLI (the Deno build) - its flags, modes, " +

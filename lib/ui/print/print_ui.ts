@@ -17,6 +17,7 @@ import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "../..
 import type { KimiApp } from "../../app/kimi_app.ts";
 import { runTurn } from "../../soul/run_turn.ts";
 import { WireFile } from "../../wire/recorder.ts";
+import type { UserInput } from "../../wire/messages.ts";
 import { waitForBackgroundTasks } from "./background_wait.ts";
 import { createPrinter, type OutputFormat } from "./printers.ts";
 
@@ -91,14 +92,14 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
     // signals unavailable (e.g. Windows service): Ctrl-C ends the process instead
   }
   const wireFile = new WireFile(app.session.wireFile);
-  let command: string | undefined = opts.prompt;
+  let command: UserInput | undefined = opts.prompt;
   const isTty = opts.stdinIsTerminal ?? Deno.stdin.isTerminal();
   if (command === undefined && !isTty && opts.inputFormat === "text") {
     command = (await readAll(stdin)).trim();
   }
   const lines = opts.inputFormat === "stream-json" ? stdinLines(stdin) : null;
 
-  const nextCommand = async (): Promise<string | undefined> => {
+  const nextCommand = async (): Promise<UserInput | undefined> => {
     if (!lines) return undefined;
     while (true) {
       const r = await lines.next();
@@ -107,7 +108,11 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
       if (!line) continue;
       try {
         const msg = MessageSchema.parse(JSON.parse(line));
-        if (msg.role === "user") return extractText(normalizeMessage(msg).content, "\n");
+        if (msg.role === "user") {
+          // text stays text (slash commands work); media parts reach the model as parts
+          const content = normalizeMessage(msg).content;
+          return content.every((p) => p.type === "text") ? extractText(content, "\n") : content;
+        }
         console.error(`kimi: ignoring message with role \`${msg.role}\`: ${line}`);
       } catch {
         console.error(`kimi: ignoring invalid user message: ${line}`);
@@ -115,7 +120,7 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
     }
   };
 
-  const runOne = async (input: string): Promise<void> => {
+  const runOne = async (input: UserInput): Promise<void> => {
     const printer = createPrinter(opts.outputFormat, opts.finalOnly, out);
     await runTurn(app.soul, input, {
       signal: ac.signal,
@@ -140,7 +145,9 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
         if (command === undefined) return ExitCode.SUCCESS;
       }
       if (command) {
-        if (opts.outputFormat === "text" && !opts.finalOnly) out(command);
+        if (opts.outputFormat === "text" && !opts.finalOnly) {
+          out(typeof command === "string" ? command : extractText(command, "\n"));
+        }
         await runOne(command);
       }
       if (opts.inputFormat === "text") {
