@@ -12,6 +12,7 @@
 import { join } from "node:path";
 import { atomicWriteBytes } from "../fs/atomic_write.ts";
 import { Session } from "./session.ts";
+import { saveState } from "./state.ts";
 
 /** Options of {@link forkSession}. */
 export interface ForkOptions {
@@ -33,7 +34,8 @@ export async function forkSession(source: Session, opts: ForkOptions = {}): Prom
       archived: false,
       archived_at: null,
     };
-    await fork.saveState();
+    // written as is: the fork's title must not be reloaded from the (absent) file
+    await saveState(fork.dir, fork.state, { keepExternalFields: false });
     // the context last: a fork whose context is in place is complete
     await copyIfPresent(source.contextFile, fork.contextFile);
   } catch (err) {

@@ -13,8 +13,7 @@ export type ClipboardImage =
 
 /** The message when no clipboard tool is installed. */
 export const NO_CLIPBOARD_TOOL =
-  "No clipboard tool found to paste an image: install wl-clipboard (wl-paste) on Wayland, " +
-  "xclip on X11, or pngpaste on macOS. You can also attach a file with @path/to/image.png.";
+  "No clipboard tool: install wl-paste, xclip or pngpaste, or attach a file with @image.png";
 
 interface Tool {
   name: string;

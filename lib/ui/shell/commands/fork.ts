@@ -22,8 +22,8 @@ export const forkCommand: ShellCommand = {
     const fork = await forkSession(source, title ? { title } : {});
     await ctx.replaceApp({ session: fork });
     ctx.print(
-      `Forked session ${source.id} into ${fork.id} (“${await fork.title()}”); you are now in ` +
-        `the fork. The original is kept: kimi -r ${source.id}`,
+      `Forked into session ${fork.id}: ${await fork.title()}\n` +
+        `The original is kept (resume it with kimi -r ${source.id}).`,
     );
   },
 };
