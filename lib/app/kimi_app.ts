@@ -51,10 +51,7 @@ import type { McpServers } from "../mcp/config.ts";
 import type { McpManager } from "../mcp/manager.ts";
 import { createMcpManager } from "../mcp/setup.ts";
 import { HookEngine } from "../hooks/engine.ts";
-import {
-  publishTaskNotifications,
-  TaskNotificationQueue,
-} from "../background/notifications.ts";
+import { publishTaskNotifications, TaskNotificationQueue } from "../background/notifications.ts";
 import { type BackgroundTaskManager, getTaskManager } from "../background/task_manager.ts";
 import { event as wireEvent, type EventPayload, type WireEvent } from "../wire/messages.ts";
 

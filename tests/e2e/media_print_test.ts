@@ -19,7 +19,15 @@ Deno.test("print stream-json: an image part reaches the model", opts, async () =
   try {
     const config = await sb.openaiConfig(mock.url, { capabilities: ["image_in"] });
     const r = await sb.run(
-      ["--print", "--input-format", "stream-json", "--output-format", "stream-json", "--config-file", config],
+      [
+        "--print",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+        "--config-file",
+        config,
+      ],
       {
         stdin: userLine([
           { type: "text", text: "describe" },
@@ -41,25 +49,29 @@ Deno.test("print stream-json: an image part reaches the model", opts, async () =
   }
 });
 
-Deno.test("print stream-json: a video for a model without video_in is refused clearly", opts, async () => {
-  const sb = await kimiSandbox();
-  const mock = await startMockOpenAI();
-  try {
-    const config = await sb.openaiConfig(mock.url, { capabilities: ["image_in"] });
-    const r = await sb.run(
-      ["--print", "--input-format", "stream-json", "--config-file", config],
-      {
-        stdin: userLine([
-          { type: "text", text: "what happens?" },
-          { type: "video_url", video_url: { url: "data:video/mp4;base64,AAAA" } },
-        ]),
-      },
-    );
-    assertEquals(r.code, 1);
-    assertStringIncludes(r.stdout, "video_in");
-    assert(mock.requests.every((q) => q.path !== "/v1/chat/completions"), "nothing was sent");
-  } finally {
-    await mock.close();
-    await sb.cleanup();
-  }
-});
+Deno.test(
+  "print stream-json: a video for a model without video_in is refused clearly",
+  opts,
+  async () => {
+    const sb = await kimiSandbox();
+    const mock = await startMockOpenAI();
+    try {
+      const config = await sb.openaiConfig(mock.url, { capabilities: ["image_in"] });
+      const r = await sb.run(
+        ["--print", "--input-format", "stream-json", "--config-file", config],
+        {
+          stdin: userLine([
+            { type: "text", text: "what happens?" },
+            { type: "video_url", video_url: { url: "data:video/mp4;base64,AAAA" } },
+          ]),
+        },
+      );
+      assertEquals(r.code, 1);
+      assertStringIncludes(r.stdout, "video_in");
+      assert(mock.requests.every((q) => q.path !== "/v1/chat/completions"), "nothing was sent");
+    } finally {
+      await mock.close();
+      await sb.cleanup();
+    }
+  },
+);

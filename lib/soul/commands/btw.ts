@@ -18,7 +18,8 @@ import { systemReminder } from "../tool_result_message.ts";
 const MAX_STEPS = 2;
 
 /** The reminder that frames the side question for the model. */
-export const SIDE_QUESTION_REMINDER = `This is a side question from the user. Answer directly in a single response.
+export const SIDE_QUESTION_REMINDER =
+  `This is a side question from the user. Answer directly in a single response.
 
 IMPORTANT:
 - You are a separate, lightweight instance answering one question.

@@ -35,7 +35,8 @@ export const reloadCommand: ShellCommand = {
         (config ? "" : " (config from --config text: not re-read)") +
         (before !== app.soul.commands.length
           ? ` · commands ${before} → ${app.soul.commands.length}`
-          : "") + ".",
+          : "") +
+        ".",
     );
   },
 };

@@ -43,7 +43,11 @@ export async function taskDetails(tasks: BackgroundTaskManager, t: TaskRecord): 
   if (t.failure_reason) lines.push(`  reason: ${t.failure_reason}`);
   let tail = "";
   try {
-    tail = tailText((await tasks.store.readTail(t.id, TAIL_CHARS * 4)).text, TAIL_LINES, TAIL_CHARS);
+    tail = tailText(
+      (await tasks.store.readTail(t.id, TAIL_CHARS * 4)).text,
+      TAIL_LINES,
+      TAIL_CHARS,
+    );
   } catch {
     tail = "";
   }

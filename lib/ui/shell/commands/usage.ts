@@ -68,9 +68,7 @@ export async function usageText(ctx: ShellContext): Promise<string> {
   return [
     `Model:    ${llm ? `${llm.modelAlias || "-"} (${llm.provider.modelName})` : "not set"}`,
     `Context:  ${tokens} tokens` +
-    (llm
-      ? ` of ${llm.maxContextSize} (${((tokens / llm.maxContextSize) * 100).toFixed(1)}%)`
-      : ""),
+    (llm ? ` of ${llm.maxContextSize} (${((tokens / llm.maxContextSize) * 100).toFixed(1)}%)` : ""),
     `Tokens:   input ${fmt(input)} (cached ${fmt(t.cacheRead)}, cache writes ${
       fmt(t.cacheCreation)
     }) · output ${fmt(t.output)} · ${t.steps} step(s) with usage`,
