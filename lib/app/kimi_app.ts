@@ -54,6 +54,7 @@ import { HookEngine } from "../hooks/engine.ts";
 import { publishTaskNotifications, TaskNotificationQueue } from "../background/notifications.ts";
 import { type BackgroundTaskManager, getTaskManager } from "../background/task_manager.ts";
 import { event as wireEvent, type EventPayload, type WireEvent } from "../wire/messages.ts";
+import { WireFile } from "../wire/recorder.ts";
 
 /** Options of {@link KimiApp.create}. */
 export interface KimiAppOptions {
@@ -124,6 +125,7 @@ export class KimiApp {
   tasks: BackgroundTaskManager | null = null;
   readonly #notificationListeners = new Set<(e: WireEvent) => void>();
   #stopNotifications: (() => void) | null = null;
+  #notesFile: WireFile | null = null;
 
   private constructor(soul: KimiSoul, session: Session, config: Config, agent: ResolvedAgentSpec) {
     this.soul = soul;
@@ -150,6 +152,11 @@ export class KimiApp {
 
   #publish(payload: EventPayload<"Notification">): void {
     const e = wireEvent("Notification", payload);
+    // recorded like the turn's messages, so `replay` and session readers see it too
+    this.#notesFile ??= new WireFile(this.session.wireFile);
+    this.#notesFile.append(e).catch((err) =>
+      log("WARNING", "notifications", `could not record a notification: ${err}`)
+    );
     for (const l of this.#notificationListeners) {
       try {
         l(e);

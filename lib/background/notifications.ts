@@ -75,6 +75,23 @@ export function formatTaskNotification(
   ].join("\n");
 }
 
+const notificationIds = new Map<string, string>();
+
+/**
+ * The notification id of a finished task: the same for the wire event and the model's
+ * `<notification>` message, so clients can match them.
+ */
+export function notificationIdFor(task: TaskRecord): string {
+  const key = `${task.id}:${task.finished_at ?? ""}`;
+  let id = notificationIds.get(key);
+  if (!id) {
+    id = `n${crypto.randomUUID().replaceAll("-", "").slice(0, 8)}`;
+    notificationIds.set(key, id);
+    if (notificationIds.size > 1000) notificationIds.delete(notificationIds.keys().next().value!);
+  }
+  return id;
+}
+
 /** Finished background tasks waiting to be told to the root agent. */
 export class TaskNotificationQueue {
   readonly #manager: BackgroundTaskManager;
@@ -107,8 +124,7 @@ export class TaskNotificationQueue {
       } catch {
         tail = "";
       }
-      const id = `n${crypto.randomUUID().replaceAll("-", "").slice(0, 8)}`;
-      out.push(formatTaskNotification(task, { id, tail }));
+      out.push(formatTaskNotification(task, { id: notificationIdFor(task), tail }));
     }
     return out;
   }
@@ -174,8 +190,7 @@ export function publishTaskNotifications(
       } catch {
         tail = "";
       }
-      const id = `n${crypto.randomUUID().replaceAll("-", "").slice(0, 8)}`;
-      publish(taskNotificationEvent(task, { id, tail }));
+      publish(taskNotificationEvent(task, { id: notificationIdFor(task), tail }));
     })();
   });
 }

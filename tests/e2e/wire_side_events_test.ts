@@ -146,10 +146,16 @@ Deno.test(
         assertEquals(p.payload.task_id, p.source_id);
         assertEquals(p.payload.exit_code, 0);
         assert(typeof p.created_at === "number" && typeof p.id === "string");
-        // the next step tells the model
+        // the next step tells the model, under the same id
         await wire.call("p2", "prompt", { user_input: "what happened?" });
         const ctx = await contextOf(sb);
-        assertStringIncludes(ctx, `<notification id=`);
+        assertStringIncludes(ctx, `<notification id=\\"${p.id}\\"`);
+        // recorded in wire.jsonl, so replay shows it
+        const [dir] = await sb.sessionDirs();
+        const recorded = (await Deno.readTextFile(`${dir}/wire.jsonl`)).split("\n")
+          .filter((l) => l.includes('"Notification"'));
+        assertEquals(recorded.length, 1);
+        assertEquals(JSON.parse(recorded[0]).message.payload.id, p.id);
         assertStringIncludes(ctx, 'type=\\"task.completed\\"');
         assertStringIncludes(ctx, "bg-output-77");
       } finally {
