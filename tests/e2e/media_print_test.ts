@@ -75,3 +75,43 @@ Deno.test(
     }
   },
 );
+
+Deno.test(
+  "print stream-json: Kimi gets a video uploaded once and referenced as ms://",
+  opts,
+  async () => {
+    const sb = await kimiSandbox();
+    const mock = await startMockOpenAI({ defaultReply: { text: "a cat jumps" } });
+    try {
+      const config = await sb.openaiConfig(mock.url, {
+        type: "kimi",
+        model: "kimi-k2.5",
+        capabilities: ["video_in", "image_in"],
+      });
+      const video = "data:video/mp4;base64,AAAAGGZ0eXBtcDQy";
+      const line = userLine([
+        { type: "text", text: "what happens?" },
+        { type: "video_url", video_url: { url: video } },
+      ]);
+      const r = await sb.run(
+        ["--print", "--input-format", "stream-json", "--config-file", config],
+        { stdin: line + JSON.stringify({ role: "user", content: "and then?" }) + "\n" },
+      );
+      assertEquals(r.code, 0, r.stderr);
+      const uploads = mock.requests.filter((q) => q.path === "/v1/files");
+      assertEquals(uploads.length, 1, "uploaded once although sent in two requests");
+      assertEquals(uploads[0].body.purpose, "video");
+      assertEquals(uploads[0].body.content_type, "video/mp4");
+      assertEquals(uploads[0].body.base64, "AAAAGGZ0eXBtcDQy");
+      const chats = mock.requests.filter((q) => q.path === "/v1/chat/completions");
+      assertEquals(chats.length, 2);
+      for (const chat of chats) {
+        const user = chat.body.messages.find((m: any) => m.role === "user");
+        assertEquals(user.content[1], { type: "video_url", video_url: { url: "ms://file-1" } });
+      }
+    } finally {
+      await mock.close();
+      await sb.cleanup();
+    }
+  },
+);

@@ -2,7 +2,8 @@
  * A scriptable OpenAI-compatible server for tests and benchmarks, on 127.0.0.1 (random port).
  *
  * It serves `POST /v1/chat/completions` (streamed `chat.completion.chunk` SSE), `POST
- * /v1/responses` (streamed Responses events) and `GET /v1/models`. Replies come from a FIFO
+ * /v1/responses` (streamed Responses events), `POST /v1/files` (multipart uploads, answered
+ * with `file-<n>` ids) and `GET /v1/models`. Replies come from a FIFO
  * queue shared by both endpoints; when it is empty, `auto(body)` computes one, else the default
  * reply (a final text `done`) is used. Every request is captured.
  *
@@ -117,6 +118,35 @@ export async function startMockOpenAI(opts: MockOpenAIOptions = {}): Promise<Moc
     { hostname: "127.0.0.1", port: 0, onListen: ({ port }) => ready.resolve(port) },
     async (req) => {
       const url = new URL(req.url);
+      if (req.method === "POST" && url.pathname === "/v1/files") {
+        // a file upload (multipart): captured with its bytes as base64
+        const form = await req.formData();
+        const file = form.get("file") as File | null;
+        const bytes = file ? new Uint8Array(await file.arrayBuffer()) : new Uint8Array();
+        const headers: Record<string, string> = {};
+        req.headers.forEach((v, k) => (headers[k] = v));
+        const id = `file-${requests.filter((r) => r.path === "/v1/files").length + 1}`;
+        requests.push({
+          method: "POST",
+          path: url.pathname,
+          headers,
+          body: {
+            purpose: form.get("purpose"),
+            filename: file?.name ?? null,
+            content_type: file?.type ?? null,
+            base64: btoa(String.fromCharCode(...bytes)),
+          },
+        });
+        return Response.json({
+          id,
+          object: "file",
+          bytes: bytes.length,
+          created_at: 0,
+          filename: file?.name ?? "upload",
+          purpose: form.get("purpose"),
+          status: "processed",
+        });
+      }
       const text = req.method === "GET" ? "" : await req.text();
       let body: any = null;
       try {
