@@ -309,3 +309,38 @@ Deno.test(
       }
     }),
 );
+
+Deno.test(
+  "shell: /btw typed during a turn is answered at once, beside the running turn",
+  opts,
+  () =>
+    withShell(async (sb) => {
+      const config = await sb.scriptedConfig([
+        toolCallLine("w1", "Shell", {
+          command: "while [ ! -f go ]; do sleep 0.05; done; echo went",
+        }),
+        "text: Beside answer 9.",
+        "text: Main turn done.",
+      ]);
+      const t = await TmuxKimi.start(sb, ["--config-file", config, "--yolo"]);
+      try {
+        await t.waitFor(promptReady);
+        await t.type("wait for go");
+        await t.keys("Enter");
+        await t.waitFor("Using Shell");
+        await t.type("/btw how long?");
+        await t.keys("Enter");
+        // answered while the turn still waits for `go`
+        let screen = await t.waitFor("Beside answer 9.");
+        assertStringIncludes(screen, "💭 btw: how long?");
+        assert(!screen.includes("Main turn done."), screen);
+        await Deno.writeTextFile(`${sb.workDir}/go`, "");
+        screen = await t.waitFor((s) => s.includes("Main turn done.") && promptReady(s));
+        const [dir] = await sb.sessionDirs();
+        const ctx = await contextOf(dir);
+        assert(!ctx.includes("Beside answer") && !ctx.includes("how long?"), ctx);
+      } finally {
+        await t.close();
+      }
+    }),
+);

@@ -10,7 +10,7 @@
 import { generate } from "../../llm/generate.ts";
 import { extractText, type NormalizedMessage } from "../../llm/message.ts";
 import { event } from "../../wire/messages.ts";
-import type { SoulCommand } from "../slash_commands.ts";
+import type { CommandHost, SoulCommand } from "../slash_commands.ts";
 import { mergeAdjacentUserMessages } from "../soul.ts";
 import { systemReminder } from "../tool_result_message.ts";
 
@@ -34,6 +34,76 @@ IMPORTANT:
 export const SIDE_QUESTION_TOOL_REFUSAL =
   "Tool calls are disabled for side questions. Answer with text only.";
 
+/** What a side question needs from the soul. */
+export type SideQuestionHost = Pick<CommandHost, "llm" | "context" | "toolSpecs">;
+
+/** A side question's outcome: the answer, or why there is none. */
+export type SideAnswer = { response: string; error: null } | { response: null; error: string };
+
+/**
+ * Answer `question` from the conversation so far without changing it: same system prompt,
+ * history and tool definitions as the agent, every tool call refused (one retry). Rejects only
+ * when `signal` aborts.
+ */
+export async function answerSideQuestion(
+  host: SideQuestionHost,
+  question: string,
+  signal?: AbortSignal,
+): Promise<SideAnswer> {
+  try {
+    const llm = host.llm;
+    if (!llm) throw new Error("No model is configured. Run /setup (or /login) to choose one.");
+    let history: NormalizedMessage[] = [
+      ...mergeAdjacentUserMessages(host.context.history),
+      {
+        role: "user",
+        content: [{
+          type: "text",
+          text: `${systemReminder(SIDE_QUESTION_REMINDER)}\n\n${question}`,
+        }],
+      },
+    ];
+    for (let step = 0; step < MAX_STEPS; step++) {
+      const result = await generate(llm.provider, {
+        systemPrompt: host.context.systemPrompt ?? "",
+        tools: host.toolSpecs(),
+        history,
+        signal,
+      });
+      const text = extractText(result.message.content).trim();
+      const calls = result.message.tool_calls ?? [];
+      if (text) return { response: text, error: null };
+      if (calls.length === 0) break;
+      if (step + 1 === MAX_STEPS) {
+        return {
+          response: null,
+          error: `The side question tried to call tools (${
+            calls.map((c) => c.function.name).join(", ")
+          }) instead of answering. Rephrase it, or ask in the main conversation.`,
+        };
+      }
+      history = [
+        ...history,
+        result.message,
+        ...calls.map((c): NormalizedMessage => ({
+          role: "tool",
+          content: [{ type: "text", text: SIDE_QUESTION_TOOL_REFUSAL }],
+          tool_call_id: c.id,
+        })),
+      ];
+    }
+    return { response: null, error: "No response received." };
+  } catch (err) {
+    if (signal?.aborted) throw err;
+    return { response: null, error: (err as Error).message || String(err) };
+  }
+}
+
+/** A new side question id (12 hex digits, as the reference). */
+export function sideQuestionId(): string {
+  return crypto.randomUUID().replaceAll("-", "").slice(0, 12);
+}
+
 /** The `/btw` command. */
 export const btwCommand: SoulCommand = {
   name: "btw",
@@ -45,54 +115,9 @@ export const btwCommand: SoulCommand = {
       say("Usage: /btw <question>. The answer does not enter the conversation.");
       return;
     }
-    const id = crypto.randomUUID().replaceAll("-", "").slice(0, 12);
+    const id = sideQuestionId();
     soul.emit(event("BtwBegin", { id, question }));
-    let response: string | null = null;
-    let error: string | null = null;
-    try {
-      const llm = soul.llm;
-      if (!llm) throw new Error("No model is configured. Run /setup (or /login) to choose one.");
-      let history: NormalizedMessage[] = [
-        ...mergeAdjacentUserMessages(soul.context.history),
-        {
-          role: "user",
-          content: [{
-            type: "text",
-            text: `${systemReminder(SIDE_QUESTION_REMINDER)}\n\n${question}`,
-          }],
-        },
-      ];
-      for (let step = 0; step < MAX_STEPS && response === null && error === null; step++) {
-        const result = await generate(llm.provider, {
-          systemPrompt: soul.context.systemPrompt ?? "",
-          tools: soul.toolSpecs(),
-          history,
-          signal: soul.turnSignal ?? undefined,
-        });
-        const text = extractText(result.message.content).trim();
-        const calls = result.message.tool_calls ?? [];
-        if (text) response = text;
-        else if (calls.length === 0) error = "No response received.";
-        else if (step + 1 < MAX_STEPS) {
-          history = [
-            ...history,
-            result.message,
-            ...calls.map((c): NormalizedMessage => ({
-              role: "tool",
-              content: [{ type: "text", text: SIDE_QUESTION_TOOL_REFUSAL }],
-              tool_call_id: c.id,
-            })),
-          ];
-        } else {
-          error = `The side question tried to call tools (${
-            calls.map((c) => c.function.name).join(", ")
-          }) instead of answering. Rephrase it, or ask in the main conversation.`;
-        }
-      }
-    } catch (err) {
-      if (soul.turnSignal?.aborted) throw err;
-      error = (err as Error).message || String(err);
-    }
-    soul.emit(event("BtwEnd", { id, response, error: response === null ? error : null }));
+    const answer = await answerSideQuestion(soul, question, soul.turnSignal ?? undefined);
+    soul.emit(event("BtwEnd", { id, ...answer }));
   },
 };

@@ -24,6 +24,7 @@ import { lazyImport } from "../../lazy_import.ts";
 import { AttachmentError, PromptAttachments } from "./attachments.ts";
 import { shellKeyBindings } from "./key_bindings.ts";
 import { notificationLine } from "./side_lines.ts";
+import { askBeside, sideQuestionOf } from "./side_question.ts";
 import { WireFile } from "../../wire/recorder.ts";
 import { historyFile, HistoryStore } from "./history_store.ts";
 import { LineEditor, type ReadResult, truncateRow, type TurnInputHandlers } from "./line_editor.ts";
@@ -349,8 +350,11 @@ class Shell implements ShellContext {
     this.#turnInput = {
       onSubmit: (text) => {
         void this.#history.add(text);
-        // commands are not messages for the model: they run once the turn is over
-        if (text.startsWith("/")) this.#afterTurn.push(text);
+        const side = sideQuestionOf(text);
+        // a side question is answered now, beside the turn
+        if (side !== null) void askBeside(this, side).then(() => renderer.redraw());
+        // other commands are not messages for the model: they run once the turn is over
+        else if (text.startsWith("/")) this.#afterTurn.push(text);
         else {
           const steer = this.#attachments.expandPastes(text);
           this.#steers.push(steer);
