@@ -26,6 +26,9 @@ import * as nodePath from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { hasAsset, listAssets, readAsset } from "../assets/mod.ts";
+import { excerpt, looksBinary } from "../excerpt.ts";
+import type { ControlPath } from "../tooling/control_paths.ts";
+import { isSecretFile } from "../tooling/sensitive.ts";
 
 /** The only spec version understood. */
 export const AGENT_SPEC_VERSION = "1";
@@ -153,6 +156,13 @@ async function readLocation(loc: Location, what: "spec" | "prompt"): Promise<str
     if (!hasAsset(loc.asset)) throw new AgentSpecError(notFound);
     return readAsset(loc.asset);
   }
+  if (isSecretFile(loc.path)) {
+    throw new AgentSpecError(
+      `${what === "spec" ? "Agent spec" : "System prompt"} path leads to a file that holds ` +
+        `secrets (kimi's configuration or credentials, a key, /proc): ${shown}. Refusing to ` +
+        "read it.",
+    );
+  }
   let info: Deno.FileInfo;
   try {
     info = await Deno.stat(loc.path);
@@ -235,12 +245,20 @@ function firstLine(text: string): string {
 }
 
 function parseSpecText(text: string, loc: Location): AgentSection {
+  if (looksBinary(text)) {
+    throw new AgentSpecError(
+      `Agent spec file is not a text file (it holds binary data): ${display(loc)}`,
+    );
+  }
   let data: unknown;
   try {
     data = parseYaml(text);
   } catch (e) {
+    // The parser quotes the offending token whole: keep a short, escaped excerpt of it.
     throw new AgentSpecError(
-      `Invalid YAML in agent spec file: ${firstLine((e as Error).message)} (${display(loc)})`,
+      `Invalid YAML in agent spec file: ${excerpt(firstLine((e as Error).message))} (${
+        display(loc)
+      })`,
     );
   }
   if (data === null || typeof data !== "object" || Array.isArray(data)) {
@@ -371,4 +389,22 @@ export function loadAgentSpec(source: AgentSpecSource): Promise<ResolvedAgentSpe
     return loadFromLocation(loc);
   }
   return loadFromLocation({ kind: "file", path: nodePath.resolve(source.file) });
+}
+
+/**
+ * The files of a resolved spec that configure what kimi runs later (the spec file, its system
+ * prompt, its custom tool modules): control paths the agent may not change.
+ */
+export function agentControlPaths(spec: ResolvedAgentSpec): ControlPath[] {
+  const files = [
+    spec.file,
+    spec.systemPrompt.source,
+    ...spec.tools.filter((t) => t.startsWith("/")),
+  ].filter((p) => p.startsWith("/"));
+  return [...new Set(files)].map((path) => ({
+    path,
+    kind: "file",
+    what: "a file of the agent in use (its spec, prompt or tool code)",
+    secret: false,
+  }));
 }

@@ -23,8 +23,11 @@ import type { Session } from "../session/session.ts";
 import { loadState, saveState } from "../session/state.ts";
 import { shortenTitle } from "../session/title.ts";
 import { extractText } from "../llm/message.ts";
+import { registerControlPaths } from "../tooling/control_paths.ts";
 import { DenoPermissionScope, type PermissionScope } from "../tooling/scope.ts";
 import type { ToolEnv } from "../tooling/tool.ts";
+import type { FileBackend } from "../tooling/file_backend.ts";
+import type { TerminalBackend } from "../tooling/terminal_backend.ts";
 import {
   PendingRequest,
   type Question,
@@ -32,6 +35,7 @@ import {
   type UserInput,
 } from "../wire/messages.ts";
 import { createSubagentService } from "./subagent_wiring.ts";
+import { SubagentManager } from "../subagents/service.ts";
 import { loadAgentTools } from "./tool_loading.ts";
 import { ApprovalRuntime, ApprovalState } from "../soul/approval.ts";
 import { PermissionRuleSet } from "../permission/rule_set.ts";
@@ -39,6 +43,7 @@ import { ruleLocation } from "../permission/rules.ts";
 import { canonicalPath } from "../tooling/workspace.ts";
 import { childEnvironment, readableEnvironment } from "./child_env.ts";
 import { Context } from "../soul/context.ts";
+import { closeDanglingToolCalls } from "../soul/tool_pairing.ts";
 import { FileSnapshots } from "../session/file_snapshots.ts";
 import { SOUL_COMMANDS } from "../soul/commands/mod.ts";
 import { skillCommands } from "../soul/commands/skills.ts";
@@ -53,6 +58,7 @@ import { createMcpManager } from "../mcp/setup.ts";
 import { HookEngine } from "../hooks/engine.ts";
 import { publishTaskNotifications, TaskNotificationQueue } from "../background/notifications.ts";
 import { type BackgroundTaskManager, getTaskManager } from "../background/task_manager.ts";
+import { backgroundSettings } from "../background/settings.ts";
 import { event as wireEvent, type EventPayload, type WireEvent } from "../wire/messages.ts";
 import { WireFile } from "../wire/recorder.ts";
 
@@ -96,6 +102,10 @@ export interface KimiAppOptions {
   mcpServers?: McpServers;
   /** Receives a line per MCP server that failed or needs authorization (stderr). */
   reportMcp?: (line: string) => void;
+  /** Where file tools read and write text (default: the local disk). */
+  files?: FileBackend;
+  /** Where Shell runs foreground commands (default: local processes). */
+  terminal?: TerminalBackend;
   /**
    * The user's config file, where saved approval rules live (null: config from `--config`
    * text; undefined: `<share>/config.toml`).
@@ -179,7 +189,7 @@ export class KimiApp {
   /** Build the agent for a session. */
   static async create(opts: KimiAppOptions): Promise<KimiApp> {
     const { config, session } = opts;
-    const [{ resolveModel }, { loadAgentSpec }, sp] = await Promise.all([
+    const [{ resolveModel }, { loadAgentSpec, agentControlPaths }, sp] = await Promise.all([
       lazyImport<typeof import("../config/model_resolution.ts")>(
         "../config/model_resolution.ts",
         import.meta.url,
@@ -197,8 +207,10 @@ export class KimiApp {
       sessionId: session.id,
       getEnv: opts.getEnv,
       writeStdout: opts.writeStdout,
+      streamLimits: config.model_stream,
     });
     const agent = await loadAgentSpec(opts.agent);
+    registerControlPaths("agent", agentControlPaths(agent));
 
     const state = session.state;
     state.approval.yolo = state.approval.yolo || opts.yolo || config.default_yolo;
@@ -239,6 +251,11 @@ export class KimiApp {
       extraDirs: config.extra_skill_dirs,
     });
     const context = await Context.restore(session.contextFile);
+    // Tool calls left without a result (kill, crash, full disk) get an error result. When it
+    // cannot be written, every request still carries it (the soul pairs calls and results).
+    await closeDanglingToolCalls(context).catch((err) =>
+      log("WARNING", "session", `could not close dangling tool calls: ${err}`)
+    );
     if (context.systemPrompt === null) {
       const builtins = await sp.builtinPromptArgs({
         workDir: session.workDir,
@@ -292,6 +309,7 @@ export class KimiApp {
       servers: opts.mcpServers ?? {},
       toolset,
       toolCallTimeoutMs: config.mcp.client.tool_call_timeout_ms,
+      connectTimeoutMs: config.mcp.client.connect_timeout_ms,
       childEnv: () => env.childEnv(),
       workDir: session.workDir,
       shareDir: session.shareDir,
@@ -380,13 +398,7 @@ export class KimiApp {
         moonshotSearch: service(config.services.moonshot_search),
         moonshotFetch: service(config.services.moonshot_fetch),
       },
-      background: {
-        maxRunningTasks: bg.max_running_tasks,
-        readMaxBytes: bg.read_max_bytes,
-        notificationTailLines: bg.notification_tail_lines,
-        notificationTailChars: bg.notification_tail_chars,
-        killGracePeriodMs: bg.kill_grace_period_ms,
-      },
+      background: backgroundSettings(bg),
       childEnv: () =>
         childEnvironment(readableEnvironment(), { values: secretValues, names: secretNames }),
       planMode: () => ({ active: soul.planMode, planFile: soul.planMode ? plan.planFile : null }),
@@ -420,6 +432,8 @@ export class KimiApp {
         beforeChange: (path) => fileSnapshots.recordBefore(path, context.nCheckpoints - 1),
         afterChange: (path) => fileSnapshots.recordAfter(path, context.nCheckpoints - 1),
       },
+      files: opts.files,
+      terminal: opts.terminal,
       request: <T extends RequestType>(req: PendingRequest<T>) => {
         soul.emit(req as PendingRequest);
         return req.result;
@@ -447,6 +461,9 @@ export class KimiApp {
           ),
       }),
     };
+    // Settle subagent instances an earlier run left running in the background (their files
+    // only; it runs alongside start-up).
+    if (env.subagents instanceof SubagentManager) env.subagents.recover().catch(() => {});
     for (const tool of await loadAgentTools(agent.tools, env, { disabled, scope })) {
       toolset.add(tool);
     }

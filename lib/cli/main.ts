@@ -5,15 +5,18 @@
  */
 import { lazyImport } from "../lazy_import.ts";
 import { CommanderError } from "@commander-js/extra-typings";
+import { commanderUsageMessage, USAGE_EXIT_CODE, usageErrorText } from "./usage_errors.ts";
 import { VERSION } from "../version.ts";
 import { resolvePath, rootCommand, UsageError, validateOptions } from "./options.ts";
 import { registerMcpCommands } from "./mcp_commands.ts";
 
+/** The answer of the deprecated `kimi --acp` (reference §12); the exit code is 1. */
+export const ACP_FLAG_DEPRECATED =
+  "`kimi --acp` is deprecated. Update your ACP client settings to use `kimi acp` without any flags or options.";
+
 function usageFailure(message: string): number {
-  console.error(
-    `Usage: kimi [OPTIONS] COMMAND [ARGS]...\nTry 'kimi -h' for help.\n\nError: ${message}`,
-  );
-  return 2;
+  console.error(usageErrorText(message));
+  return USAGE_EXIT_CODE;
 }
 
 /** Run the CLI with `args`; resolves with the exit code. */
@@ -23,6 +26,8 @@ export async function main(args: string[]): Promise<number> {
   program.configureOutput({
     writeOut: (s) => Deno.stdout.writeSync(new TextEncoder().encode(s)),
     writeErr: (s) => Deno.stderr.writeSync(new TextEncoder().encode(s)),
+    // Parse errors are printed below in the reference's words, once.
+    outputError: () => {},
   });
   program.command("info").description("Show version and protocol information.")
     .option("--json", "Print JSON.")
@@ -54,9 +59,24 @@ export async function main(args: string[]): Promise<number> {
         })
       );
     });
+  program.command("acp")
+    .description(
+      "Serve the Agent Client Protocol on stdin/stdout (Zed, JetBrains and other ACP editors).",
+    )
+    .action(() => {
+      const opts = validateOptions(program.opts(), Deno.cwd());
+      result = lazyImport<typeof import("./run_acp.ts")>("./run_acp.ts", import.meta.url).then(
+        (m) => m.runAcpCommand(opts),
+      );
+    });
   program.action((raw) => {
     if (raw.version) {
       console.log(`kimi, version ${VERSION}`);
+      return;
+    }
+    if (raw.acp) {
+      console.error(ACP_FLAG_DEPRECATED);
+      result = Promise.resolve(1);
       return;
     }
     const opts = validateOptions(raw, Deno.cwd());
@@ -70,8 +90,9 @@ export async function main(args: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof UsageError) return usageFailure(err.message);
     if (err instanceof CommanderError) {
-      if (err.code === "commander.helpDisplayed" || err.code === "commander.version") return 0;
-      return err.exitCode === 0 ? 0 : 2;
+      if (err.exitCode === 0) return 0;
+      const message = commanderUsageMessage(err, program.args);
+      return message === null ? 0 : usageFailure(message);
     }
     throw err;
   }

@@ -11,11 +11,19 @@ import type { Config } from "../config/schema.ts";
 import { ensureShareDir } from "../config/share_dir.ts";
 import { configureLog, log, setLogSession } from "../log.ts";
 import { Session, SessionError } from "../session/session.ts";
+import { SessionLock, SessionLockedError } from "../session/lock.ts";
 import { KimiApp, type KimiAppOptions } from "../app/kimi_app.ts";
 import { runSessionEnd, runSessionStart } from "../hooks/session_hooks.ts";
 import type { CliOptions } from "./options.ts";
 import { UsageError } from "./options.ts";
 import { loadRunMcpServers, type RunResources } from "./mcp_run.ts";
+import { fatalErrorText } from "./fatal_error.ts";
+import { resolve } from "node:path";
+import {
+  type ControlPath,
+  registerControlPaths,
+  shareControlPaths,
+} from "../tooling/control_paths.ts";
 
 /** Read an environment variable, treating a denied read as unset. */
 export function safeGetEnv(name: string): string | undefined {
@@ -26,25 +34,56 @@ export function safeGetEnv(name: string): string | undefined {
   }
 }
 
+/** The control paths named on the command line: the config and MCP config files in use. */
+function cliControlPaths(opts: CliOptions): ControlPath[] {
+  const paths: ControlPath[] = [];
+  if (opts.configFile && opts.configText === undefined) {
+    paths.push({
+      path: resolve(opts.configFile),
+      kind: "file",
+      what: "the config file in use (API keys, hooks, MCP servers)",
+      secret: true,
+    });
+  }
+  for (const file of opts.mcpConfigFiles) {
+    paths.push({
+      path: resolve(file),
+      kind: "file",
+      what: "an MCP config file in use (commands kimi runs, their secrets)",
+      secret: true,
+    });
+  }
+  return paths;
+}
+
 /** Run the agent in the selected UI; resolves with the exit code. */
 export async function runAgent(opts: CliOptions): Promise<number> {
   const shareDir = await ensureShareDir(safeGetEnv);
   configureLog({ shareDir, debug: opts.debug });
   let config: Config;
+  let notices: string[] = [];
   let configPath: string | null;
   try {
-    ({ config, path: configPath } = await loadConfig({
+    ({ config, path: configPath, notices = [] } = await loadConfig({
       shareDir,
       configFile: opts.configFile,
       configText: opts.configText,
     }));
   } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      return 1;
-    }
-    throw err;
+    if (!(err instanceof ConfigError)) throw err;
+    // A bad `--config` text is a usage error of that flag (exit 2); a bad config file is a
+    // fatal error of the run: logged, and reported with where the log is (exit 1).
+    if (opts.configText !== undefined) throw new UsageError(err.message, "--config");
+    log("ERROR", "cli", `Invalid configuration: ${err.message}`);
+    console.error(fatalErrorText(err.message, shareDir));
+    return 1;
   }
+  for (const notice of notices) {
+    log("WARNING", "config", notice);
+    console.error(notice);
+  }
+  registerControlPaths("share", shareControlPaths(shareDir));
+  registerControlPaths("cli", cliControlPaths(opts));
   const run: RunResources = { mcpServers: await loadRunMcpServers(opts, shareDir), app: null };
 
   let session: Session;
@@ -53,7 +92,7 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     try {
       session = await Session.continue({ shareDir, workDir: opts.workDir });
     } catch (err) {
-      if (err instanceof SessionError) throw new UsageError(err.message);
+      if (err instanceof SessionError) throw new UsageError(err.message, "--continue");
       throw err;
     }
   } else if (opts.session) {
@@ -63,6 +102,17 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   } else {
     resumed = false;
     session = await Session.create({ shareDir, workDir: opts.workDir });
+  }
+  // One writer per session: a second process is refused (or waits, with --wait-for-session).
+  const locks = new SessionLocks(opts.waitForSession);
+  try {
+    await locks.take(session);
+  } catch (err) {
+    if (err instanceof SessionLockedError) {
+      console.error(err.message);
+      return 1;
+    }
+    throw err;
   }
   setLogSession(session.id);
   log("INFO", "cli", `session ${session.id} in ${session.workDir} (ui: ${opts.ui})`);
@@ -74,7 +124,7 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   }
 
   try {
-    return await runUI(opts, { config, path: configPath }, session, resumed, run);
+    return await runUI(opts, { config, path: configPath }, session, resumed, run, locks);
   } finally {
     await run.app?.mcp?.close(); // stops MCP server processes
     if (!config.background.keep_alive_on_exit) {
@@ -87,6 +137,50 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     if (await session.isEmpty()) {
       await session.delete();
     }
+    await locks.releaseAll();
+  }
+}
+
+/** The session locks this run holds: the current session's, swapped when the shell switches. */
+class SessionLocks {
+  readonly #wait: boolean;
+  readonly #held = new Map<string, SessionLock>();
+
+  constructor(wait: boolean) {
+    this.#wait = wait;
+  }
+
+  /** Take the lock of `session` (no-op when held). Throws SessionLockedError. */
+  async take(session: Session): Promise<void> {
+    if (this.#held.has(session.dir)) return;
+    const lock = await SessionLock.acquire(session.dir, {
+      sessionId: session.id,
+      wait: this.#wait,
+    });
+    this.#held.set(session.dir, lock);
+  }
+
+  /** Release the lock of `session`, when held. */
+  async release(session: Session): Promise<void> {
+    const lock = this.#held.get(session.dir);
+    this.#held.delete(session.dir);
+    await lock?.release();
+  }
+
+  /** Release every lock but the one of `keep`. */
+  async releaseExcept(keep: Session): Promise<void> {
+    for (const [dir, lock] of this.#held) {
+      if (dir === keep.dir) continue;
+      this.#held.delete(dir);
+      await lock.release();
+    }
+  }
+
+  /** Release every lock. */
+  async releaseAll(): Promise<void> {
+    const all = [...this.#held.values()];
+    this.#held.clear();
+    for (const lock of all) await lock.release();
   }
 }
 
@@ -96,6 +190,7 @@ async function runUI(
   session: Session,
   resumed: boolean,
   run: RunResources,
+  locks: SessionLocks,
 ): Promise<number> {
   const config = loaded.config;
   const appOptions: KimiAppOptions = {
@@ -160,14 +255,25 @@ async function runUI(
       );
       const shell = await runShell(app, {
         createApp: async (s, c, model) => {
-          await run.app?.mcp?.close();
-          return run.app = await KimiApp.create({
-            ...appOptions,
-            session: s,
-            config: c,
-            modelAlias: model ?? appOptions.modelAlias,
-            resumed: true,
-          });
+          const current = (run.app ?? app).session;
+          await locks.take(s); // refused while another process holds the session
+          let next: KimiApp;
+          try {
+            await run.app?.mcp?.close();
+            next = await KimiApp.create({
+              ...appOptions,
+              session: s,
+              config: c,
+              modelAlias: model ?? appOptions.modelAlias,
+              resumed: true,
+            });
+          } catch (err) {
+            // The shell stays on the current session: keep its lock, drop the new one.
+            if (s.dir !== current.dir) await locks.release(s);
+            throw err;
+          }
+          await locks.releaseExcept(s);
+          return run.app = next;
         },
         configPath: opts.configText !== undefined
           ? null

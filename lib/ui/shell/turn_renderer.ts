@@ -13,6 +13,7 @@ import type { MarkdownRenderer } from "./markdown.ts";
 import { btwAnswerLines, btwQuestionLine, notificationLine } from "./side_lines.ts";
 import type { Terminal } from "./terminal.ts";
 import { style } from "./theme.ts";
+import { keyArgument } from "../tool_key_argument.ts";
 
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 /** Pending text above this size is committed at its last line break even without a paragraph end. */
@@ -387,39 +388,6 @@ export class TurnRenderer {
     rows.push(this.#o.statusLine());
     term.render(rows, cursor);
   }
-}
-
-/** The argument worth showing for a tool call (command, path, pattern, URL, ...). */
-export function keyArgument(name: string, args: string): string {
-  let parsed: Record<string, unknown> | null = null;
-  try {
-    const v = JSON.parse(args || "{}");
-    if (v && typeof v === "object") parsed = v as Record<string, unknown>;
-  } catch {
-    return "";
-  }
-  if (!parsed) return "";
-  const keys: Record<string, string[]> = {
-    Shell: ["command"],
-    ReadFile: ["path"],
-    ReadMediaFile: ["path"],
-    WriteFile: ["path"],
-    StrReplaceFile: ["path"],
-    Glob: ["pattern"],
-    Grep: ["pattern"],
-    FetchURL: ["url"],
-    SearchWeb: ["query"],
-    Agent: ["description"],
-    TaskOutput: ["task_id"],
-    TaskStop: ["task_id"],
-    Think: ["thought"],
-  };
-  const order = keys[name] ?? Object.keys(parsed);
-  for (const k of order) {
-    const v = parsed[k];
-    if (typeof v === "string" && v) return shorten(v.replace(/\s+/g, " "), 60);
-  }
-  return "";
 }
 
 function shorten(text: string, max: number): string {
