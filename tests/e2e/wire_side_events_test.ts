@@ -177,15 +177,25 @@ Deno.test(
         await Deno.writeTextFile(`${sb.workDir}/go`, "");
         // wait until the task is recorded as finished
         const tasks = async () => {
+          // a task folder holds its state files; one of them says it completed
           for (const d of await sb.sessionDirs()) {
             for await (const t of Deno.readDir(`${d}/tasks`)) {
-              const rec = await Deno.readTextFile(`${d}/tasks/${t.name}/task.json`).catch(() => "");
-              if (rec.includes('"completed"')) return true;
+              for await (const f of Deno.readDir(`${d}/tasks/${t.name}`)) {
+                if (!f.name.endsWith(".json")) continue;
+                const rec = await Deno.readTextFile(`${d}/tasks/${t.name}/${f.name}`).catch(() =>
+                  ""
+                );
+                if (/"status":\s*"completed"/.test(rec)) return true;
+              }
             }
           }
           return false;
         };
-        while (!(await tasks())) await new Promise((r) => setTimeout(r, 50));
+        const deadline = Date.now() + 60_000; // a guard against hanging, not a timing assertion
+        while (!(await tasks())) {
+          if (Date.now() > deadline) throw new Error("the background task never completed");
+          await new Promise((r) => setTimeout(r, 50));
+        }
         await wire.call("p2", "prompt", { user_input: "and now?" });
         assert(!events(wire.seen).some((e) => e.type === "Notification"));
         assertStringIncludes(await contextOf(sb), "<notification id=");

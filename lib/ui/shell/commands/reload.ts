@@ -32,7 +32,7 @@ export const reloadCommand: ShellCommand = {
       `Reloaded: model ${llm ? llm.modelAlias || llm.provider.modelName : "not set"}, agent ` +
         `${app.agent.name || "default"}, ${skills} skill(s)` +
         (mcp ? `, ${mcp.total} MCP server(s)` : ", no MCP servers") +
-        (config ? "" : " (config from --config text: not re-read)") +
+        (config ? "" : " (the config was not re-read here)") +
         (before !== app.soul.commands.length
           ? ` · commands ${before} → ${app.soul.commands.length}`
           : "") +
