@@ -10,7 +10,7 @@ import { lazyImport } from "../lazy_import.ts";
 import { log } from "../log.ts";
 import type { AgentSpecSource, ResolvedAgentSpec } from "../agent/spec.ts";
 import type { Config } from "../config/schema.ts";
-import { createLLM } from "../llm/create.ts";
+import { createLLM, prefetchProvider } from "../llm/create.ts";
 import type { LLM } from "../llm/provider.ts";
 import {
   capabilityNotes,
@@ -36,7 +36,7 @@ import {
 } from "../wire/messages.ts";
 import { createSubagentService } from "./subagent_wiring.ts";
 import { SubagentManager } from "../subagents/service.ts";
-import { loadAgentTools } from "./tool_loading.ts";
+import { loadAgentTools, prefetchBuiltinTools } from "./tool_loading.ts";
 import { ApprovalRuntime, ApprovalState } from "../soul/approval.ts";
 import { PermissionRuleSet } from "../permission/rule_set.ts";
 import { ruleLocation } from "../permission/rules.ts";
@@ -50,6 +50,8 @@ import { skillCommands } from "../soul/commands/skills.ts";
 import { loadSkills } from "../skills/discovery.ts";
 import { formatSkillsListing } from "../agent/skills_listing.ts";
 import { PlanMode } from "../soul/plan_mode.ts";
+import { describeGoal, GoalStore, SESSION_RESUMED } from "../soul/goal.ts";
+import { systemReminder } from "../soul/tool_result_message.ts";
 import { KimiSoul } from "../soul/soul.ts";
 import { Toolset } from "../soul/toolset.ts";
 import type { McpServers } from "../mcp/config.ts";
@@ -186,6 +188,16 @@ export class KimiApp {
     return this.soul.llm;
   }
 
+  /**
+   * Start loading what {@link create} will need for the model `modelAlias` (default: the
+   * config's), without waiting: call it as soon as the config is known.
+   */
+  static prefetch(config: Config, modelAlias?: string): void {
+    const providerName = config.models[modelAlias ?? config.default_model]?.provider;
+    const type = providerName ? config.providers[providerName]?.type : undefined;
+    if (type) prefetchProvider(type);
+  }
+
   /** Build the agent for a session. */
   static async create(opts: KimiAppOptions): Promise<KimiApp> {
     const { config, session } = opts;
@@ -202,14 +214,22 @@ export class KimiApp {
     ]);
     const resolved = resolveModel(config, { modelAlias: opts.modelAlias, getEnv: opts.getEnv });
     const thinking = opts.thinking ?? config.default_thinking;
-    const llm = await createLLM(resolved, {
-      thinking,
-      sessionId: session.id,
-      getEnv: opts.getEnv,
-      writeStdout: opts.writeStdout,
-      streamLimits: config.model_stream,
-    });
-    const agent = await loadAgentSpec(opts.agent);
+    // The provider (e.g. the OpenAI SDK) and the agent spec load at once. Errors keep their
+    // order: model first.
+    const [llmResult, agentResult] = await Promise.allSettled([
+      createLLM(resolved, {
+        thinking,
+        sessionId: session.id,
+        getEnv: opts.getEnv,
+        writeStdout: opts.writeStdout,
+        streamLimits: config.model_stream,
+      }),
+      loadAgentSpec(opts.agent),
+    ]);
+    if (llmResult.status === "rejected") throw llmResult.reason;
+    if (agentResult.status === "rejected") throw agentResult.reason;
+    const llm = llmResult.value;
+    const agent = agentResult.value;
     registerControlPaths("agent", agentControlPaths(agent));
 
     const state = session.state;
@@ -241,6 +261,8 @@ export class KimiApp {
         searchHost: urlHost(config.services.moonshot_search?.base_url),
       }).map((t) => t.name),
     );
+    // The agent's tool modules load while skills, context and the rest are set up.
+    prefetchBuiltinTools(agent.tools.filter((name) => !disabled.has(name)));
 
     const skills = await loadSkills({
       workDir: session.workDir,
@@ -297,6 +319,12 @@ export class KimiApp {
       store: { state: () => session.state, save: () => session.saveState() },
     });
     const fileSnapshots = new FileSnapshots(session.dir);
+    const goals = new GoalStore({
+      store: { state: () => session.state, save: () => session.saveState() },
+      nCheckpoints: () => context.nCheckpoints,
+      emit: (m) => soul.emit(m),
+      onChange: (goal) => offerGoalTools(toolset, goal !== null),
+    });
     // Finished background tasks, told to the root agent at its next step (set up with `env`).
     let taskNotes: TaskNotificationQueue | null = null;
     const hooks = new HookEngine({
@@ -331,6 +359,7 @@ export class KimiApp {
         maxRalphIterations: opts.maxRalphIterations ?? config.loop_control.max_ralph_iterations,
       },
       compactionNotes: () => compactionNotes(session, plan),
+      goals,
       afterUserTurn: (input) => autoTitle(session, input),
       fileSnapshots,
       commandServices: {
@@ -343,6 +372,7 @@ export class KimiApp {
           session.state.additional_dirs.push(dir);
           await session.saveState();
         },
+        swarms: () => env.subagents?.swarms() ?? [],
       },
       isRoot: true,
       checkpointMarkers: agent.tools.includes("SendDMail"),
@@ -358,6 +388,8 @@ export class KimiApp {
     hooks.setEmitter((e) => soul.emit(e));
     approval.setCheckpointSource(() => soul.context.nCheckpoints - 1);
     await plan.restore();
+    // A goal that was running when the last process ended waits for `/goal resume`.
+    if (opts.resumed) await goals.pause(SESSION_RESUMED);
     if (opts.plan || (!opts.resumed && config.default_plan_mode)) {
       if (plan.active) plan.scheduleActivationReminder();
       else await plan.set(true, "manual");
@@ -415,6 +447,7 @@ export class KimiApp {
         },
       },
       emit: (e) => soul.emit(e),
+      goals,
       askQuestions: async (toolCallId: string, questions: Question[]) => {
         if (!app.supportsQuestions) return null;
         const req = new PendingRequest("QuestionRequest", {
@@ -467,6 +500,7 @@ export class KimiApp {
     for (const tool of await loadAgentTools(agent.tools, env, { disabled, scope })) {
       toolset.add(tool);
     }
+    offerGoalTools(toolset, goals.current() !== null);
     const tasks = getTaskManager(session.dir, env.background);
     taskNotes = new TaskNotificationQueue(tasks);
     app.taskNotifications = taskNotes;
@@ -476,6 +510,13 @@ export class KimiApp {
     mcp?.start(); // connects in the background; the first turn waits
     return app;
   }
+}
+
+/** Goal tools offered to the model only while there is a goal (CreateGoal always is). */
+const GOAL_LOOP_TOOLS = ["GetGoal", "UpdateGoal", "SetGoalBudget"] as const;
+
+function offerGoalTools(toolset: Toolset, hasGoal: boolean): void {
+  for (const name of GOAL_LOOP_TOOLS) toolset.setHidden(name, !hasGoal);
 }
 
 /**
@@ -490,6 +531,12 @@ async function compactionNotes(session: Session, plan: PlanMode | null): Promise
     notes.push(
       `<system-reminder>\nThe todo list before compaction (still current):\n${lines}\n</system-reminder>`,
     );
+  }
+  const goal = session.state.goal;
+  if (goal) {
+    notes.push(systemReminder(
+      `The session goal before compaction (still current):\n${describeGoal(goal, [])}`,
+    ));
   }
   if (plan?.active) {
     const text = await plan.readPlan().catch(() => null);

@@ -1,12 +1,13 @@
 /**
- * `state.json` of a session: approval settings, extra dirs, title, plan mode, archive flags and
- * the todo list. A missing or corrupt file yields the defaults.
+ * `state.json` of a session: approval settings, extra dirs, title, plan mode, archive flags, the
+ * todo list and the goal (with its queue and undo log). A missing or corrupt file yields the defaults.
  *
  * @module
  */
 import { join } from "node:path";
 import { z } from "zod";
 import { atomicWriteText } from "../fs/atomic_write.ts";
+import { GoalLogEntrySchema, GoalSchema } from "./goal_state.ts";
 
 /** File name of the session state inside a session dir. */
 export const STATE_FILE_NAME = "state.json";
@@ -47,6 +48,9 @@ export const SessionStateSchema = z.object({
   archived_at: z.number().nullable().default(null),
   auto_archive_exempt: z.boolean().default(false),
   todos: z.array(TodoItemStateSchema).default([]),
+  goal: GoalSchema.nullable().default(null),
+  goal_queue: z.array(z.string()).default([]),
+  goal_log: z.array(GoalLogEntrySchema).default([]),
 });
 /** The session state. */
 export type SessionState = z.infer<typeof SessionStateSchema>;
@@ -101,10 +105,13 @@ export async function saveState(
   opts: SaveStateOptions = {},
 ): Promise<void> {
   if (opts.keepExternalFields ?? true) {
-    const fresh = await readStateFile(sessionDir);
+    const fresh = await readStateFileText(sessionDir);
     for (const key of EXTERNAL_FIELDS) {
-      (state as Record<string, unknown>)[key] = fresh[key];
+      (state as Record<string, unknown>)[key] = fresh.state[key];
     }
+    // Unchanged state is not rewritten (one synced write less per start-up).
+    await writeStateFile(sessionDir, state, fresh.text);
+    return;
   }
   await writeStateFile(sessionDir, state);
 }
@@ -124,24 +131,38 @@ export async function updateState(
 }
 
 async function readStateFile(sessionDir: string): Promise<SessionState> {
+  return (await readStateFileText(sessionDir)).state;
+}
+
+/** The state on disk, and the file's text (`null` when it could not be read). */
+async function readStateFileText(
+  sessionDir: string,
+): Promise<{ state: SessionState; text: string | null }> {
   let text: string;
   try {
     text = await Deno.readTextFile(stateFilePath(sessionDir));
   } catch {
-    return defaultState();
+    return { state: defaultState(), text: null };
   }
   try {
     const parsed = SessionStateSchema.safeParse(JSON.parse(text));
-    return parsed.success ? parsed.data : defaultState();
+    return { state: parsed.success ? parsed.data : defaultState(), text };
   } catch {
-    return defaultState();
+    return { state: defaultState(), text };
   }
 }
 
-async function writeStateFile(sessionDir: string, state: SessionState): Promise<void> {
-  await Deno.mkdir(sessionDir, { recursive: true });
+/** Write the state atomically, unless `onDisk` (the file's current text) already is it. */
+async function writeStateFile(
+  sessionDir: string,
+  state: SessionState,
+  onDisk: string | null = null,
+): Promise<void> {
   const normalized = SessionStateSchema.parse(state);
-  await atomicWriteText(stateFilePath(sessionDir), JSON.stringify(normalized, null, 2));
+  const text = JSON.stringify(normalized, null, 2);
+  if (text === onDisk) return;
+  await Deno.mkdir(sessionDir, { recursive: true });
+  await atomicWriteText(stateFilePath(sessionDir), text);
 }
 
 async function migrateLegacyMetadata(sessionDir: string, state: SessionState): Promise<void> {

@@ -23,9 +23,15 @@ export function atLeast(v: ProtocolVersion, min: ProtocolVersion): boolean {
 }
 
 /**
+ * The protocol version that added goals (`GoalUpdate`) and agent swarms (`SwarmUpdate`).
+ * Clients that declare an older version never see them.
+ */
+export const GOALS_AND_SWARMS_VERSION: ProtocolVersion = [1, 12];
+
+/**
  * The version that added `Notification` events (finished background tasks and agents, sent
- * between turns too). The reference emits them at 1.10 already; kimi for Deno gates them so
- * 1.11 clients, which never saw one from us, are not surprised.
+ * between turns too). The reference emits them at 1.10 already; kimi for Deno gates them with
+ * the other 1.12 additions so 1.11 clients, which never saw one from us, are not surprised.
  */
 export const NOTIFICATIONS_VERSION: ProtocolVersion = [1, 12];
 
@@ -42,6 +48,8 @@ export const MESSAGE_MIN_VERSION: Readonly<Record<string, ProtocolVersion>> = {
   BtwEnd: [1, 9],
   StepRetry: [1, 10],
   Notification: NOTIFICATIONS_VERSION,
+  GoalUpdate: GOALS_AND_SWARMS_VERSION,
+  SwarmUpdate: GOALS_AND_SWARMS_VERSION,
 };
 
 /** The version that added approval rule choices (grant patterns, options, `approve_always`). */

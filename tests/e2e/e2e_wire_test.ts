@@ -121,6 +121,17 @@ Deno.test("wire: initialize golden, external tools accepted/rejected, round trip
             aliases: [],
           },
           {
+            name: "goal",
+            description:
+              "Set or manage the session goal. Usage: /goal [objective|status|pause|resume|...]",
+            aliases: [],
+          },
+          {
+            name: "swarm",
+            description: "Show the agent swarms of this session and their items",
+            aliases: [],
+          },
+          {
             name: "skill:kimi-cli-help",
             description:
               "Answer questions about this Kimi Code CLI (the Deno build) - its flags, modes, " +

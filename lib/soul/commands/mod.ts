@@ -13,9 +13,11 @@ import {
 import { addDirCommand } from "./add_dir.ts";
 import { btwCommand } from "./btw.ts";
 import { exportCommand } from "./export.ts";
+import { goalCommand } from "./goal.ts";
 import { importCommand } from "./import.ts";
 import { initCommand } from "./init.ts";
 import { planCommand } from "./plan.ts";
+import { swarmCommand } from "./swarm.ts";
 import { undoCommand } from "./undo.ts";
 
 /** Soul commands available in every UI. */
@@ -31,4 +33,6 @@ export const SOUL_COMMANDS: readonly SoulCommand[] = [
   importCommand,
   undoCommand,
   btwCommand,
+  goalCommand,
+  swarmCommand,
 ];

@@ -196,3 +196,13 @@ Deno.test("Notification events exist from 1.12 on", () => {
   assertEquals(filterForVersion(v("1.12"), note), note);
   assertEquals(filterForVersion(null, note), note);
 });
+
+Deno.test("version filter: GoalUpdate and SwarmUpdate reach 1.12 clients only", () => {
+  const goal = { type: "GoalUpdate", payload: { goal: null, queue: [], outcome: null } };
+  const swarm = { type: "SwarmUpdate", payload: { swarm_id: "s" } };
+  for (const env of [goal, swarm]) {
+    assertEquals(filterForVersion([1, 11], env), null);
+    assertEquals(filterForVersion([1, 12], env), env);
+    assertEquals(filterForVersion(null, env), env);
+  }
+});
