@@ -54,6 +54,11 @@ export interface MockStreamReply {
   delayMs?: number;
   /** Delay between streamed events, in ms. */
   chunkDelayMs?: number;
+  /**
+   * Split string `text` and `reasoning` into chunks of this many characters (e.g. 4, as some
+   * servers stream), so chunk boundaries fall anywhere: inside words, markup and blank lines.
+   */
+  chunkChars?: number;
 }
 
 /** An HTTP error reply. */
@@ -91,6 +96,8 @@ export interface MockOpenAIOptions {
   defaultReply?: MockReply;
   /** Model ids listed by `GET /v1/models`. Default `["mock-model"]`. */
   models?: string[];
+  /** Default {@link MockStreamReply.chunkChars} of every streamed reply. */
+  chunkChars?: number;
 }
 
 /** A running mock server. */
@@ -155,9 +162,12 @@ export async function startMockOpenAI(opts: MockOpenAIOptions = {}): Promise<Moc
         );
       }
       counter++;
+      const sized = opts.chunkChars && reply.chunkChars === undefined
+        ? { ...reply, chunkChars: opts.chunkChars }
+        : reply;
       const events = isChat
-        ? chatEvents(reply, body?.model ?? "mock-model", counter)
-        : responsesEvents(reply, body?.model ?? "mock-model", counter);
+        ? chatEvents(sized, body?.model ?? "mock-model", counter)
+        : responsesEvents(sized, body?.model ?? "mock-model", counter);
       let cancelled = false;
       const stream = new ReadableStream<Uint8Array>({
         async start(controller) {
@@ -196,8 +206,14 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-function chunks(v: string | string[] | undefined): string[] {
-  return v === undefined ? [] : typeof v === "string" ? [v] : v;
+function chunks(v: string | string[] | undefined, size?: number): string[] {
+  if (v === undefined) return [];
+  if (typeof v !== "string") return v;
+  if (!size || size <= 0) return [v];
+  const out: string[] = [];
+  const chars = [...v];
+  for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(""));
+  return out;
 }
 
 /** SSE lines of a streamed chat completion. */
@@ -213,8 +229,8 @@ function chatEvents(reply: MockStreamReply, model: string, n: number): string[] 
     );
   push({ role: "assistant", content: "" });
   const key = reply.reasoningKey ?? "reasoning_content";
-  for (const r of chunks(reply.reasoning)) push({ [key]: r });
-  for (const t of chunks(reply.text)) push({ content: t });
+  for (const r of chunks(reply.reasoning, reply.chunkChars)) push({ [key]: r });
+  for (const t of chunks(reply.text, reply.chunkChars)) push({ content: t });
   (reply.toolCalls ?? []).forEach((tc, index) => {
     const frags = chunks(tc.arguments);
     push({
@@ -266,7 +282,7 @@ function responsesEvents(reply: MockStreamReply, model: string, n: number): stri
   emit("response.created", { response: response("in_progress", [], null) });
   const output: unknown[] = [];
   let index = 0;
-  const reasoning = chunks(reply.reasoning);
+  const reasoning = chunks(reply.reasoning, reply.chunkChars);
   if (reasoning.length > 0 || reply.encryptedReasoning !== undefined) {
     const itemId = `rs_mock_${n}`;
     emit("response.output_item.added", {
@@ -299,7 +315,7 @@ function responsesEvents(reply: MockStreamReply, model: string, n: number): stri
     output.push(item);
     index++;
   }
-  const text = chunks(reply.text);
+  const text = chunks(reply.text, reply.chunkChars);
   if (text.length > 0) {
     const itemId = reply.id ?? `msg_mock_${n}`;
     emit("response.output_item.added", {

@@ -105,6 +105,7 @@ export class LineEditor {
     };
     this.#draw();
     this.#opts.term.setHandler(this.#listener);
+    this.#opts.term.setRedraw(() => this.#draw());
     return promise;
   }
 
@@ -120,6 +121,7 @@ export class LineEditor {
     }
     this.#ctx = { kind: "turn", handlers };
     this.#opts.term.setHandler(this.#listener);
+    this.#opts.term.setRedraw(() => this.#draw());
   }
 
   /** Stop taking keys for a turn (keys typed from now on wait for the next {@link read}). */
@@ -178,6 +180,11 @@ export class LineEditor {
         }
         break;
       }
+      case "escape":
+        // Esc closes a completion menu first, then interrupts like Ctrl-C
+        if (this.#menu.length > 0) this.#menu = [];
+        else handlers.onInterrupt();
+        break;
       case "ctrl-c":
         this.#menu = [];
         handlers.onInterrupt();

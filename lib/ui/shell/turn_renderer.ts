@@ -16,6 +16,22 @@ import { style } from "./theme.ts";
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 /** Pending text above this size is committed at its last line break even without a paragraph end. */
 const MAX_PENDING = 16_384;
+/** A list item's first line (bullet or number). */
+const LIST_ITEM = /^\s{0,3}([-*+]|\d{1,9}[.)])(\s|$)/;
+
+/**
+ * Whether a line after a blank line starts a new block (true), continues the one before
+ * (false), or cannot tell yet (null: a partial line too short to decide).
+ */
+function startsNewBlock(line: string, complete: boolean, inList: boolean): boolean | null {
+  if (line === "") return complete ? null : null;
+  if (/^\s/.test(line)) return line.trim() === "" ? null : false;
+  if (inList) {
+    if (LIST_ITEM.test(line)) return false;
+    if (!complete && /^([-*+]|\d{1,9}[.)]?)$/.test(line)) return null;
+  }
+  return true;
+}
 
 /** Options of {@link TurnRenderer}. */
 export interface TurnRendererOptions {
@@ -43,6 +59,9 @@ interface CallState {
   name: string;
   args: string;
   subagent: string;
+  started: number;
+  /** Last lines of output streamed so far (Shell). */
+  output: string[];
 }
 
 /** Renders one turn (create one per turn). */
@@ -53,6 +72,12 @@ export class TurnRenderer {
   #scan = 0;
   #inFence = false;
   #boundary = 0;
+  /** Offset just after a blank line that ends a block if the next line starts a new one. */
+  #candidate = -1;
+  /** The block being scanned is a list. */
+  #inList = false;
+  /** The next committed text follows a block end (a blank line goes before it). */
+  #gap = false;
   #calls = new Map<string, CallState>();
   #lastCall: CallState | null = null;
   #activity = "";
@@ -61,6 +86,8 @@ export class TurnRenderer {
   #scheduled: ReturnType<typeof setTimeout> | undefined;
   #paused = false;
   #thinkingChars = 0;
+  #outputTokens = 0;
+  readonly #started = Date.now();
   #finished = false;
   #chain: Promise<void> = Promise.resolve();
   #pendingRows: { text: string; kind: string | null; cols: number; rows: string[] } | null = null;
@@ -121,6 +148,8 @@ export class TurnRenderer {
           name: msg.payload.function.name,
           args: msg.payload.function.arguments ?? "",
           subagent: "",
+          started: Date.now(),
+          output: [],
         };
         this.#calls.set(call.id, call);
         this.#lastCall = call;
@@ -204,6 +233,7 @@ export class TurnRenderer {
         this.#activity = "";
         break;
       case "StatusUpdate":
+        if (msg.payload.token_usage) this.#outputTokens += msg.payload.token_usage.output;
         this.#o.onStatus?.({
           contextUsage: msg.payload.context_usage,
           plan: msg.payload.plan_mode,
@@ -262,40 +292,74 @@ export class TurnRenderer {
     this.#pending += text;
     if (kind === "think") {
       this.#thinkingChars += text.length;
-      if (this.#pending.length > MAX_PENDING) await this.#commitUpTo(this.#pending.length);
+      if (this.#pending.length > MAX_PENDING) await this.#commitUpTo(this.#pending.length, false);
       return;
     }
     this.#scanBoundaries();
     if (this.#boundary > 0) {
-      await this.#commitUpTo(this.#boundary);
+      await this.#commitUpTo(this.#boundary, true);
     } else if (this.#pending.length > MAX_PENDING) {
       const cut = this.#pending.lastIndexOf("\n") + 1;
-      await this.#commitUpTo(cut > 0 && !this.#inFence ? cut : this.#pending.length);
+      await this.#commitUpTo(cut > 0 && !this.#inFence ? cut : this.#pending.length, false);
     }
   }
 
-  /** Find the last paragraph end outside a code fence in the pending text. */
+  /**
+   * Find the last block end outside a code fence in the pending text. Only complete lines
+   * count, so where the stream's chunks split the text never matters. A blank line ends a block
+   * once the next line shows it starts a new one: an indented line continues the block (a list
+   * item's next paragraph) and so does another item after a list.
+   */
   #scanBoundaries(): void {
     let nl: number;
     while ((nl = this.#pending.indexOf("\n", this.#scan)) >= 0) {
-      const line = this.#pending.slice(this.#scan, nl);
-      if (/^\s*(```|~~~)/.test(line)) {
-        this.#inFence = !this.#inFence;
-        if (!this.#inFence) this.#boundary = nl + 1;
-      } else if (!this.#inFence && line.trim() === "" && this.#scan > 0) {
-        this.#boundary = nl + 1;
-      }
+      this.#scanLine(this.#pending.slice(this.#scan, nl), nl + 1);
       this.#scan = nl + 1;
+    }
+    if (this.#candidate >= 0 && !this.#inFence) {
+      const partial = this.#pending.slice(this.#scan);
+      if (startsNewBlock(partial, false, this.#inList)) this.#confirmCandidate(partial);
     }
   }
 
-  async #commitUpTo(end: number): Promise<void> {
+  #scanLine(line: string, next: number): void {
+    const blank = line.trim() === "";
+    if (!this.#inFence && this.#candidate >= 0 && !blank) {
+      const starts = startsNewBlock(line, true, this.#inList);
+      if (starts) this.#confirmCandidate(line);
+      else this.#candidate = -1;
+    }
+    if (/^\s{0,3}(```|~~~)/.test(line)) {
+      this.#inFence = !this.#inFence;
+      // a code block ends a block by itself, blank line or not
+      if (!this.#inFence) {
+        this.#boundary = next;
+        this.#inList = false;
+      }
+      return;
+    }
+    if (this.#inFence) return;
+    if (blank) {
+      if (next > 1 && this.#pending.slice(0, next).trim()) this.#candidate = next;
+    } else if (LIST_ITEM.test(line)) this.#inList = true;
+  }
+
+  #confirmCandidate(line: string): void {
+    this.#boundary = this.#candidate;
+    this.#candidate = -1;
+    this.#inList = LIST_ITEM.test(line);
+  }
+
+  async #commitUpTo(end: number, blockEnd: boolean): Promise<void> {
     if (end <= 0) return;
     const chunk = this.#pending.slice(0, end);
     this.#pending = this.#pending.slice(end);
     this.#scan = Math.max(0, this.#scan - end);
+    this.#candidate = this.#candidate > end ? this.#candidate - end : -1;
     this.#boundary = 0;
     await this.#emit(chunk);
+    // marked separates blocks by a blank line: text committed after a block end starts with one
+    if (chunk.trim()) this.#gap = blockEnd;
   }
 
   async #flush(): Promise<void> {
@@ -310,7 +374,10 @@ export class TurnRenderer {
     if (this.#kind === "think") this.#thinkingChars = 0;
     this.#scan = 0;
     this.#boundary = 0;
+    this.#candidate = -1;
     this.#inFence = false;
+    this.#inList = false;
+    this.#gap = false;
     this.#kind = null;
   }
 
@@ -324,7 +391,8 @@ export class TurnRenderer {
     }
     if (!chunk.trim()) return;
     const md = await this.#o.markdown();
-    term.print(md(chunk, Math.max(20, term.columns - 1)));
+    const out = md(chunk, Math.max(20, term.columns - 1)).replace(/^\n+/, "");
+    term.print(this.#gap ? "\n" + out : out);
   }
 
   #schedule(): void {
@@ -354,23 +422,44 @@ export class TurnRenderer {
     const term = this.#o.term;
     const cols = term.columns;
     const input = this.#o.input?.() ?? null;
-    const maxRows = Math.max(3, term.rows - 8 - (input?.rows.length ?? 0));
+    // at most half the screen: a narrowed terminal re-wraps the live rows over more rows, and
+    // rows pushed off the top could no longer be erased
+    const maxRows = Math.max(
+      3,
+      Math.min(term.rows - 8, Math.floor(term.rows / 2)) - (input?.rows.length ?? 0),
+    );
     const rows: string[] = [];
     if (this.#pending) rows.push(...this.#pendingTail(cols, maxRows));
     const spin = style.accent(SPINNER[this.#frame]);
+    const now = Date.now();
     for (const call of this.#calls.values()) {
       const arg = keyArgument(call.name, call.args);
+      const head = `${spin} Using ${style.accent(call.name)}${arg ? ` (${arg})` : ""}`;
       rows.push(
-        ...wrapRows(`${spin} Using ${style.accent(call.name)}${arg ? ` (${arg})` : ""}`, cols)
-          .slice(0, 2),
+        ...wrapRows(`${head}${style.dim(` · ${elapsed(now - call.started)}`)}`, cols).slice(0, 2),
       );
       if (call.subagent) rows.push(style.dim(`  ↳ ${call.subagent}`));
+      for (const l of call.output.slice(-LIVE_OUTPUT_ROWS)) {
+        rows.push(truncate(style.dim(`  │ ${l}`), cols));
+      }
     }
     if (this.#activity) rows.push(`${spin} ${this.#activity}`);
-    if (this.#kind === "think" && !this.#o.showThinking) {
-      rows.push(`${spin} ${style.thinking("Thinking…")}`);
+    if (this.#calls.size === 0 && !this.#activity) {
+      const label = this.#kind === "think"
+        ? style.thinking("Thinking…")
+        : this.#kind === "text"
+        ? "Writing…"
+        : "Working…";
+      const tokens = this.#outputTokens > 0
+        ? ` · ↓ ${formatCount(this.#outputTokens)} tokens`
+        : "";
+      rows.push(
+        truncate(
+          `${spin} ${label}${style.dim(` ${elapsed(now - this.#started)}${tokens} · esc to interrupt`)}`,
+          cols,
+        ),
+      );
     }
-    if (rows.length === 0) rows.push(`${spin} ${style.dim("Working… (ctrl-c to cancel)")}`);
     let cursor: { row: number; col: number } | null = null;
     if (input) {
       if (input.cursor) cursor = { row: rows.length + input.cursor.row, col: input.cursor.col };
@@ -379,6 +468,23 @@ export class TurnRenderer {
     rows.push(this.#o.statusLine());
     term.render(rows, cursor);
   }
+}
+
+/** Rows of a running command's output shown live under its tool line. */
+const LIVE_OUTPUT_ROWS = 5;
+
+/** Elapsed time as `5s` or `2m 05s`. */
+export function elapsed(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, "0")}s`;
+}
+
+function formatCount(n: number): string {
+  return n < 1000 ? String(n) : `${(n / 1000).toFixed(1)}k`;
+}
+
+function truncate(row: string, cols: number): string {
+  return wrapRows(row, cols)[0] ?? "";
 }
 
 /** The argument worth showing for a tool call (command, path, pattern, URL, ...). */

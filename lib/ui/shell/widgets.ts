@@ -59,6 +59,7 @@ export function select(term: Terminal, opts: SelectOptions): Promise<number[] | 
   };
   const done = (r: number[] | null) => {
     term.setHandler(null);
+    term.setRedraw(null);
     term.clearLive();
     resolve(r);
   };
@@ -83,6 +84,7 @@ export function select(term: Terminal, opts: SelectOptions): Promise<number[] | 
     }
     draw();
   });
+  term.setRedraw(draw);
   draw();
   return promise;
 }
@@ -114,6 +116,7 @@ export function textInput(term: Terminal, opts: TextInputOptions): Promise<strin
   };
   const done = (r: string | null) => {
     term.setHandler(null);
+    term.setRedraw(null);
     term.clearLive();
     resolve(r);
   };
@@ -125,6 +128,7 @@ export function textInput(term: Terminal, opts: TextInputOptions): Promise<strin
     else if (key.name === "escape" || key.name === "ctrl-c") return done(null);
     draw();
   });
+  term.setRedraw(draw);
   draw();
   return promise;
 }
