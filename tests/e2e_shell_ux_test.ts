@@ -109,3 +109,76 @@ Deno.test(
       }
     }),
 );
+
+/** The prompt holds `input` (wrapped at any width) above the status line, and nothing else. */
+function promptAt(screen: string, input = ""): boolean {
+  const lines = screen.split("\n");
+  const at = lines.findLastIndex((l) => l.startsWith("✨"));
+  if (at < 0 || !lines.at(-1)!.startsWith("model:")) return false;
+  const squash = (t: string) => t.replace(/\s/g, "");
+  return squash(lines.slice(at, -1).join("")) === squash(`✨${input}`);
+}
+
+Deno.test(
+  "shell: resizing during a stream and at an idle prompt leaves no duplicated fragments or stale prompts",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      const mock = await startMockOpenAI();
+      try {
+        const paras = Array.from(
+          { length: 16 },
+          (_, i) =>
+            `para-${String(i).padStart(2, "0")} ` +
+            "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor ".repeat(6)
+              .trim(),
+        );
+        mock.enqueue({ text: paras.join("\n\n"), chunkChars: 4, chunkDelayMs: 4 });
+        const config = await sb.openaiConfig(mock.url);
+        const t = await TmuxKimi.start(sb, ["--config-file", config], { width: 110, height: 40 });
+        try {
+          await t.waitFor(promptReady);
+          await t.type("stream a lot");
+          await t.keys("Enter");
+          // mid-paragraph (several live rows of pending text) at each resize
+          await t.waitFor(/para-02 lorem.*dolor.*\n.*elit/);
+          await t.resize(64, 40);
+          assert(!(await t.screen()).includes("para-15"), "the resize happened mid-stream");
+          await t.waitFor(/para-06 lorem.*\n.*\n.*elit/);
+          await t.resize(100, 40);
+          await t.waitFor(/para-10 lorem.*\n.*elit/);
+          await t.resize(58, 40);
+          await t.waitFor((s) => s.includes("para-15") && s.includes("model:") && !s.includes("Writing"));
+          await t.resize(110, 40);
+          await t.waitFor(promptReady);
+          // idle prompt with a long input line that wraps once narrowed
+          const typed = "a long unsent input line ".repeat(3).trim();
+          await t.type(typed);
+          await t.waitFor((s) => promptAt(s, typed));
+          for (const w of [60, 100, 45, 90]) {
+            await t.resize(w, 40);
+            await t.waitFor((s) => promptAt(s, typed) && s.split("\n").at(-1)!.length <= w);
+          }
+          await t.keys("C-u");
+          await t.waitFor(promptReady);
+          const all = await t.history();
+          const lines = all.split("\n");
+          for (let i = 0; i < 16; i++) {
+            const marker = `para-${String(i).padStart(2, "0")}`;
+            const n = lines.filter((l) => l.includes(marker)).length;
+            assertEquals(n, 1, `${marker} appears ${n} times:\n${all}`);
+          }
+          const prompts = lines.filter((l) => l.startsWith("✨") && !l.includes("stream a lot"));
+          assertEquals(prompts, ["✨"], `stale prompt rows:\n${all}`);
+          const status = lines.filter((l) => l.startsWith("model:"));
+          assertEquals(status.length, 1, `stale status rows:\n${all}`);
+          assert(!all.includes("esc to interrupt"), `a stale spinner row:\n${all}`);
+          assert(!all.includes("long unsent"), `stale input rows:\n${all}`);
+        } finally {
+          await t.close();
+        }
+      } finally {
+        await mock.close();
+      }
+    }),
+);
