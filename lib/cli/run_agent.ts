@@ -28,6 +28,25 @@ export function safeGetEnv(name: string): string | undefined {
 
 /** Run the agent in the selected UI; resolves with the exit code. */
 export async function runAgent(opts: CliOptions): Promise<number> {
+  // refuse before anything starts (MCP servers, a session dir): nothing would use them
+  if (opts.ui === "shell" && !Deno.stdin.isTerminal()) {
+    console.error(
+      "Error: standard input is not a terminal, so the interactive shell cannot start.\n" +
+        'Use `kimi --print -p "..."` (or pipe the prompt into `kimi --print`) for a ' +
+        "non-interactive run, or `kimi --wire` to embed kimi in another program.",
+    );
+    return 1;
+  }
+  if (opts.ui === "print" && opts.inputFormat === "text" && opts.prompt === undefined) {
+    const piped = Deno.stdin.isTerminal() ? "" : (await new Response(Deno.stdin.readable).text()).trim();
+    if (!piped) {
+      throw new UsageError(
+        'Print mode needs a prompt: pass it with -p "..." or pipe it on standard input ' +
+          '(e.g. echo "fix the bug" | kimi --print).',
+      );
+    }
+    opts = { ...opts, prompt: piped };
+  }
   const shareDir = await ensureShareDir(safeGetEnv);
   configureLog({ shareDir, debug: opts.debug });
   let config: Config;
@@ -96,6 +115,14 @@ async function runUI(
   resumed: boolean,
   run: RunResources,
 ): Promise<number> {
+  const { withDiscoveredModel } = await lazyImport<typeof import("./env_model.ts")>(
+    "./env_model.ts",
+    import.meta.url,
+  );
+  const getEnv = await withDiscoveredModel(config, opts.model, safeGetEnv);
+  const configPath = opts.configText !== undefined
+    ? null
+    : (opts.configFile ?? `${session.shareDir}/config.toml`);
   const appOptions: KimiAppOptions = {
     mcpServers: run.mcpServers,
     reportMcp: (line) => console.error(line),
@@ -111,12 +138,23 @@ async function runUI(
     maxRetriesPerStep: opts.maxRetriesPerStep,
     skillsDirs: opts.skillsDirs,
     maxRalphIterations: opts.maxRalphIterations,
-    getEnv: safeGetEnv,
+    getEnv,
     plan: opts.plan,
     resumed,
   };
   const app = run.app = await KimiApp.create(appOptions);
   await runSessionStart(app.hooks, session.wireFile);
+  const modelProblem = async () => {
+    if (run.app?.llm) return null;
+    const { explainModelNotSet } = await lazyImport<
+      typeof import("../config/model_resolution.ts")
+    >("../config/model_resolution.ts", import.meta.url);
+    return explainModelNotSet(run.app?.config ?? config, {
+      modelAlias: opts.model,
+      getEnv,
+      configPath,
+    });
+  };
 
   let code: number;
   switch (opts.ui) {
@@ -130,6 +168,7 @@ async function runUI(
         inputFormat: opts.inputFormat,
         outputFormat: opts.outputFormat,
         finalOnly: opts.finalMessageOnly,
+        modelProblem,
       });
       break;
     }
@@ -142,14 +181,6 @@ async function runUI(
       break;
     }
     default: {
-      if (!Deno.stdin.isTerminal()) {
-        console.error(
-          'kimi: standard input is not a terminal. Use `kimi --print -p "..."` (or pipe the ' +
-            "prompt into `kimi --print`) for non-interactive runs, or `kimi --wire` to embed.",
-        );
-        code = 1;
-        break;
-      }
       const { runShell } = await lazyImport<typeof import("../ui/shell/shell_ui.ts")>(
         "../ui/shell/shell_ui.ts",
         import.meta.url,
@@ -165,9 +196,9 @@ async function runUI(
             resumed: true,
           });
         },
-        configPath: opts.configText !== undefined
-          ? null
-          : (opts.configFile ?? `${session.shareDir}/config.toml`),
+        prompt: opts.prompt,
+        modelProblem,
+        configPath,
       });
       code = shell.code;
       session = shell.session;

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { providerErrorHint } from "../provider_hint.ts";
 import {
   APIConnectionError,
   APIEmptyResponseError,
@@ -39,6 +40,8 @@ export interface PrintOptions {
   stdinIsTerminal?: boolean;
   /** Writes a line to stdout. */
   writeLine?: (line: string) => void;
+  /** Why no model is usable and the fix (printed to stderr after "LLM is not set"). */
+  modelProblem?: () => Promise<string | null>;
 }
 
 const encoder = new TextEncoder();
@@ -157,6 +160,10 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
       err instanceof LLMNotSet || err instanceof LLMNotSupported || err instanceof MaxStepsReached
     ) {
       out(err.message);
+      if (err instanceof LLMNotSet) {
+        const why = await opts.modelProblem?.();
+        if (why) console.error(why);
+      }
       return ExitCode.FAILURE;
     }
     if (err instanceof RunCancelled) {
@@ -165,6 +172,8 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
     }
     if (err instanceof ChatProviderError) {
       out(err.message);
+      const hint = providerErrorHint(err);
+      if (hint) console.error(hint);
       return providerExitCode(err);
     }
     out(`Unknown error: ${(err as Error)?.message ?? err}`);

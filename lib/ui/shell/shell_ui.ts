@@ -16,6 +16,7 @@ import { parseSlashCommand } from "../../soul/soul.ts";
 import type { Subscription } from "../../wire/broadcast.ts";
 import { isRequest, type PendingRequest, type WireMessage } from "../../wire/messages.ts";
 import { WireFile } from "../../wire/recorder.ts";
+import { providerErrorHint } from "../provider_hint.ts";
 import { historyFile, HistoryStore } from "./history_store.ts";
 import { LineEditor, type ReadResult, truncateRow, type TurnInputHandlers } from "./line_editor.ts";
 import { loadMarkdown } from "./markdown.ts";
@@ -36,6 +37,10 @@ export interface ShellOptions {
   configPath: string | null;
   /** The terminal (defaults to the process's). */
   terminal?: Terminal;
+  /** `-p`: run this input once in the shell UI, then exit (as the reference does). */
+  prompt?: string;
+  /** Why no model is usable and the fix (null when one is). */
+  modelProblem?: () => Promise<string | null>;
 }
 
 /** How the shell ended. */
@@ -81,6 +86,8 @@ class Shell implements ShellContext {
   /** Inputs to run after the current turn (slash commands and unconsumed steers). */
   #afterTurn: string[] = [];
   #queuedApprovals: PendingRequest<"ApprovalRequest">[] = [];
+  /** The last turn failed (a `-p` run then exits 1). */
+  #turnFailed = false;
 
   constructor(app: KimiApp, term: Terminal, opts: ShellOptions) {
     this.app = app;
@@ -112,8 +119,19 @@ class Shell implements ShellContext {
       },
       footer: () => [this.#statusLine()],
     });
+    if (this.#opts.prompt !== undefined) {
+      // `kimi -p "..."` on a terminal: one input, rendered as in the shell, then exit
+      try {
+        await this.#handleInput(this.#opts.prompt, false);
+      } finally {
+        this.#hub?.unsubscribe();
+      }
+      return { code: this.#turnFailed ? 1 : 0, session: this.app.session };
+    }
     this.#welcome();
     if (!this.app.llm) {
+      const why = await this.#opts.modelProblem?.();
+      if (why) this.print(style.warn(why));
       this.print(style.warn("No model is configured yet. Let's set one up (Esc to skip)."));
       await runSetup(this);
     }
@@ -338,9 +356,18 @@ class Shell implements ShellContext {
         },
       });
       await renderer.finish();
+      this.#turnFailed = false;
     } catch (err) {
       await renderer.finish();
+      this.#turnFailed = true;
       this.print(describeTurnError(err));
+      if (err instanceof LLMNotSet) {
+        const why = await this.#opts.modelProblem?.();
+        if (why) this.print(style.warn(why));
+      } else if (err instanceof ChatProviderError) {
+        const hint = providerErrorHint(err);
+        if (hint) this.print(style.warn(hint));
+      }
     } finally {
       this.#turnActive = false;
       this.#turnInput = null;
@@ -414,7 +441,7 @@ function oneLine(text: string): string {
 function describeTurnError(err: unknown): string {
   if (err instanceof RunCancelled) return style.warn("Interrupted by user");
   if (err instanceof LLMNotSet) {
-    return style.error("No model is configured. Run /setup to choose a platform and model.");
+    return style.error("LLM is not set: no usable model. Run /setup to choose a platform and model.");
   }
   if (err instanceof LLMNotSupported || err instanceof MaxStepsReached) {
     return style.error(err.message);
