@@ -61,7 +61,7 @@ Deno.test("print stream-json: ReadFile, WriteFile, then a final text; exact outp
       { role: "assistant", content: "Translation completed successfully." },
     ]);
     assertEquals(await Deno.readTextFile(`${sb.workDir}/out.txt`), "Bonjour\n");
-    assertStringIncludes(r.stderr, "To resume this session: kimi -r ");
+    assertStringIncludes(r.stderr, "To resume this session: kimi --work-dir ");
   } finally {
     await sb.cleanup();
   }

@@ -26,6 +26,17 @@ export function safeGetEnv(name: string): string | undefined {
   }
 }
 
+/**
+ * The command that resumes a session from any directory (flags `kimi --help` lists; the work
+ * dir is quoted for a POSIX shell when it needs it).
+ */
+export function resumeCommand(workDir: string, id: string): string {
+  const dir = /^[A-Za-z0-9_\/.,:@%+=-]+$/.test(workDir)
+    ? workDir
+    : `'${workDir.replace(/'/g, `'\\''`)}'`;
+  return `kimi --work-dir ${dir} --session ${id}`;
+}
+
 /** Run the agent in the selected UI; resolves with the exit code. */
 export async function runAgent(opts: CliOptions): Promise<number> {
   // refuse before anything starts (MCP servers, a session dir): nothing would use them
@@ -67,6 +78,7 @@ export async function runAgent(opts: CliOptions): Promise<number> {
 
   let session: Session;
   let resumed = true;
+  let newSessionNote: string | undefined;
   if (opts.continue) {
     try {
       session = await Session.continue({ shareDir, workDir: opts.workDir });
@@ -77,6 +89,22 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   } else if (opts.session) {
     const found = await Session.find({ shareDir, workDir: opts.workDir, id: opts.session });
     resumed = found !== null;
+    if (!found) {
+      // the reference's behaviour (programs rely on it): a new session with that id; say so,
+      // so a mistyped id is noticed, and point at a work dir that has it
+      const elsewhere = await Session.workDirsWith({
+        shareDir,
+        workDir: opts.workDir,
+        id: opts.session,
+      });
+      console.error(
+        `kimi: no session ${opts.session} in ${opts.workDir}: starting a new session with that ID.` +
+          elsewhere.map((d) => `\nSession ${opts.session} is in ${d}: resume it with ${
+            resumeCommand(d, opts.session!)
+          }`).join(""),
+      );
+      newSessionNote = `New session ${opts.session} (no session with that ID in this work dir).`;
+    }
     session = found ?? await Session.create({ shareDir, workDir: opts.workDir, id: opts.session });
   } else {
     resumed = false;
@@ -92,7 +120,7 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   }
 
   try {
-    return await runUI(opts, config, session, resumed, run);
+    return await runUI(opts, config, session, resumed, run, newSessionNote);
   } finally {
     await run.app?.mcp?.close(); // stops MCP server processes
     if (!config.background.keep_alive_on_exit) {
@@ -114,6 +142,7 @@ async function runUI(
   session: Session,
   resumed: boolean,
   run: RunResources,
+  newSessionNote?: string,
 ): Promise<number> {
   const { withDiscoveredModel } = await lazyImport<typeof import("./env_model.ts")>(
     "./env_model.ts",
@@ -198,6 +227,7 @@ async function runUI(
         },
         prompt: opts.prompt,
         modelProblem,
+        notice: newSessionNote,
         configPath,
       });
       code = shell.code;
@@ -207,7 +237,9 @@ async function runUI(
   await runSessionEnd((run.app ?? app).hooks);
 
   if (!(await session.isEmpty())) {
-    if (opts.ui !== "wire") console.error(`\nTo resume this session: kimi -r ${session.id}`);
+    if (opts.ui !== "wire") {
+      console.error(`\nTo resume this session: ${resumeCommand(session.workDir, session.id)}`);
+    }
     if (code === 0) await session.setLastSession();
   }
   return code;

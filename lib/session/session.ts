@@ -121,6 +121,22 @@ export class Session {
   }
 
   /**
+   * The work dirs (other than `workDir`) that hold a session with this id, from `kimi.json`.
+   */
+  static async workDirsWith(opts: FindSessionOptions): Promise<string[]> {
+    if (!isValidId(opts.id)) return [];
+    const metadata = await loadMetadata(opts.shareDir);
+    const here = canonicalWorkDir(opts.workDir);
+    const found: string[] = [];
+    for (const wd of metadata.work_dirs) {
+      if (wd.path === here || wd.kaos !== "local") continue;
+      const dir = join(sessionsDirFor(opts.shareDir, wd.path), opts.id);
+      if (await isFile(join(dir, "context.jsonl"))) found.push(wd.path);
+    }
+    return found;
+  }
+
+  /**
    * The work dir's last session (`last_session_id` in `kimi.json`).
    *
    * @throws {SessionError} `No previous session found for the working directory`.

@@ -39,6 +39,8 @@ export interface ShellOptions {
   terminal?: Terminal;
   /** `-p`: run this input once in the shell UI, then exit (as the reference does). */
   prompt?: string;
+  /** A line shown under the welcome (e.g. that `--session ID` started a new session). */
+  notice?: string;
   /** Why no model is usable and the fix (null when one is). */
   modelProblem?: () => Promise<string | null>;
 }
@@ -129,6 +131,7 @@ class Shell implements ShellContext {
       return { code: this.#turnFailed ? 1 : 0, session: this.app.session };
     }
     this.#welcome();
+    if (this.#opts.notice) this.print(style.warn(this.#opts.notice));
     if (!this.app.llm) {
       const why = await this.#opts.modelProblem?.();
       if (why) this.print(style.warn(why));
