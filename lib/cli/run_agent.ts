@@ -86,6 +86,14 @@ export async function runAgent(opts: CliOptions): Promise<number> {
       if (err instanceof SessionError) throw new UsageError(err.message);
       throw err;
     }
+  } else if (opts.session === "") {
+    // `-S` / `--resume` without an id (shell only): pick one of this work dir's sessions
+    const { pickSessionAtStart } = await lazyImport<
+      typeof import("../ui/shell/session_picker.ts")
+    >("../ui/shell/session_picker.ts", import.meta.url);
+    const picked = await pickSessionAtStart({ shareDir, workDir: opts.workDir });
+    resumed = picked !== null;
+    session = picked ?? await Session.create({ shareDir, workDir: opts.workDir });
   } else if (opts.session) {
     const found = await Session.find({ shareDir, workDir: opts.workDir, id: opts.session });
     resumed = found !== null;
@@ -228,6 +236,7 @@ async function runUI(
         prompt: opts.prompt,
         modelProblem,
         notice: newSessionNote,
+        resumed,
         configPath,
       });
       code = shell.code;

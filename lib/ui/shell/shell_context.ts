@@ -28,6 +28,8 @@ export interface ShellContext {
   replaceApp(opts: { session?: Session; config?: Config; modelAlias?: string }): Promise<void>;
   /** Run input through the soul as a turn (text or a soul slash command). */
   runTurn(input: string): Promise<void>;
+  /** Redraw the current session's earlier conversation (after resuming it). */
+  showTranscript(): Promise<void>;
   /** Text to pre-fill the next prompt with. */
   prefill: string;
 }

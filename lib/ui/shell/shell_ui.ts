@@ -27,6 +27,7 @@ import { runSetup } from "./setup_wizard.ts";
 import { formatStatusLine } from "./status_line.ts";
 import { Terminal } from "./terminal.ts";
 import { setTheme, style } from "./theme.ts";
+import { formatTranscript } from "./transcript.ts";
 import { TurnRenderer } from "./turn_renderer.ts";
 
 /** Options of {@link runShell}. */
@@ -39,6 +40,8 @@ export interface ShellOptions {
   terminal?: Terminal;
   /** `-p`: run this input once in the shell UI, then exit (as the reference does). */
   prompt?: string;
+  /** The session was resumed: its earlier conversation is redrawn before the prompt. */
+  resumed?: boolean;
   /** A line shown under the welcome (e.g. that `--session ID` started a new session). */
   notice?: string;
   /** Why no model is usable and the fix (null when one is). */
@@ -131,6 +134,7 @@ class Shell implements ShellContext {
       return { code: this.#turnFailed ? 1 : 0, session: this.app.session };
     }
     this.#welcome();
+    if (this.#opts.resumed) await this.showTranscript();
     if (this.#opts.notice) this.print(style.warn(this.#opts.notice));
     if (!this.app.llm) {
       const why = await this.#opts.modelProblem?.();
@@ -196,6 +200,14 @@ class Shell implements ShellContext {
       }
     }
     await this.runTurn(text);
+  }
+
+  async showTranscript(): Promise<void> {
+    const history = this.app.soul.context.history;
+    if (!history.some((m) => m.role === "user")) return;
+    const md = await loadMarkdown();
+    const text = formatTranscript(history, md, this.term.columns);
+    if (text) this.print(text + "\n" + style.dim("─".repeat(Math.min(40, this.term.columns))));
   }
 
   #welcome(): void {
