@@ -4,7 +4,7 @@
  * OpenAI-compatible server; every wait polls the screen (no fixed sleeps).
  */
 import { assert, assertEquals, assertStringIncludes } from "./helpers/assert.ts";
-import { type KimiSandbox, kimiSandbox } from "./helpers/kimi_process.ts";
+import { type KimiSandbox, kimiSandbox, toolCallLine } from "./helpers/kimi_process.ts";
 import { startMockOpenAI } from "./helpers/mock_openai.ts";
 import { TmuxKimi } from "./helpers/tmux.ts";
 
@@ -174,6 +174,80 @@ Deno.test(
           assertEquals(status.length, 1, `stale status rows:\n${all}`);
           assert(!all.includes("esc to interrupt"), `a stale spinner row:\n${all}`);
           assert(!all.includes("long unsent"), `stale input rows:\n${all}`);
+        } finally {
+          await t.close();
+        }
+      } finally {
+        await mock.close();
+      }
+    }),
+);
+
+Deno.test(
+  "shell: -p on a terminal runs once in the shell UI and exits; -S picks a session whose conversation is redrawn; an unknown --session id says new session",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      const config = await sb.scriptedConfig([
+        `text: First answer with \`code\`.\n${toolCallLine("c1", "Shell", { command: "echo hi" })}`,
+        "text: Done after the tool.",
+        "text: Second answer.",
+      ]);
+      const t1 = await TmuxKimi.start(sb, ["--config-file", config, "--yolo", "-p", "first q"]);
+      try {
+        const s = await t1.waitFor("[exit 0]");
+        assertStringIncludes(s, "✨ first q");
+        assertStringIncludes(s, "First answer with code.");
+        assertStringIncludes(s, "• Used Shell (echo hi)");
+        assertStringIncludes(s, "To resume this session: kimi --work-dir ");
+        assert(!s.includes("Welcome to Kimi"), s);
+      } finally {
+        await t1.close();
+      }
+      const t2 = await TmuxKimi.start(sb, ["--config-file", config, "-S"]);
+      try {
+        let s = await t2.waitFor("Resume a session");
+        assertStringIncludes(s, "› 1. first q");
+        await t2.keys("Enter");
+        s = await t2.waitFor(promptReady);
+        // the earlier conversation, tool output collapsed, before the prompt
+        assertStringIncludes(s, "✨ first q\nFirst answer with code.\n• Used Shell (echo hi)");
+        assertStringIncludes(s, "Done after the tool.");
+        assert(!s.includes("│ hi"), "tool output stays collapsed");
+        await t2.keys("C-d");
+        await t2.waitFor("[exit 0]");
+      } finally {
+        await t2.close();
+      }
+      const t3 = await TmuxKimi.start(sb, ["--config-file", config, "--session", "no-such-id-1"]);
+      try {
+        const s = await t3.waitFor(promptReady);
+        assertStringIncludes(s, "New session no-such-id-1 (no session with that ID");
+        assertStringIncludes(s, "no session no-such-id-1 in ");
+      } finally {
+        await t3.close();
+      }
+    }),
+);
+
+Deno.test(
+  "shell: Esc interrupts a running turn like Ctrl-C; the spinner shows the elapsed time",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      const mock = await startMockOpenAI();
+      try {
+        mock.enqueue({ text: "slow ".repeat(400), chunkChars: 4, chunkDelayMs: 30 });
+        const config = await sb.openaiConfig(mock.url);
+        const t = await TmuxKimi.start(sb, ["--config-file", config]);
+        try {
+          await t.waitFor(promptReady);
+          await t.type("go slowly");
+          await t.keys("Enter");
+          await t.waitFor(/Writing… \d+s · esc to interrupt/);
+          await t.keys("Escape");
+          const s = await t.waitFor((x) => x.includes("Interrupted by user") && promptReady(x));
+          assert(!s.includes("esc to interrupt"), s);
         } finally {
           await t.close();
         }
