@@ -114,7 +114,11 @@ export function rootCommand() {
     .option("--afk", "Away from keyboard: approve actions and dismiss questions automatically.")
     .option("-p, --prompt <text>", "Run this prompt.")
     .addOption(new Option("-c, --command <text>").hideHelp())
-    .option("--print", "Run non-interactively and print the result.")
+    .option(
+      "--print",
+      "Run non-interactively and print the result. Print mode approves every action " +
+        "automatically (as --yolo) and dismisses questions.",
+    )
     .addOption(new Option("--acp").hideHelp())
     .option("--wire", "Serve the wire protocol (JSON-RPC 2.0) on stdin/stdout.")
     .addOption(
