@@ -53,8 +53,8 @@ export interface CliOptions {
   prompt?: string;
   /** `--input-format`. */
   inputFormat: "text" | "stream-json";
-  /** `--output-format`. */
-  outputFormat: "text" | "stream-json";
+  /** `--output-format` (`human` when not given). */
+  outputFormat: "human" | "text" | "stream-json";
   /** `--final-message-only`. */
   finalMessageOnly: boolean;
   /** `--agent`. */
@@ -127,9 +127,11 @@ export function rootCommand() {
       ),
     )
     .addOption(
-      new Option("--output-format <format>", "Output format for --print.").choices(
-        ["text", "stream-json"] as const,
-      ),
+      new Option(
+        "--output-format <format>",
+        "Output format for --print. Default: the answer as text (tool activity on stderr); " +
+          "text: a transcript of every event in the reference's format; stream-json: JSON lines.",
+      ).choices(["human", "text", "stream-json"] as const),
     )
     .option("--final-message-only", "With --print, print only the final assistant message.")
     .option("--quiet", "Same as --print --output-format text --final-message-only.")
@@ -180,7 +182,7 @@ export function validateOptions(raw: RawOptions, cwd: string): CliOptions {
   ]]);
   if (raw.quiet) {
     combine([["--quiet", true], ["--acp", Boolean(raw.acp)], ["--wire", Boolean(raw.wire)]]);
-    if (raw.outputFormat && raw.outputFormat !== "text") {
+    if (raw.outputFormat && raw.outputFormat !== "text" && raw.outputFormat !== "human") {
       throw new UsageError("Cannot combine --quiet, --output-format stream-json.");
     }
   }
@@ -249,7 +251,7 @@ export function validateOptions(raw: RawOptions, cwd: string): CliOptions {
     afk: Boolean(raw.afk),
     prompt,
     inputFormat: raw.inputFormat ?? "text",
-    outputFormat: raw.outputFormat ?? "text",
+    outputFormat: raw.outputFormat ?? "human",
     finalMessageOnly: Boolean(raw.finalMessageOnly || raw.quiet),
     agent: raw.agent,
     agentFile: raw.agentFile !== undefined ? resolvePath(cwd, raw.agentFile) : undefined,

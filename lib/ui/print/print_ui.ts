@@ -143,6 +143,7 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
         if (command === undefined) return ExitCode.SUCCESS;
       }
       if (command) {
+        // the reference's transcript format echoes the command first
         if (opts.outputFormat === "text" && !opts.finalOnly) out(command);
         await runOne(command);
       }

@@ -7,6 +7,7 @@
  */
 import type { WireMessage } from "../../wire/messages.ts";
 import type { DisplayBlock } from "../../wire/display.ts";
+import { keyArgument } from "../tool_summary.ts";
 import { briefOf, formatBlock } from "./display_blocks.ts";
 import { wrapRows } from "./layout.ts";
 import type { MarkdownRenderer } from "./markdown.ts";
@@ -485,39 +486,6 @@ function formatCount(n: number): string {
 
 function truncate(row: string, cols: number): string {
   return wrapRows(row, cols)[0] ?? "";
-}
-
-/** The argument worth showing for a tool call (command, path, pattern, URL, ...). */
-export function keyArgument(name: string, args: string): string {
-  let parsed: Record<string, unknown> | null = null;
-  try {
-    const v = JSON.parse(args || "{}");
-    if (v && typeof v === "object") parsed = v as Record<string, unknown>;
-  } catch {
-    return "";
-  }
-  if (!parsed) return "";
-  const keys: Record<string, string[]> = {
-    Shell: ["command"],
-    ReadFile: ["path"],
-    ReadMediaFile: ["path"],
-    WriteFile: ["path"],
-    StrReplaceFile: ["path"],
-    Glob: ["pattern"],
-    Grep: ["pattern"],
-    FetchURL: ["url"],
-    SearchWeb: ["query"],
-    Agent: ["description"],
-    TaskOutput: ["task_id"],
-    TaskStop: ["task_id"],
-    Think: ["thought"],
-  };
-  const order = keys[name] ?? Object.keys(parsed);
-  for (const k of order) {
-    const v = parsed[k];
-    if (typeof v === "string" && v) return shorten(v.replace(/\s+/g, " "), 60);
-  }
-  return "";
 }
 
 function shorten(text: string, max: number): string {
