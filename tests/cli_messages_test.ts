@@ -101,3 +101,25 @@ Deno.test("cli: OPENAI_BASE_URL and OPENAI_API_KEY alone pick the server's model
     await mock.close();
   }
 });
+
+Deno.test("launch: `deno task review --dry-run` prints the command (dry-run after the profile)", async () => {
+  const launch = new URL("../scripts/launch.ts", import.meta.url).pathname;
+  const sb = await kimiSandbox();
+  try {
+    for (const args of [["review", "--dry-run"], ["--dry-run", "review"]]) {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: ["run", "--no-prompt", "--allow-read", "--allow-env", "--allow-run", launch, ...args],
+        env: { KIMI_SHARE_DIR: sb.shareDir },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const stdout = new TextDecoder().decode(out.stdout);
+      assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
+      assert(stdout.startsWith("deno run --no-prompt --allow-read --allow-env "), stdout);
+      assertStringIncludes(stdout, `--allow-write=${sb.shareDir}`);
+      assert(!stdout.includes("--dry-run"), stdout);
+    }
+  } finally {
+    await sb.cleanup();
+  }
+});

@@ -256,3 +256,27 @@ Deno.test(
       }
     }),
 );
+
+Deno.test(
+  "shell: without run permission, Ctrl-X shell mode explains the missing permission and no confinement warning is shown",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      const config = await sb.scriptedConfig([]);
+      const t = await TmuxKimi.start(sb, ["--config-file", config], {
+        permissions: ["--allow-read", "--allow-env", `--allow-write=${sb.shareDir}`],
+      });
+      try {
+        await t.waitFor(promptReady);
+        await t.keys("C-x");
+        await t.type("echo from-shell-mode");
+        await t.keys("Enter");
+        const s = await t.waitFor("Shell mode cannot run commands");
+        assertStringIncludes(s.replace(/\n/g, " "), "deno task workspace");
+        assert(!/NotCapable|Requires run access/.test(s), s);
+        assert(!/not confined/.test(s), s);
+      } finally {
+        await t.close();
+      }
+    }),
+);

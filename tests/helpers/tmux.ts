@@ -20,7 +20,13 @@ export class TmuxKimi {
   static async start(
     sb: KimiSandbox,
     args: string[],
-    opts: { width?: number; height?: number; env?: Record<string, string> } = {},
+    opts: {
+      width?: number;
+      height?: number;
+      env?: Record<string, string>;
+      /** Deno permission flags (default `-A`). */
+      permissions?: string[];
+    } = {},
   ): Promise<TmuxKimi> {
     const socket = `kimi-e2e-${crypto.randomUUID().slice(0, 8)}`;
     const env: Record<string, string> = {
@@ -40,7 +46,7 @@ export class TmuxKimi {
       Deno.execPath(),
       "run",
       "--no-prompt",
-      "-A",
+      ...(opts.permissions ?? ["-A"]),
       MAIN_TS,
       ...args,
     ].map(shellQuote).join(" ");

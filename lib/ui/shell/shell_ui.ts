@@ -439,7 +439,13 @@ class Shell implements ShellContext {
       if (ac.signal.aborted) this.print(style.warn("Interrupted."));
       else if (!status.success) this.print(style.dim(`(exit code ${status.code})`));
     } catch (err) {
-      this.print(style.error(`Could not run the command: ${(err as Error).message}`));
+      if (err instanceof Deno.errors.NotCapable) {
+        this.print(style.error(
+          "Shell mode cannot run commands: this run has no permission to run programs " +
+            "(Deno's --allow-run). Start kimi with `deno task workspace` or `deno task full`, " +
+            "or add --allow-run; Ctrl-X goes back to agent mode.",
+        ));
+      } else this.print(style.error(`Could not run the command: ${(err as Error).message}`));
     } finally {
       this.term.clearLive();
       this.term.setHandler(null);
