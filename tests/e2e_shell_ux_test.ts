@@ -280,3 +280,30 @@ Deno.test(
       }
     }),
 );
+
+Deno.test(
+  "shell: a running Shell command's output streams live under its tool line",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      const fifo = `${sb.root}/go`;
+      // prints a line, then waits until the test has seen it before finishing
+      const command = `echo live-line-one; while [ ! -e ${fifo} ]; do sleep 0.05; done; echo after`;
+      const config = await sb.scriptedConfig([
+        toolCallLine("c1", "Shell", { command }),
+        "text: finished.",
+      ]);
+      const t = await TmuxKimi.start(sb, ["--config-file", config, "--yolo"]);
+      try {
+        await t.waitFor(promptReady);
+        await t.type("run it");
+        await t.keys("Enter");
+        const s = await t.waitFor((x) => x.includes("│ live-line-one") && x.includes("Using Shell"));
+        assert(/Using Shell \(echo live-line-one.*\) · \d+s/.test(s), s);
+        await Deno.writeTextFile(fifo, "");
+        await t.waitFor((x) => x.includes("finished.") && promptReady(x));
+      } finally {
+        await t.close();
+      }
+    }),
+);

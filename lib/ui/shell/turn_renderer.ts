@@ -7,6 +7,7 @@
  */
 import type { WireMessage } from "../../wire/messages.ts";
 import type { DisplayBlock } from "../../wire/display.ts";
+import { subscribeToolOutput } from "../../tooling/live_output.ts";
 import { keyArgument } from "../tool_summary.ts";
 import { briefOf, formatBlock } from "./display_blocks.ts";
 import { wrapRows } from "./layout.ts";
@@ -93,9 +94,19 @@ export class TurnRenderer {
   #chain: Promise<void> = Promise.resolve();
   #pendingRows: { text: string; kind: string | null; cols: number; rows: string[] } | null = null;
 
+  readonly #unsubscribeOutput: () => void;
+
   /** Create a renderer. */
   constructor(opts: TurnRendererOptions) {
     this.#o = opts;
+    this.#unsubscribeOutput = subscribeToolOutput((id, line) => {
+      const call = this.#calls.get(id);
+      if (!call) return;
+      // deno-lint-ignore no-control-regex
+      call.output.push(line.replace(/\x1b\[[0-9;?]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]/g, ""));
+      if (call.output.length > LIVE_OUTPUT_ROWS) call.output.shift();
+      this.#schedule();
+    });
     this.#timer = setInterval(() => {
       this.#frame = (this.#frame + 1) % SPINNER.length;
       this.#draw();
@@ -280,6 +291,7 @@ export class TurnRenderer {
     await this.#flush();
     // nothing may draw the turn's live area once it is gone (the prompt replaces it)
     this.#finished = true;
+    this.#unsubscribeOutput();
     clearInterval(this.#timer);
     if (this.#scheduled !== undefined) clearTimeout(this.#scheduled);
     this.#calls.clear();
