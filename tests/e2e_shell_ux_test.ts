@@ -307,3 +307,65 @@ Deno.test(
       }
     }),
 );
+
+Deno.test(
+  "shell: approvals show a diff once with only the changed lines; Ctrl-C at an approval says interrupted; MCP approvals name server, tool and arguments",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      const body = Array.from({ length: 20 }, (_, i) => `line ${i + 1}`).join("\n") + "\n";
+      await Deno.writeTextFile(`${sb.workDir}/notes.txt`, body);
+      const fixture = new URL("./helpers/mcp_stdio_server.ts", import.meta.url).pathname;
+      const denoJson = new URL("../deno.json", import.meta.url).pathname;
+      const mcp = JSON.stringify({
+        mcpServers: {
+          tester: {
+            command: Deno.execPath(),
+            args: ["run", "-A", "--config", denoJson, "--no-lock", fixture],
+          },
+        },
+      });
+      const config = await sb.scriptedConfig([
+        toolCallLine("c1", "StrReplaceFile", {
+          path: "notes.txt",
+          edit: { old: "line 10\n", new: "line ten\n" },
+        }),
+        "text: edited.",
+        toolCallLine("c2", "Shell", { command: "echo never-run" }),
+        toolCallLine("c3", "ping", { text: "hello-mcp" }),
+        "text: pinged.",
+      ]);
+      const t = await TmuxKimi.start(sb, ["--config-file", config, "--mcp-config", mcp]);
+      try {
+        await t.waitFor(promptReady);
+        await t.type("edit it");
+        await t.keys("Enter");
+        let s = await t.waitFor("Allow this action?");
+        assertStringIncludes(s, "  10 - line 10");
+        assertStringIncludes(s, "  10 + line ten");
+        assert(!s.includes("line 9"), `context lines in the approval:\n${s}`);
+        await t.keys("Enter");
+        s = await t.waitFor((x) => x.includes("edited.") && promptReady(x));
+        assertEquals(s.split("\n").filter((l) => l.includes("+ line ten")).length, 1, s);
+
+        await t.type("run something");
+        await t.keys("Enter");
+        await t.waitFor("Allow this action?");
+        s = await t.screen();
+        assertEquals(s.split("\n").filter((l) => l.includes("echo never-run")).length, 1, s);
+        await t.keys("C-c");
+        s = await t.waitFor((x) => x.includes("Interrupted by user") && promptReady(x));
+        assertStringIncludes(s, "✗ Interrupted");
+
+        await t.type("ping it");
+        await t.keys("Enter");
+        s = await t.waitFor("Allow this action?");
+        assertStringIncludes(s, "wants to call tool ping from MCP server tester:");
+        assertStringIncludes(s, `"text": "hello-mcp"`);
+        await t.keys("Enter");
+        await t.waitFor((x) => x.includes("pinged.") && promptReady(x));
+      } finally {
+        await t.close();
+      }
+    }),
+);

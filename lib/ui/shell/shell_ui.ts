@@ -274,8 +274,15 @@ class Shell implements ShellContext {
         await this.#renderer?.pause();
         if (req.settled) return;
         if (req.type === "ApprovalRequest") {
-          const r = await promptApproval(this.term, req as PendingRequest<"ApprovalRequest">);
-          (req as PendingRequest<"ApprovalRequest">).resolve(r);
+          const ar = req as PendingRequest<"ApprovalRequest">;
+          const callId = ar.payload.tool_call_id;
+          const r = await promptApproval(this.term, ar, {
+            args: this.#renderer?.callArgs(callId),
+            mcpServer: this.#mcpServerOf(ar.payload.action),
+            interrupt: () => this.#turnInput?.onInterrupt(),
+          });
+          this.#renderer?.approvalShown(callId);
+          ar.resolve(r);
         } else if (req.type === "QuestionRequest") {
           const r = await promptQuestions(this.term, req as PendingRequest<"QuestionRequest">);
           (req as PendingRequest<"QuestionRequest">).resolve(r);
@@ -288,6 +295,14 @@ class Shell implements ShellContext {
         this.#renderer?.resume();
       }
     });
+  }
+
+  /** The MCP server that has the tool of an `mcp:<tool>` approval action. */
+  #mcpServerOf(action: string): string | undefined {
+    if (!action.startsWith("mcp:")) return undefined;
+    const tool = action.slice(4);
+    const status = this.app.mcp?.status() ?? this.mcpStatus;
+    return status?.servers.find((s) => s.tools.includes(tool))?.name;
   }
 
   #installTurnKeys(): void {

@@ -89,6 +89,7 @@ export class TurnRenderer {
   #paused = false;
   #thinkingChars = 0;
   #outputTokens = 0;
+  readonly #approved = new Set<string>();
   readonly #started = Date.now();
   #finished = false;
   #chain: Promise<void> = Promise.resolve();
@@ -127,6 +128,16 @@ export class TurnRenderer {
   resume(): void {
     this.#paused = false;
     this.#draw();
+  }
+
+  /** The arguments (JSON text) of a running tool call, if known. */
+  callArgs(toolCallId: string): string | undefined {
+    return this.#calls.get(toolCallId)?.args;
+  }
+
+  /** An approval showed this call's command or diff: its result does not repeat the diff. */
+  approvalShown(toolCallId: string): void {
+    this.#approved.add(toolCallId);
   }
 
   /** Redraw the live area now (e.g. after a key changed the input rows). */
@@ -189,8 +200,9 @@ export class TurnRenderer {
           for (const l of out.slice(0, 3)) lines.push(style.dim(`  │ ${l}`));
           if (out.length > 3) lines.push(style.dim(`  │ … (${out.length - 3} more lines)`));
         }
+        const approved = this.#approved.delete(msg.payload.tool_call_id);
         for (const b of rv.display as DisplayBlock[]) {
-          if (b.type === "shell") continue;
+          if (b.type === "shell" || (approved && b.type === "diff")) continue;
           lines.push(...formatBlock(b));
         }
         term.print(lines.join("\n"));

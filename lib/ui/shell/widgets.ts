@@ -27,6 +27,8 @@ export interface SelectOptions {
   initial?: number;
   /** Allow several choices (Space toggles, Enter confirms). */
   multiple?: boolean;
+  /** Called when Ctrl-C (rather than Escape) cancels the select. */
+  onInterrupt?: () => void;
 }
 
 /**
@@ -80,6 +82,7 @@ export function select(term: Terminal, opts: SelectOptions): Promise<number[] | 
       if (!opts.multiple) return done([index]);
       return done(chosen.size > 0 ? [...chosen].sort((a, b) => a - b) : [index]);
     } else if (key.name === "escape" || key.name === "ctrl-c" || key.name === "ctrl-d") {
+      if (key.name === "ctrl-c") opts.onInterrupt?.();
       return done(null);
     }
     draw();
