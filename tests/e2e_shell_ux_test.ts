@@ -130,7 +130,9 @@ Deno.test(
           { length: 16 },
           (_, i) =>
             `para-${String(i).padStart(2, "0")} ` +
-            "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor ".repeat(6)
+            "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor ".repeat(
+              6,
+            )
               .trim(),
         );
         mock.enqueue({ text: paras.join("\n\n"), chunkChars: 4, chunkDelayMs: 4 });
@@ -148,7 +150,9 @@ Deno.test(
           await t.resize(100, 40);
           await t.waitFor(/para-10 lorem.*\n.*elit/);
           await t.resize(58, 40);
-          await t.waitFor((s) => s.includes("para-15") && s.includes("model:") && !s.includes("Writing"));
+          await t.waitFor((s) =>
+            s.includes("para-15") && s.includes("model:") && !s.includes("Writing")
+          );
           await t.resize(110, 40);
           await t.waitFor(promptReady);
           // idle prompt with a long input line that wraps once narrowed
@@ -298,7 +302,9 @@ Deno.test(
         await t.waitFor(promptReady);
         await t.type("run it");
         await t.keys("Enter");
-        const s = await t.waitFor((x) => x.includes("│ live-line-one") && x.includes("Using Shell"));
+        const s = await t.waitFor((x) =>
+          x.includes("│ live-line-one") && x.includes("Using Shell")
+        );
         assert(/Using Shell \(echo live-line-one.*\) · \d+s/.test(s), s);
         await Deno.writeTextFile(fifo, "");
         await t.waitFor((x) => x.includes("finished.") && promptReady(x));
@@ -364,6 +370,48 @@ Deno.test(
         assertStringIncludes(s, `"text": "hello-mcp"`);
         await t.keys("Enter");
         await t.waitFor((x) => x.includes("pinged.") && promptReady(x));
+      } finally {
+        await t.close();
+      }
+    }),
+);
+
+Deno.test(
+  "shell: completion shows a menu with descriptions that follows the typing, and Tab cycles",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      await Deno.mkdir(`${sb.workDir}/src`);
+      await Deno.writeTextFile(`${sb.workDir}/src/alpha.ts`, "");
+      await Deno.writeTextFile(`${sb.workDir}/src/beta.ts`, "");
+      const config = await sb.scriptedConfig([]);
+      const t = await TmuxKimi.start(sb, ["--config-file", config]);
+      try {
+        await t.waitFor(promptReady);
+        await t.type("/");
+        let s = await t.waitFor(/\/add-dir +Add a directory/);
+        assertStringIncludes(s, "matches · Tab next · Esc close");
+        assert(!s.includes("/?"), "aliases are not listed beside their command");
+        await t.type("se");
+        s = await t.waitFor((x) => /^✨ \/se$/m.test(x) && !x.includes("/add-dir"));
+        assert(/\/sessions +Pick a session/.test(s), s);
+        assert(/\/setup/.test(s), s);
+        await t.keys("Tab");
+        await t.waitFor(/^✨ \/sessions$/m);
+        await t.waitFor(/› \/sessions/);
+        await t.keys("Tab");
+        await t.waitFor(/^✨ \/setup$/m);
+        await t.keys("Escape");
+        await t.waitFor((x) => /^✨ \/setup$/m.test(x) && !x.includes("/sessions"));
+        await t.keys("C-u");
+        await t.type("look at @src/");
+        s = await t.waitFor((x) => x.includes("@src/alpha.ts") && x.includes("@src/beta.ts"));
+        await t.type("b");
+        await t.waitFor((x) => x.includes("@src/beta.ts") && !x.includes("@src/alpha.ts"));
+        await t.keys("Tab");
+        await t.waitFor((x) =>
+          /^✨ look at @src\/beta\.ts$/m.test(x) && promptAt(x, "look at @src/beta.ts")
+        );
       } finally {
         await t.close();
       }

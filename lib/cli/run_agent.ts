@@ -49,7 +49,9 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     return 1;
   }
   if (opts.ui === "print" && opts.inputFormat === "text" && opts.prompt === undefined) {
-    const piped = Deno.stdin.isTerminal() ? "" : (await new Response(Deno.stdin.readable).text()).trim();
+    const piped = Deno.stdin.isTerminal()
+      ? ""
+      : (await new Response(Deno.stdin.readable).text()).trim();
     if (!piped) {
       throw new UsageError(
         'Print mode needs a prompt: pass it with -p "..." or pipe it on standard input ' +
@@ -107,9 +109,11 @@ export async function runAgent(opts: CliOptions): Promise<number> {
       });
       console.error(
         `kimi: no session ${opts.session} in ${opts.workDir}: starting a new session with that ID.` +
-          elsewhere.map((d) => `\nSession ${opts.session} is in ${d}: resume it with ${
-            resumeCommand(d, opts.session!)
-          }`).join(""),
+          elsewhere.map((d) =>
+            `\nSession ${opts.session} is in ${d}: resume it with ${
+              resumeCommand(d, opts.session!)
+            }`
+          ).join(""),
       );
       newSessionNote = `New session ${opts.session} (no session with that ID in this work dir).`;
     }

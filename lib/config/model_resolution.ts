@@ -285,7 +285,9 @@ export function explainModelNotSet(config: Config, ctx: ModelProblemContext): st
   if (isModelUsable(resolved)) return null;
   const where = ctx.configPath ?? "the --config text";
   const names = Object.keys(config.models);
-  const listed = names.length > 0 ? `the models there are: ${names.join(", ")}` : "it has no models";
+  const listed = names.length > 0
+    ? `the models there are: ${names.join(", ")}`
+    : "it has no models";
   const alias = ctx.modelAlias || config.default_model;
   const pairs: [string, string][] = [["KIMI_BASE_URL", "KIMI_MODEL_NAME"], [
     "KIMI_MODEL_NAME",

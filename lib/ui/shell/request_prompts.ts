@@ -37,8 +37,10 @@ export function approvalLines(
   const mcpTool = p.action.startsWith("mcp:") ? p.action.slice(4) : null;
   if (mcpTool !== null) {
     const server = ctx.mcpServer ? ` from MCP server ${style.accent(ctx.mcpServer)}` : "";
-    const lines = [style.warn(`⚠ ${p.sender}${who} wants to call tool `) +
-      style.accent(mcpTool) + server + style.warn(":")];
+    const lines = [
+      style.warn(`⚠ ${p.sender}${who} wants to call tool `) +
+      style.accent(mcpTool) + server + style.warn(":"),
+    ];
     lines.push(...formatArgs(ctx.args));
     return lines;
   }
@@ -64,7 +66,9 @@ function formatArgs(args: string | undefined): string[] {
   }
   const lines = text.split("\n");
   const out = lines.slice(0, MAX_ARG_LINES).map((l) => `  ${l}`);
-  if (lines.length > MAX_ARG_LINES) out.push(style.dim(`  … (${lines.length - MAX_ARG_LINES} more lines)`));
+  if (lines.length > MAX_ARG_LINES) {
+    out.push(style.dim(`  … (${lines.length - MAX_ARG_LINES} more lines)`));
+  }
   return out;
 }
 

@@ -280,4 +280,3 @@ function helpText(ctx: ShellContext): string {
   lines.push("  Ctrl-X toggle shell-command mode");
   return lines.join("\n");
 }
-

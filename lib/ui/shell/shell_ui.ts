@@ -121,6 +121,14 @@ class Shell implements ShellContext {
           ...SHELL_COMMANDS.flatMap((c) => [c.name, ...c.aliases]),
           ...this.app.soul.commands.flatMap((c) => [c.name, ...c.aliases]),
         ],
+        primary: (name) =>
+          [...SHELL_COMMANDS, ...this.app.soul.commands].find((c) =>
+            c.name === name || c.aliases.includes(name)
+          )?.name,
+        describe: (name) =>
+          [...SHELL_COMMANDS, ...this.app.soul.commands].find((c) =>
+            c.name === name || c.aliases.includes(name)
+          )?.description,
       },
       footer: () => [this.#statusLine()],
     });
@@ -477,7 +485,9 @@ function oneLine(text: string): string {
 function describeTurnError(err: unknown): string {
   if (err instanceof RunCancelled) return style.warn("Interrupted by user");
   if (err instanceof LLMNotSet) {
-    return style.error("LLM is not set: no usable model. Run /setup to choose a platform and model.");
+    return style.error(
+      "LLM is not set: no usable model. Run /setup to choose a platform and model.",
+    );
   }
   if (err instanceof LLMNotSupported || err instanceof MaxStepsReached) {
     return style.error(err.message);

@@ -33,7 +33,9 @@ export function formatTranscript(
       if (text) out.push(md(text, Math.max(20, width - 1)).replace(/^\n+/, ""));
       for (const call of m.tool_calls ?? []) {
         const arg = keyArgument(call.function.name, call.function.arguments ?? "");
-        out.push(`${style.ok("•")} Used ${style.accent(call.function.name)}${arg ? ` (${arg})` : ""}`);
+        out.push(
+          `${style.ok("•")} Used ${style.accent(call.function.name)}${arg ? ` (${arg})` : ""}`,
+        );
       }
     }
   }

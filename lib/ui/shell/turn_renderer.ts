@@ -475,12 +475,12 @@ export class TurnRenderer {
         : this.#kind === "text"
         ? "Writing…"
         : "Working…";
-      const tokens = this.#outputTokens > 0
-        ? ` · ↓ ${formatCount(this.#outputTokens)} tokens`
-        : "";
+      const tokens = this.#outputTokens > 0 ? ` · ↓ ${formatCount(this.#outputTokens)} tokens` : "";
       rows.push(
         truncate(
-          `${spin} ${label}${style.dim(` ${elapsed(now - this.#started)}${tokens} · esc to interrupt`)}`,
+          `${spin} ${label}${
+            style.dim(` ${elapsed(now - this.#started)}${tokens} · esc to interrupt`)
+          }`,
           cols,
         ),
       );
