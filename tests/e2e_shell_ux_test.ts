@@ -208,10 +208,21 @@ Deno.test(
       } finally {
         await t1.close();
       }
+      const printed = await sb.run([
+        "--print",
+        "--config-file",
+        await sb.scriptedConfig(["text: printed."]),
+        "-p",
+        "from print mode",
+      ]);
+      assertEquals(printed.code, 0, printed.stderr);
       const t2 = await TmuxKimi.start(sb, ["--config-file", config, "-S"]);
       try {
         let s = await t2.waitFor("Resume a session");
-        assertStringIncludes(s, "› 1. first q");
+        assert(/\d\. from print mode +just now · [0-9a-f]{8} · --print run/.test(s), s);
+        assert(/\d\. first q +just now · [0-9a-f]{8}$/m.test(s), s);
+        await t2.keys("Down");
+        await t2.waitFor(/› \d\. first q/);
         await t2.keys("Enter");
         s = await t2.waitFor(promptReady);
         // the earlier conversation, tool output collapsed, before the prompt

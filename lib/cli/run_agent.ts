@@ -122,6 +122,7 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     resumed = false;
     session = await Session.create({ shareDir, workDir: opts.workDir });
   }
+  if (opts.ui === "print" && !resumed) session.state.print_run = true;
   setLogSession(session.id);
   log("INFO", "cli", `session ${session.id} in ${session.workDir} (ui: ${opts.ui})`);
   for (const dir of opts.addDirs) {

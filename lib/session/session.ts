@@ -204,6 +204,7 @@ export class Session {
 
   /**
    * Display title: the custom title, else the first `TurnBegin` user text of `wire.jsonl`
+   * that is not a slash command
    * shortened to 50 characters, else `Untitled`.
    */
   async title(): Promise<string> {
@@ -217,6 +218,8 @@ export class Session {
         const input = UserInputSchema.safeParse(record.message.payload?.user_input);
         if (!input.success) continue;
         const text = typeof input.data === "string" ? input.data : extractText(input.data, " ");
+        // a slash command (/plan, /compact, ...) says nothing about what the session is about
+        if (text.trim().startsWith("/") || !text.trim()) continue;
         return shortenTitle(text, TITLE_WIDTH);
       }
     } catch {

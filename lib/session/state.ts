@@ -45,6 +45,8 @@ export const SessionStateSchema = z.object({
   archived_at: z.number().nullable().default(null),
   auto_archive_exempt: z.boolean().default(false),
   todos: z.array(TodoItemStateSchema).default([]),
+  /** Created by a `--print` run (session pickers mark it; not a reference field). */
+  print_run: z.boolean().default(false),
 });
 /** The session state. */
 export type SessionState = z.infer<typeof SessionStateSchema>;

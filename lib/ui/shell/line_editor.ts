@@ -89,7 +89,7 @@ export class LineEditor {
    */
   read(initial?: string): Promise<ReadResult> {
     if (initial !== undefined) this.#setBuffer(initial);
-    this.#histIndex = this.#opts.history.entries.length;
+    this.#histIndex = this.#opts.history.list(this.shellMode).length;
     this.#draft = "";
     this.#hint = "";
     this.#menu = null;
@@ -239,6 +239,7 @@ export class LineEditor {
           this.#cur = prev;
         } else if (this.#buf === "" && this.shellMode) {
           this.shellMode = false;
+          this.#histIndex = this.#opts.history.list(false).length;
         }
         break;
       case "delete":
@@ -295,6 +296,9 @@ export class LineEditor {
         break;
       case "ctrl-x":
         this.shellMode = !this.shellMode;
+        // each mode recalls its own history
+        this.#histIndex = this.#opts.history.list(this.shellMode).length;
+        this.#draft = "";
         break;
       case "ctrl-c":
         if (this.#buf !== "") {
@@ -380,7 +384,7 @@ export class LineEditor {
   }
 
   #historyMove(dir: number): void {
-    const entries = this.#opts.history.entries;
+    const entries = this.#opts.history.list(this.shellMode);
     const next = this.#histIndex + dir;
     if (next < 0 || next > entries.length) return;
     if (this.#histIndex === entries.length) this.#draft = this.#buf;

@@ -167,7 +167,7 @@ class Shell implements ShellContext {
         if (r.kind === "exit") break;
         const text = r.text;
         if (!text.trim()) continue;
-        if (queued === undefined) await this.#history.add(text);
+        if (queued === undefined) await this.#history.add(text, r.shellMode);
         if (await this.#handleInput(text, r.shellMode) === "exit") break;
       }
     } finally {
