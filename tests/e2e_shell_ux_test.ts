@@ -428,3 +428,98 @@ Deno.test(
       }
     }),
 );
+
+Deno.test(
+  "shell: /compact reports once and counts the system prompt; /title skips slash commands; shell-mode and agent history are apart",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      const config = await sb.scriptedConfig(["text: an answer.", "text: summary"]);
+      const t = await TmuxKimi.start(sb, ["--config-file", config]);
+      try {
+        await t.waitFor(promptReady);
+        await t.type("/yolo");
+        await t.keys("Enter");
+        await t.waitFor((s) => s.includes("auto-approved") && promptReady(s));
+        await t.type("the real question");
+        await t.keys("Enter");
+        await t.waitFor((s) => s.includes("an answer.") && promptReady(s));
+        await t.type("/title");
+        await t.keys("Enter");
+        await t.waitFor((s) => s.includes("Title: the real question") && promptReady(s));
+
+        await t.type("/compact");
+        await t.keys("Enter");
+        let s = await t.waitFor((x) =>
+          x.includes("The context has been compacted.") && promptReady(x)
+        );
+        assert(!s.includes("✓ Context compacted."), `reported twice:\n${s}`);
+        assert(!/context: 0%/.test(s.split("\n").at(-1)!), s);
+
+        // shell-mode history
+        await t.keys("C-x");
+        await t.type("echo shell-hist-1");
+        await t.keys("Enter");
+        await t.waitFor((x) => x.includes("shell-hist-1\n") || /^shell-hist-1$/m.test(x));
+        await t.keys("C-x");
+        await t.waitFor((x) => x.split("\n").at(-1)!.includes("ctrl-x: shell mode"));
+        await t.keys("Up");
+        s = await t.waitFor(/^✨ \/compact$/m);
+        await t.keys("C-u");
+        await t.keys("C-x");
+        await t.keys("Up");
+        await t.waitFor(/^\$ echo shell-hist-1$/m);
+      } finally {
+        await t.close();
+      }
+    }),
+);
+
+Deno.test(
+  "shell: with NO_COLOR, streamed thinking is labelled apart from the answer",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      const mock = await startMockOpenAI();
+      try {
+        mock.enqueue({
+          reasoning: "I should check the docs first.",
+          text: "The answer is 42.",
+          chunkChars: 4,
+        });
+        const path = `${sb.root}/thinking.json`;
+        await Deno.writeTextFile(
+          path,
+          JSON.stringify({
+            default_model: "mock",
+            show_thinking_stream: true,
+            models: {
+              mock: {
+                provider: "mock",
+                model: "mock-model",
+                max_context_size: 100000,
+                capabilities: ["thinking"],
+              },
+            },
+            providers: { mock: { type: "openai_legacy", base_url: mock.url, api_key: "sk-test" } },
+          }),
+        );
+        const t = await TmuxKimi.start(sb, ["--config-file", path, "--thinking"]);
+        try {
+          await t.waitFor(promptReady);
+          await t.type("think");
+          await t.keys("Enter");
+          const s = await t.waitFor((x) => x.includes("The answer is 42.") && promptReady(x));
+          assertEquals(turnOutput(s, "think"), [
+            "✻ Thinking:",
+            "│ I should check the docs first.",
+            "The answer is 42.",
+          ]);
+        } finally {
+          await t.close();
+        }
+      } finally {
+        await mock.close();
+      }
+    }),
+);

@@ -28,7 +28,8 @@ export async function pickSession(
 ): Promise<Session | null> {
   const options = [];
   for (const s of sessions) {
-    const mark = (s.state.print_run ? " · --print run" : "") + (s.id === current ? " (current)" : "");
+    const mark = (s.state.print_run ? " · --print run" : "") +
+      (s.id === current ? " (current)" : "");
     options.push({
       label: await s.title(),
       hint: `${ago(await s.updatedAt())} · ${s.id.slice(0, 8)}${mark}`,

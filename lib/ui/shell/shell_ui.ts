@@ -346,6 +346,7 @@ class Shell implements ShellContext {
       statusLine: () => truncateRow(this.#statusLine(), this.term.columns),
       input: () => this.#turnInputFrame(),
       steer: (text) => style.prompt("✨ ", false) + text.replace(/\n/g, "\n   "),
+      quietCompaction: /^\/compact\b/.test(input.trim()),
       onStatus: (s) => {
         if (s.contextUsage !== null) this.contextUsage = s.contextUsage;
       },

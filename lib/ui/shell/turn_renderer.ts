@@ -13,7 +13,7 @@ import { briefOf, formatBlock } from "./display_blocks.ts";
 import { wrapRows } from "./layout.ts";
 import type { MarkdownRenderer } from "./markdown.ts";
 import type { Terminal } from "./terminal.ts";
-import { style } from "./theme.ts";
+import { colorsEnabled, style } from "./theme.ts";
 
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 /** Pending text above this size is committed at its last line break even without a paragraph end. */
@@ -54,6 +54,8 @@ export interface TurnRendererOptions {
   input?: () => { rows: string[]; cursor: { row: number; col: number } | null };
   /** Formats a steer the soul consumed (a SteerInput) for the transcript. */
   steer?: (text: string) => string;
+  /** The turn is a `/compact` command, which reports the compaction itself. */
+  quietCompaction?: boolean;
 }
 
 interface CallState {
@@ -89,6 +91,7 @@ export class TurnRenderer {
   #paused = false;
   #thinkingChars = 0;
   #outputTokens = 0;
+  #thinkLabelled = false;
   readonly #approved = new Set<string>();
   readonly #started = Date.now();
   #finished = false;
@@ -248,7 +251,7 @@ export class TurnRenderer {
         break;
       case "CompactionEnd":
         this.#activity = "";
-        term.print(style.dim("✓ Context compacted."));
+        if (!this.#o.quietCompaction) term.print(style.dim("✓ Context compacted."));
         break;
       case "MCPLoadingBegin":
         this.#activity = "Connecting to MCP servers…";
@@ -396,7 +399,10 @@ export class TurnRenderer {
     if (this.#kind === "think" && !this.#o.showThinking && this.#thinkingChars > 0) {
       this.#o.term.print(style.thinking(`✻ Thought (${this.#thinkingChars} characters)`));
     }
-    if (this.#kind === "think") this.#thinkingChars = 0;
+    if (this.#kind === "think") {
+      this.#thinkingChars = 0;
+      this.#thinkLabelled = false;
+    }
     this.#scan = 0;
     this.#boundary = 0;
     this.#candidate = -1;
@@ -411,7 +417,13 @@ export class TurnRenderer {
     if (this.#kind === "think") {
       if (!this.#o.showThinking) return;
       const text = chunk.replace(/^\n+|\s+$/g, "");
-      if (text) term.print(text.split("\n").map((l) => style.thinking(l)).join("\n"));
+      if (!text) return;
+      // without colours, italics cannot set thinking apart from the answer: label it
+      const head = !colorsEnabled() && !this.#thinkLabelled ? "✻ Thinking:\n" : "";
+      this.#thinkLabelled = true;
+      const width = colorsEnabled() ? term.columns : term.columns - 2;
+      const rows = text.split("\n").flatMap((l) => wrapRows(l, width));
+      term.print(head + rows.map(thinkingRow).join("\n"));
       return;
     }
     if (!chunk.trim()) return;
@@ -436,8 +448,9 @@ export class TurnRenderer {
       return c.rows.slice(-maxRows);
     }
     const tail = text.length > 8192 ? text.slice(-8192) : text;
-    const wrapped = tail ? tail.split("\n").flatMap((l) => wrapRows(l, cols)) : [];
-    const rows = this.#kind === "think" ? wrapped.map((r) => style.thinking(r)) : wrapped;
+    const width = this.#kind === "think" && !colorsEnabled() ? cols - 2 : cols;
+    const wrapped = tail ? tail.split("\n").flatMap((l) => wrapRows(l, width)) : [];
+    const rows = this.#kind === "think" ? wrapped.map(thinkingRow) : wrapped;
     this.#pendingRows = { text, kind: this.#kind, cols, rows };
     return rows.slice(-maxRows);
   }
@@ -493,6 +506,11 @@ export class TurnRenderer {
     rows.push(this.#o.statusLine());
     term.render(rows, cursor);
   }
+}
+
+/** A row of thinking text: dim italics, or marked with a bar when colours are off. */
+function thinkingRow(row: string): string {
+  return colorsEnabled() ? style.thinking(row) : `│ ${row}`;
 }
 
 /** Rows of a running command's output shown live under its tool line. */
