@@ -45,8 +45,11 @@ export const SessionStateSchema = z.object({
   archived_at: z.number().nullable().default(null),
   auto_archive_exempt: z.boolean().default(false),
   todos: z.array(TodoItemStateSchema).default([]),
-  /** Created by a `--print` run (session pickers mark it; not a reference field). */
-  print_run: z.boolean().default(false),
+  /**
+   * Created by a `--print` run (session pickers mark it). Not a reference field: written only
+   * when true, so other sessions' state.json stays as the reference writes it.
+   */
+  print_run: z.boolean().optional(),
 });
 /** The session state. */
 export type SessionState = z.infer<typeof SessionStateSchema>;
