@@ -25,6 +25,7 @@ function fakeTerminal(columns = 80): { term: Terminal; printed: () => string } {
     printed += text + "\n";
     origPrint(text);
   };
+  // deno-lint-ignore no-control-regex
   return { term, printed: () => printed.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "") };
 }
 
