@@ -229,7 +229,8 @@ Deno.test(
           await t.keys("Enter");
           await t.waitFor("API key");
           await t.type("sk-secret-xyz");
-          let screen = await t.screen();
+          // wait for the typed key to be drawn (masked) rather than reading the screen at once
+          let screen = await t.waitFor("Key: *************");
           assert(!screen.includes("sk-secret-xyz"), "the key is masked");
           assertStringIncludes(screen, "Key: *************");
           await t.keys("Enter");
