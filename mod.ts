@@ -30,7 +30,7 @@ export {
   type WireRequestItem,
   WireRpcError,
   type WireStreamItem,
-} from "./lib/ui/wire_server/client.ts";
+} from "./lib/wire/client.ts";
 export {
   type Envelope,
   type EventPayload,

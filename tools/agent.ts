@@ -6,8 +6,12 @@
  */
 import { z } from "zod";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
-import type { SubagentTypeInfo } from "../lib/subagents/service_api.ts";
-import { toolError } from "../lib/tooling/result.ts";
+import type {
+  BackgroundStartResult,
+  ForegroundRunResult,
+  SubagentTypeInfo,
+} from "../lib/tooling/subagent_service.ts";
+import { toolError, toolOk } from "../lib/tooling/result.ts";
 import type {
   Tool,
   ToolCallContext,
@@ -104,9 +108,54 @@ class AgentTool implements Tool<AgentParams> {
     };
     const runCtx = { toolCallId: ctx.toolCallId, signal: ctx.signal };
     return params.run_in_background
-      ? await service.runBackground(req, runCtx)
-      : await service.runForeground(req, runCtx);
+      ? backgroundResult(await service.runBackground(req, runCtx))
+      : foregroundResult(await service.runForeground(req, runCtx), req.subagentType);
   }
+}
+
+/** The Agent tool result of a foreground run (§7.10). */
+export function foregroundResult(run: ForegroundRunResult, requestedType: string): ToolReturnValue {
+  switch (run.status) {
+    case "error":
+      return toolError({ message: run.message, brief: run.brief });
+    case "timed_out":
+      return toolError({
+        message: `Agent timed out after ${run.timeoutS}s.`,
+        brief: `Agent timed out (${run.timeoutS}s)`,
+      });
+    case "cancelled":
+      return toolError({ message: "Subagent run was cancelled.", brief: "Agent cancelled" });
+    case "completed": {
+      const lines = [`agent_id: ${run.agentId}`, `resumed: ${run.resumed}`];
+      if (run.resumed && requestedType && requestedType !== run.actualType) {
+        lines.push(`requested_subagent_type: ${requestedType}`);
+      }
+      lines.push(`actual_subagent_type: ${run.actualType}`, "status: completed", "", "[summary]");
+      lines.push(run.summary);
+      return toolOk({ output: lines.join("\n") });
+    }
+  }
+}
+
+/** The Agent tool result of starting a background run (§7.10). */
+export function backgroundResult(start: BackgroundStartResult): ToolReturnValue {
+  if (start.status === "error") return toolError({ message: start.message, brief: start.brief });
+  const { task, agentId } = start;
+  const lines = [
+    `task_id: ${task.id}`,
+    `kind: ${task.kind}`,
+    `status: ${task.status}`,
+    `description: ${task.description}`,
+    `agent_id: ${agentId}`,
+    `actual_subagent_type: ${start.actualType}`,
+    "automatic_notification: true",
+    "next_step: Carry on with other work; a notification arrives by itself when the agent " +
+    "finishes.",
+    "next_step: For a quick look at its progress without waiting, call TaskOutput with this " +
+    "task_id; pass block=true only when you really want to wait for it.",
+    `resume_hint: Use Agent(resume="${agentId}", prompt="...") to continue this instance later.`,
+  ];
+  return toolOk({ output: lines.join("\n"), message: "Background task started." });
 }
 
 /** Builds the Agent tool (described with the root agent's subagent types). */

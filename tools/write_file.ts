@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { pathStatus } from "../lib/fs/exists.ts";
 import { dirname } from "node:path";
 import { z } from "zod";
 import { readAsset } from "../lib/assets/mod.ts";
@@ -43,14 +44,6 @@ export async function readTextOrNull(path: string): Promise<string | null> {
   }
 }
 
-async function isDirectory(path: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(path)).isDirectory;
-  } catch {
-    return false;
-  }
-}
-
 class WriteFileTool implements Tool<WriteFileParams> {
   readonly name = "WriteFile";
   readonly description = readAsset("tools/write_file.md");
@@ -69,7 +62,7 @@ class WriteFileTool implements Tool<WriteFileParams> {
       const p = target.path;
       const plan = target;
       if (plan.isPlanFile) await Deno.mkdir(dirname(p), { recursive: true });
-      if (!(await isDirectory(dirname(p)))) {
+      if (!((await pathStatus(dirname(p))) === "directory")) {
         return toolError({
           message: `\`${params.path}\` parent directory does not exist.`,
           brief: "Parent directory not found",

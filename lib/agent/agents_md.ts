@@ -12,27 +12,11 @@
  *
  * @module
  */
+import { isPresent, pathStatus } from "../fs/exists.ts";
 import { dirname, join, resolve } from "node:path";
 
 /** Byte budget of the merged text. */
 export const AGENTS_MD_MAX_BYTES = 32 * 1024;
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function isFile(path: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(path)).isFile;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * The nearest ancestor of `workDir` (itself included) containing `.git` (a directory, or a file
@@ -42,7 +26,7 @@ export async function findProjectRoot(workDir: string): Promise<string> {
   const start = resolve(workDir);
   let current = start;
   while (true) {
-    if (await exists(join(current, ".git"))) return current;
+    if (isPresent(await pathStatus(join(current, ".git")))) return current;
     const parent = dirname(current);
     if (parent === current) return start;
     current = parent;
@@ -95,10 +79,10 @@ export async function loadAgentsMd(workDir: string): Promise<string> {
   for (const dir of dirsRootToLeaf(leaf, root)) {
     const candidates: string[] = [];
     const kimi = join(dir, ".kimi", "AGENTS.md");
-    if (await isFile(kimi)) candidates.push(kimi);
+    if ((await pathStatus(kimi)) === "file") candidates.push(kimi);
     for (const name of ["AGENTS.md", "agents.md"]) {
       const p = join(dir, name);
-      if (await isFile(p)) {
+      if ((await pathStatus(p)) === "file") {
         candidates.push(p);
         break;
       }

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { pathStatus } from "../fs/exists.ts";
 import { basename, resolve } from "node:path";
 import { loadAgentsMd } from "./agents_md.ts";
 import { renderPromptTemplate } from "./prompt_template.ts";
@@ -97,14 +98,6 @@ export function osDisplayName(os: string): string {
   return names[os.toLowerCase()] ?? os;
 }
 
-async function isFile(path: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(path)).isFile;
-  } catch {
-    return false;
-  }
-}
-
 function envVar(name: string): string | undefined {
   try {
     return Deno.env.get(name);
@@ -125,11 +118,11 @@ export async function detectShellPath(os: string = Deno.build.os): Promise<strin
       `${envVar("ProgramFiles") ?? "C:\\Program Files"}\\Git\\bin\\bash.exe`,
       `${envVar("ProgramFiles(x86)") ?? "C:\\Program Files (x86)"}\\Git\\bin\\bash.exe`,
     ];
-    for (const c of candidates) if (c && await isFile(c)) return c;
+    for (const c of candidates) if (c && (await pathStatus(c)) === "file") return c;
     return "bash.exe";
   }
   const candidates = [envVar("SHELL"), "/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"];
-  for (const c of candidates) if (c && await isFile(c)) return c;
+  for (const c of candidates) if (c && (await pathStatus(c)) === "file") return c;
   return "/bin/sh";
 }
 

@@ -27,7 +27,7 @@ import type { ShellInfo } from "../process/shell_info.ts";
 import { OutputSink } from "./output_sink.ts";
 import {
   isTerminalStatus,
-  newTaskId,
+  newTaskRecord,
   nowSeconds,
   TASK_ID_PATTERN,
   type TaskRecord,
@@ -163,6 +163,56 @@ interface LiveTask {
 
 const LOST_REASON = "The process running this task belonged to an earlier run and is gone.";
 
+/** How a shell task ended, as record fields. */
+function shellVerdict(rec: TaskRecord, outcome: ShellOutcome): Partial<TaskRecord> {
+  if (outcome.kind === "timeout") {
+    return {
+      status: "failed",
+      interrupted: true,
+      timed_out: true,
+      exit_code: exitCodeOf(outcome),
+      failure_reason: `Command timed out after ${rec.timeout_s}s`,
+    };
+  }
+  if (outcome.kind === "terminated" || rec.kill_reason !== null) {
+    return {
+      status: "killed",
+      interrupted: true,
+      exit_code: exitCodeOf(outcome),
+      failure_reason: rec.kill_reason ?? "Killed",
+    };
+  }
+  const code = exitCodeOf(outcome);
+  return code === 0 ? { exit_code: code, status: "completed" } : {
+    exit_code: code,
+    status: "failed",
+    failure_reason: `Command failed with exit code ${code}`,
+  };
+}
+
+/** How an in-process task ended, as record fields. */
+function inProcessVerdict(
+  rec: TaskRecord,
+  timedOut: boolean,
+  outcome: InProcessOutcome,
+): Partial<TaskRecord> {
+  if (timedOut) {
+    const label = rec.kind === "agent" ? "Agent task" : "Task";
+    return {
+      status: "failed",
+      interrupted: true,
+      timed_out: true,
+      failure_reason: `${label} timed out after ${rec.timeout_s}s`,
+    };
+  }
+  if (rec.kill_reason !== null) {
+    return { status: "killed", interrupted: true, failure_reason: rec.kill_reason };
+  }
+  return outcome.ok
+    ? { status: "completed" }
+    : { status: "failed", failure_reason: outcome.reason };
+}
+
 /** The background tasks of one session. */
 export class BackgroundTaskManager {
   /** Where task files live. */
@@ -222,30 +272,15 @@ export class BackgroundTaskManager {
   }
 
   async #start(opts: StartTaskOptions): Promise<TaskRecord> {
-    const now = nowSeconds();
-    const record: TaskRecord = {
-      version: 1,
-      id: newTaskId("bash"),
+    const record = newTaskRecord({
       kind: "bash",
       description: opts.description,
+      status: "pending",
       command: opts.command,
       cwd: opts.cwd,
-      shell_path: null,
-      timeout_s: opts.timeoutS ?? null,
-      tool_call_id: opts.toolCallId ?? null,
-      status: "pending",
-      pid: null,
-      exit_code: null,
-      interrupted: false,
-      timed_out: false,
-      failure_reason: null,
-      kill_reason: null,
-      created_at: now,
-      started_at: null,
-      finished_at: null,
-      updated_at: now,
-      kind_payload: null,
-    };
+      timeoutS: opts.timeoutS,
+      toolCallId: opts.toolCallId,
+    });
     await this.store.create(record);
     const sink = await OutputSink.open(this.store.outputPath(record.id));
     let proc: ShellProcess;
@@ -301,39 +336,32 @@ export class BackgroundTaskManager {
 
   async #finish(live: LiveTask, outcome: ShellOutcome): Promise<TaskRecord> {
     await live.sink.close();
+    return await this.#settle(live, shellVerdict(live.record, outcome));
+  }
+
+  /**
+   * The one way a task ends (shell or in-process): apply the verdict, note an output write
+   * failure, stamp the finish time, persist, tell `onSettled` and the listeners.
+   */
+  async #settle(
+    live: LiveTask,
+    verdict: Partial<TaskRecord>,
+    onSettled?: (task: TaskRecord) => void | Promise<void>,
+  ): Promise<TaskRecord> {
     const rec = live.record;
-    const t = nowSeconds();
-    if (outcome.kind === "timeout") {
-      Object.assign(rec, {
-        status: "failed",
-        interrupted: true,
-        timed_out: true,
-        exit_code: exitCodeOf(outcome),
-        failure_reason: `Command timed out after ${rec.timeout_s}s`,
-      });
-    } else if (outcome.kind === "terminated" || rec.kill_reason !== null) {
-      Object.assign(rec, {
-        status: "killed",
-        interrupted: true,
-        exit_code: exitCodeOf(outcome),
-        failure_reason: rec.kill_reason ?? "Killed",
-      });
-    } else {
-      const code = exitCodeOf(outcome);
-      rec.exit_code = code;
-      if (code === 0) {
-        rec.status = "completed";
-      } else {
-        rec.status = "failed";
-        rec.failure_reason = `Command failed with exit code ${code}`;
-      }
-    }
+    Object.assign(rec, verdict);
     if (live.sink.error && !rec.failure_reason) {
       rec.failure_reason = `Could not write output: ${String(live.sink.error)}`;
     }
+    const t = nowSeconds();
     rec.finished_at = t;
     rec.updated_at = t;
     await this.#persist(live);
+    try {
+      await onSettled?.({ ...rec });
+    } catch {
+      // the task's state is already final
+    }
     return this.#notify({ ...rec });
   }
 
@@ -359,30 +387,14 @@ export class BackgroundTaskManager {
     this.#starting++;
     let live: LiveTask;
     try {
-      const now = nowSeconds();
-      const record: TaskRecord = {
-        version: 1,
-        id: newTaskId(opts.kind),
+      const record = newTaskRecord({
         kind: opts.kind,
         description: opts.description,
-        command: null,
-        cwd: null,
-        shell_path: null,
-        timeout_s: opts.timeoutS ?? null,
-        tool_call_id: opts.toolCallId ?? null,
         status: "running",
-        pid: null,
-        exit_code: null,
-        interrupted: false,
-        timed_out: false,
-        failure_reason: null,
-        kill_reason: null,
-        created_at: now,
-        started_at: now,
-        finished_at: null,
-        updated_at: now,
-        kind_payload: opts.payload ?? null,
-      };
+        timeoutS: opts.timeoutS,
+        toolCallId: opts.toolCallId,
+        payload: opts.payload,
+      });
       await this.store.create(record);
       const sink = await OutputSink.open(this.store.outputPath(record.id));
       live = {
@@ -426,34 +438,7 @@ export class BackgroundTaskManager {
       clearTimeout(timer);
     }
     await live.sink.close();
-    const label = rec.kind === "agent" ? "Agent task" : "Task";
-    if (timedOut) {
-      Object.assign(rec, {
-        status: "failed",
-        interrupted: true,
-        timed_out: true,
-        failure_reason: `${label} timed out after ${rec.timeout_s}s`,
-      });
-    } else if (rec.kill_reason !== null) {
-      Object.assign(rec, { status: "killed", interrupted: true, failure_reason: rec.kill_reason });
-    } else if (outcome.ok) {
-      rec.status = "completed";
-    } else {
-      Object.assign(rec, { status: "failed", failure_reason: outcome.reason });
-    }
-    if (live.sink.error && !rec.failure_reason) {
-      rec.failure_reason = `Could not write output: ${String(live.sink.error)}`;
-    }
-    const t = nowSeconds();
-    rec.finished_at = t;
-    rec.updated_at = t;
-    await this.#persist(live);
-    try {
-      await opts.onSettled?.({ ...rec });
-    } catch {
-      // the task's state is already final
-    }
-    return this.#notify({ ...rec });
+    return await this.#settle(live, inProcessVerdict(rec, timedOut, outcome), opts.onSettled);
   }
 
   /** A task's record, or `null` when unknown. Tasks of an earlier run are marked `lost`. */

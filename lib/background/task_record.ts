@@ -65,3 +65,51 @@ export function newTaskId(kind = "bash"): string {
 export function nowSeconds(): number {
   return Date.now() / 1000;
 }
+
+/** What differs between new task records; everything else starts empty. */
+export interface NewTaskFields {
+  /** Task kind (`bash`, `agent`, …); also the id prefix. */
+  kind: string;
+  /** What the task is for. */
+  description: string;
+  /** Initial status: `pending` until a process is spawned, or `running`. */
+  status: "pending" | "running";
+  /** Shell command (`bash` tasks). */
+  command?: string | null;
+  /** Working directory (`bash` tasks). */
+  cwd?: string | null;
+  /** Timeout in seconds. */
+  timeoutS?: number | null;
+  /** Tool call that started the task. */
+  toolCallId?: string | null;
+  /** Kind-specific facts. */
+  payload?: Record<string, unknown> | null;
+}
+
+/** A fresh record for a new task (a new id, created now; started now when `running`). */
+export function newTaskRecord(fields: NewTaskFields): TaskRecord {
+  const now = nowSeconds();
+  return {
+    version: 1,
+    id: newTaskId(fields.kind),
+    kind: fields.kind,
+    description: fields.description,
+    command: fields.command ?? null,
+    cwd: fields.cwd ?? null,
+    shell_path: null,
+    timeout_s: fields.timeoutS ?? null,
+    tool_call_id: fields.toolCallId ?? null,
+    status: fields.status,
+    pid: null,
+    exit_code: null,
+    interrupted: false,
+    timed_out: false,
+    failure_reason: null,
+    kill_reason: null,
+    created_at: now,
+    started_at: fields.status === "running" ? now : null,
+    finished_at: null,
+    updated_at: now,
+    kind_payload: fields.payload ?? null,
+  };
+}

@@ -14,7 +14,7 @@ import {
   type McpServerConfig,
   parseMcpConfig,
 } from "../mcp/config.ts";
-import { childEnvironment, readableEnvironment } from "../soul/child_env.ts";
+import { childEnvironment, readableEnvironment } from "../app/child_env.ts";
 
 /** Thrown to stop a command with an exit code after its message was printed. */
 class McpCommandExit extends Error {

@@ -5,7 +5,7 @@
  * @module
  */
 import { loadMcpServers, McpConfigError, type McpServers } from "../mcp/config.ts";
-import type { KimiApp } from "../soul/kimi_app.ts";
+import type { KimiApp } from "../app/kimi_app.ts";
 import { type CliOptions, UsageError } from "./options.ts";
 
 /** What a run holds that must be released on exit. */

@@ -11,7 +11,7 @@ import type { Config } from "../config/schema.ts";
 import { ensureShareDir } from "../config/share_dir.ts";
 import { configureLog, log, setLogSession } from "../log.ts";
 import { Session, SessionError } from "../session/session.ts";
-import { KimiApp, type KimiAppOptions } from "../soul/kimi_app.ts";
+import { KimiApp, type KimiAppOptions } from "../app/kimi_app.ts";
 import { runSessionEnd, runSessionStart } from "../hooks/session_hooks.ts";
 import type { CliOptions } from "./options.ts";
 import { UsageError } from "./options.ts";
@@ -215,8 +215,8 @@ async function runUI(
       break;
     }
     case "wire": {
-      const { runWire } = await lazyImport<typeof import("../ui/wire_server/server.ts")>(
-        "../ui/wire_server/server.ts",
+      const { runWire } = await lazyImport<typeof import("../ui/wire_server/run_wire.ts")>(
+        "../ui/wire_server/run_wire.ts",
         import.meta.url,
       );
       code = await runWire(app);

@@ -7,9 +7,10 @@
  *
  * @module
  */
+import { exists } from "../fs/exists.ts";
 import { dirname, extname, join, resolve } from "node:path";
 import { parse as parseToml, stringify as stringifyToml, TomlError } from "smol-toml";
-import { atomicWriteText } from "../session/atomic_write.ts";
+import { atomicWriteText } from "../fs/atomic_write.ts";
 import { ConfigError } from "./errors.ts";
 import { describeJsonSyntaxError } from "./json_syntax.ts";
 import { type Config, defaultConfig, validateConfigData } from "./schema.ts";
@@ -55,10 +56,10 @@ export async function loadConfig(opts: LoadConfigOptions): Promise<LoadedConfig>
   const defaultFile = resolve(defaultConfigPath(opts.shareDir));
   const file = opts.configFile !== undefined ? resolve(opts.configFile) : defaultFile;
 
-  if (file === defaultFile && !(await exists(file))) {
+  if (file === defaultFile && !(await configFileExists(file))) {
     await migrateLegacyJsonConfig(opts.shareDir, file);
   }
-  if (!(await exists(file))) {
+  if (!(await configFileExists(file))) {
     const config = defaultConfig();
     await saveConfig(config, file);
     return { config, path: file };
@@ -149,7 +150,7 @@ export async function saveConfig(config: Config, path: string): Promise<void> {
 
 async function migrateLegacyJsonConfig(shareDir: string, target: string): Promise<void> {
   const legacy = join(shareDir, "config.json");
-  if (!(await exists(legacy))) return;
+  if (!(await configFileExists(legacy))) return;
   let text: string;
   try {
     text = await Deno.readTextFile(legacy);
@@ -175,12 +176,10 @@ async function migrateLegacyJsonConfig(shareDir: string, target: string): Promis
   await Deno.rename(legacy, join(shareDir, "config.json.bak"));
 }
 
-async function exists(path: string): Promise<boolean> {
+async function configFileExists(path: string): Promise<boolean> {
   try {
-    await Deno.stat(path);
-    return true;
+    return await exists(path);
   } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
     throw new ConfigError(`Cannot access configuration file ${path}: ${describeFsError(err)}`, {
       cause: err,
     });

@@ -166,24 +166,6 @@ export function fireSubagentStop(site: HookSite, agentName: string, response: st
   });
 }
 
-/** Notification (fire-and-forget) for a notification delivered to `sink` (e.g. "llm"). */
-export function fireNotification(
-  site: HookSite,
-  n: { sink: string; type: string; title?: string; body?: string; severity?: string },
-): void {
-  site.hooks.fire("Notification", {
-    target: n.type,
-    input: {
-      sink: n.sink,
-      notification_type: n.type,
-      title: n.title ?? "",
-      body: n.body ?? "",
-      severity: n.severity ?? "info",
-    },
-    emit: (e) => site.emit(e),
-  });
-}
-
 /** Max characters of tool output handed to PostToolUse hooks. */
 export const TOOL_OUTPUT_LIMIT = 2000;
 

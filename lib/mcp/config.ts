@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { isPresent, pathStatus } from "../fs/exists.ts";
 import { z } from "zod";
 import { describeJsonSyntaxError } from "../config/json_syntax.ts";
 import { describeFsError } from "../config/share_dir.ts";
@@ -140,7 +141,7 @@ export async function loadMcpServers(opts: LoadMcpOptions): Promise<McpServers> 
   const files = opts.files && opts.files.length > 0 ? [...opts.files] : [];
   if (files.length === 0) {
     const dflt = defaultMcpConfigFile(opts.shareDir);
-    if (await exists(dflt)) files.push(dflt);
+    if (isPresent(await pathStatus(dflt))) files.push(dflt);
   }
   const merged: McpServers = {};
   for (const file of files) {
@@ -164,13 +165,4 @@ export async function loadMcpServers(opts: LoadMcpOptions): Promise<McpServers> 
 /** `<share>/mcp.json`, the file `kimi mcp` edits. */
 export function defaultMcpConfigFile(shareDir: string): string {
   return `${shareDir}/mcp.json`;
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

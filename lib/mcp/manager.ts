@@ -9,7 +9,7 @@
 import { log } from "../log.ts";
 import type { PermissionScope } from "../tooling/scope.ts";
 import type { Tool } from "../tooling/tool.ts";
-import { event, type MCPStatus, type WireMessage } from "../wire/messages.ts";
+import { event, type MCPStatus, statusUpdate, type WireMessage } from "../wire/messages.ts";
 import { isStdioServer, type McpServerConfig, type McpServers } from "./config.ts";
 import { McpConnection } from "./connection.ts";
 import { hasOAuthTokens, McpOAuthProvider } from "./oauth.ts";
@@ -119,10 +119,10 @@ export class McpManager {
   async waitReady(emit: (msg: WireMessage) => void, signal?: AbortSignal): Promise<void> {
     this.start();
     if (!this.loading) return;
-    emit(event("StatusUpdate", statusOnly(this.status())));
+    emit(statusUpdate({ mcp_status: this.status() }));
     emit(event("MCPLoadingBegin", {}));
     await abortable(this.#loading!, signal);
-    emit(event("StatusUpdate", statusOnly(this.status())));
+    emit(statusUpdate({ mcp_status: this.status() }));
     emit(event("MCPLoadingEnd", {}));
   }
 
@@ -213,18 +213,6 @@ export class McpManager {
 export function describeError(err: unknown): string {
   if (err instanceof Error) return `${err.name || "Error"}: ${err.message}`;
   return String(err);
-}
-
-function statusOnly(status: MCPStatus) {
-  return {
-    context_usage: null,
-    context_tokens: null,
-    max_context_tokens: null,
-    token_usage: null,
-    message_id: null,
-    plan_mode: null,
-    mcp_status: status,
-  };
 }
 
 function abortable(p: Promise<void>, signal?: AbortSignal): Promise<void> {

@@ -14,7 +14,7 @@ import type {
   OAuthClientMetadata,
   OAuthTokens,
 } from "@modelcontextprotocol/sdk/shared/auth.js";
-import { atomicWriteText } from "../session/atomic_write.ts";
+import { atomicWriteText } from "../fs/atomic_write.ts";
 
 /** What is stored per server. */
 interface StoredOAuth {

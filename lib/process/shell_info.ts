@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { pathStatusSync } from "../fs/exists.ts";
 
 /** The shell used for `-c <command>`. */
 export interface ShellInfo {
@@ -19,15 +20,6 @@ export const FALLBACK_SHELL: ShellInfo = { name: "sh", program: "/bin/sh", path:
 
 const DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
 
-function isFile(path: string): boolean | null {
-  try {
-    return Deno.statSync(path).isFile;
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return false;
-    return null; // not allowed to look: unknown
-  }
-}
-
 /**
  * Find bash on `pathEnv` (a `PATH` value; defaults to the usual system directories).
  * When nothing can be inspected (no read permission) bash is assumed and spawned by name;
@@ -38,9 +30,9 @@ export function resolveShell(pathEnv?: string): ShellInfo {
   for (const dir of (pathEnv || DEFAULT_PATH).split(":")) {
     if (!dir.startsWith("/")) continue;
     const candidate = `${dir.replace(/\/+$/, "")}/bash`;
-    const found = isFile(candidate);
-    if (found) return { name: "bash", program: "bash", path: candidate };
-    if (found === null) unknown = true;
+    const status = pathStatusSync(candidate);
+    if (status === "file") return { name: "bash", program: "bash", path: candidate };
+    if (status === "denied") unknown = true;
   }
   if (unknown) return { name: "bash", program: "bash", path: "/bin/bash" };
   return FALLBACK_SHELL;

@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { pathStatusSync } from "../fs/exists.ts";
 import { setCommandWrapper } from "../process/command_wrapper.ts";
 import type { PermissionScope } from "../tooling/scope.ts";
 
@@ -53,14 +54,6 @@ export const HIDDEN_SHARE_FILES: readonly string[] = [
 ];
 /** Share-dir entries hidden from confined commands: directories (replaced by an empty tmpfs). */
 export const HIDDEN_SHARE_DIRS: readonly string[] = ["credentials"];
-
-function isDirectory(path: string): boolean {
-  try {
-    return Deno.statSync(path).isDirectory;
-  } catch {
-    return false;
-  }
-}
 
 function kindOf(path: string): "file" | "dir" | null {
   try {
@@ -107,7 +100,9 @@ export function planConfinement(inputs: PlanInputs): ConfinementPlan {
   }
   const readable: string[] = [];
   for (const dir of [inputs.workDir, ...inputs.additionalDirs]) {
-    if (dir.startsWith("/") && !readable.includes(dir) && isDirectory(dir)) readable.push(dir);
+    if (dir.startsWith("/") && !readable.includes(dir) && pathStatusSync(dir) === "directory") {
+      readable.push(dir);
+    }
   }
   const writable = writeAll ? ["/"] : readable.filter((d) => scope.check("write", d).allowed);
   const limits = [
@@ -156,7 +151,7 @@ export function bwrapArgv(
   const bound: string[] = [];
   if (!writeAll) {
     for (const w of plan.writable) {
-      if (!isDirectory(w)) continue;
+      if (pathStatusSync(w) !== "directory") continue;
       out.push("--bind", w, w);
       bound.push(w);
     }
@@ -164,7 +159,7 @@ export function bwrapArgv(
   // Under the private /tmp only what is bound back is visible.
   const visible = (p: string) => !isWithin(p, "/tmp") || bound.some((b) => isWithin(p, b));
   for (const r of [...plan.readable, opts.cwd]) {
-    if (visible(r) || !isDirectory(r)) continue;
+    if (visible(r) || pathStatusSync(r) !== "directory") continue;
     out.push(writeAll ? "--bind" : "--ro-bind", r, r);
     bound.push(r);
   }

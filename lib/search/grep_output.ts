@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { pathStatusSync } from "../fs/exists.ts";
 import { dirname, resolve } from "node:path";
 import { comparePathParts } from "./path_glob.ts";
 import {
@@ -30,14 +31,6 @@ export interface GrepFinishOptions {
   timeoutMs?: number;
 }
 
-function isFile(path: string): boolean {
-  try {
-    return Deno.statSync(path).isFile;
-  } catch {
-    return false;
-  }
-}
-
 function mtimeOf(path: string): number {
   try {
     return Deno.statSync(path).mtime?.getTime() ?? 0;
@@ -59,7 +52,7 @@ export function parseContentBlocks(stdout: string, q: GrepQuery): GrepBlock[] {
   const exists = (p: string) => {
     let hit = known.get(p);
     if (hit === undefined) {
-      hit = isFile(resolve(q.cwd, p));
+      hit = pathStatusSync(resolve(q.cwd, p)) === "file";
       known.set(p, hit);
     }
     return hit;
@@ -150,7 +143,7 @@ export function finishGrep(run: GrepRun, q: GrepQuery, opts: GrepFinishOptions):
   }
 
   const searchAbs = resolve(q.cwd, q.path);
-  const singleFile = isFile(searchAbs);
+  const singleFile = pathStatusSync(searchAbs) === "file";
   let blocks = run.blocks
     ? run.blocks.map((b) => ({ path: b.path, lines: [...b.lines] }))
     : parseBlocks(stdout, q, singleFile);

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { isPresent, pathStatus } from "../fs/exists.ts";
 import ignore, { type Ignore } from "ignore";
 import picomatchUntyped from "picomatch";
 import { join } from "node:path";
@@ -118,15 +119,6 @@ async function readRules(path: string): Promise<Ignore | null> {
   return ignore({ ignorecase: false }).add(text);
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Read the ignore files of `dir` (in the order ripgrep gives them precedence). */
 export async function loadIgnoreLevel(
   dir: string,
@@ -134,7 +126,9 @@ export async function loadIgnoreLevel(
   names: ReadonlySet<string> | null = null,
 ): Promise<IgnoreLevel> {
   const has = (n: string) => names === null || names.has(n);
-  const hasGit = has(".git") ? await exists(join(dir, ".git")) : false;
+  const hasGit = has(".git")
+    ? isPresent(await pathStatus(join(dir, ".git"), { noFollow: true }))
+    : false;
   const [rg, ig, git, exclude] = await Promise.all([
     has(".rgignore") ? readRules(join(dir, ".rgignore")) : null,
     has(".ignore") ? readRules(join(dir, ".ignore")) : null,

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { isPresent, pathStatus } from "../fs/exists.ts";
 import { join } from "node:path";
 
 /** Options of {@link pathGlob}. */
@@ -52,23 +53,6 @@ function hasMagic(segment: string): boolean {
   return /[*?[]/.test(segment);
 }
 
-async function isDir(path: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(path)).isDirectory;
-  } catch {
-    return false;
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function readDirUncached(path: string): Promise<Deno.DirEntry[]> {
   try {
     return await Array.fromAsync(Deno.readDir(path));
@@ -77,17 +61,9 @@ async function readDirUncached(path: string): Promise<Deno.DirEntry[]> {
   }
 }
 
-async function isFile(path: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(path)).isFile;
-  } catch {
-    return false;
-  }
-}
-
 async function entryIsDir(parent: string, e: Deno.DirEntry): Promise<boolean> {
   if (e.isDirectory) return true;
-  return e.isSymlink ? await isDir(join(parent, e.name)) : false;
+  return e.isSymlink ? (await pathStatus(join(parent, e.name))) === "directory" : false;
 }
 
 function rel(dir: string, name: string): string {
@@ -129,7 +105,7 @@ export async function pathGlob(
   const emit = async (r: string, entry?: Deno.DirEntry) => {
     if (r === "" || seen.has(r)) return;
     if (opts.filesOnly) {
-      const file = entry && !entry.isSymlink ? entry.isFile : await isFile(abs(r));
+      const file = entry && !entry.isSymlink ? entry.isFile : (await pathStatus(abs(r))) === "file";
       if (!file) return;
     }
     seen.add(r);
@@ -186,8 +162,12 @@ export async function pathGlob(
       for (const d of dirs) {
         const r = rel(d, seg);
         if (last) {
-          if (dirOnly ? await isDir(abs(r)) : await exists(abs(r))) await emit(r);
-        } else if (await isDir(abs(r))) {
+          if (
+            dirOnly
+              ? (await pathStatus(abs(r))) === "directory"
+              : isPresent(await pathStatus(abs(r), { noFollow: true }))
+          ) await emit(r);
+        } else if ((await pathStatus(abs(r))) === "directory") {
           addDir(r);
         }
       }

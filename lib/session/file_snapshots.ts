@@ -18,7 +18,7 @@
  */
 import { dirname } from "node:path";
 import { z } from "zod";
-import { appendLine, atomicWriteBytes } from "./atomic_write.ts";
+import { appendLine, atomicWriteBytes } from "../fs/atomic_write.ts";
 
 /** Default size cap of the stored blobs: 256 MiB. */
 export const DEFAULT_SNAPSHOT_CAP_BYTES = 256 * 1024 * 1024;

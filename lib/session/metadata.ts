@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { join, resolve } from "node:path";
 import { z } from "zod";
-import { atomicWriteText } from "./atomic_write.ts";
+import { atomicWriteText } from "../fs/atomic_write.ts";
 
 /** One `work_dirs[]` entry. */
 export const WorkDirMetaSchema = z.object({

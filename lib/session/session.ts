@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { pathStatus } from "../fs/exists.ts";
 import { join } from "node:path";
 import { extractText } from "../llm/message.ts";
 import { UserInputSchema } from "../wire/messages.ts";
@@ -115,8 +116,8 @@ export class Session {
     const sessionsDir = sessionsDirFor(opts.shareDir, opts.workDir);
     await migrateLegacyContextFile(sessionsDir, opts.id);
     const dir = join(sessionsDir, opts.id);
-    if (!(await isDirectory(dir))) return null;
-    if (!(await isFile(join(dir, "context.jsonl")))) return null;
+    if (!((await pathStatus(dir)) === "directory")) return null;
+    if (!((await pathStatus(join(dir, "context.jsonl"))) === "file")) return null;
     return new Session(opts, opts.id, await loadState(dir));
   }
 
@@ -172,7 +173,9 @@ export class Session {
       await migrateLegacyContextFile(sessionsDir, id);
       const dir = join(sessionsDir, id);
       const contextFile = join(dir, "context.jsonl");
-      if (!(await isDirectory(dir)) || !(await isFile(contextFile))) continue;
+      if (
+        !((await pathStatus(dir)) === "directory") || !((await pathStatus(contextFile)) === "file")
+      ) continue;
       const session = new Session(opts, id, await loadState(dir));
       if (await session.isEmpty()) continue;
       found.push({ session, mtime: await mtimeOf(contextFile) });
@@ -301,25 +304,9 @@ function isWireMetadataLine(line: string): boolean {
 async function migrateLegacyContextFile(sessionsDir: string, id: string): Promise<void> {
   const legacy = join(sessionsDir, `${id}.jsonl`);
   const target = join(sessionsDir, id, "context.jsonl");
-  if (!(await isFile(legacy)) || (await isFile(target))) return;
+  if (!((await pathStatus(legacy)) === "file") || ((await pathStatus(target)) === "file")) return;
   await Deno.mkdir(join(sessionsDir, id), { recursive: true });
   await Deno.rename(legacy, target);
-}
-
-async function isFile(path: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(path)).isFile;
-  } catch {
-    return false;
-  }
-}
-
-async function isDirectory(path: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(path)).isDirectory;
-  } catch {
-    return false;
-  }
 }
 
 async function mtimeOf(path: string): Promise<number> {

@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { z } from "zod";
-import { atomicWriteText } from "./atomic_write.ts";
+import { atomicWriteText } from "../fs/atomic_write.ts";
 
 /** File name of the session state inside a session dir. */
 export const STATE_FILE_NAME = "state.json";

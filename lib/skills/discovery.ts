@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { pathStatus } from "../fs/exists.ts";
 import { isAbsolute, join, resolve } from "node:path";
 import type { SkillScope } from "../agent/skills_listing.ts";
 import { findProjectRoot } from "../agent/agents_md.ts";
@@ -48,22 +49,6 @@ export interface SkillsDiscoveryOptions {
   builtin?: boolean;
 }
 
-async function isDir(path: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(path)).isDirectory;
-  } catch {
-    return false;
-  }
-}
-
-async function isFile(path: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(path)).isFile;
-  } catch {
-    return false;
-  }
-}
-
 async function brandAndGeneric(
   base: string,
   brand: readonly string[],
@@ -73,13 +58,13 @@ async function brandAndGeneric(
   const out: string[] = [];
   for (const rel of brand) {
     const dir = join(base, rel);
-    if (!(await isDir(dir))) continue;
+    if (!((await pathStatus(dir)) === "directory")) continue;
     out.push(dir);
     if (!mergeAll) break;
   }
   for (const rel of generic) {
     const dir = join(base, rel);
-    if (await isDir(dir)) {
+    if ((await pathStatus(dir)) === "directory") {
       out.push(dir);
       break;
     }
@@ -135,7 +120,7 @@ export async function resolveSkillsRoots(opts: SkillsDiscoveryOptions): Promise<
   const seen = new Set<string>();
   const roots: SkillsRoot[] = [];
   for (const c of candidates) {
-    if (!(await isDir(c.dir))) continue;
+    if (!((await pathStatus(c.dir)) === "directory")) continue;
     let real = c.dir;
     try {
       real = await Deno.realPath(c.dir);
@@ -180,12 +165,14 @@ export async function discoverSkills(root: SkillsRoot): Promise<Skill[]> {
   const flatFiles: Array<[string, string]> = [];
   for (const e of entries) {
     const path = join(root.dir, e.name);
-    if (await isDir(path)) {
+    if ((await pathStatus(path)) === "directory") {
       const md = join(path, "SKILL.md");
-      if (!(await isFile(md))) continue;
+      if (!((await pathStatus(md)) === "file")) continue;
       const skill = await readSkill(md, e.name, root.scope);
       if (skill) dirSkills.push(skill);
-    } else if (e.name.endsWith(".md") && e.name !== "SKILL.md" && await isFile(path)) {
+    } else if (
+      e.name.endsWith(".md") && e.name !== "SKILL.md" && (await pathStatus(path)) === "file"
+    ) {
       flatFiles.push([path, e.name.slice(0, -3)]);
     }
   }

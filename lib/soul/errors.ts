@@ -49,9 +49,3 @@ export class RunCancelled extends Error {
     this.name = "RunCancelled";
   }
 }
-
-/** Whether an error is an abort caused by cancellation. */
-export function isAbortError(err: unknown, signal?: AbortSignal): boolean {
-  if (signal?.aborted) return true;
-  return err instanceof DOMException && err.name === "AbortError";
-}

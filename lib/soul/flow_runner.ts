@@ -11,7 +11,7 @@ import { type ContentPart, extractText } from "../llm/message.ts";
 import { log } from "../log.ts";
 import type { UserInput } from "../wire/messages.ts";
 import { MaxStepsReached } from "./errors.ts";
-import type { TurnResult } from "./soul.ts";
+import type { TurnResult } from "./turn.ts";
 
 /** Moves allowed in a skill flow before it is stopped. */
 export const DEFAULT_MAX_FLOW_MOVES = 1000;

@@ -7,7 +7,8 @@
 import { Wire } from "../wire/channel.ts";
 import type { UserInput } from "../wire/messages.ts";
 import { recordWire, type WireFile } from "../wire/recorder.ts";
-import type { KimiSoul, TurnResult } from "./soul.ts";
+import type { KimiSoul } from "./soul.ts";
+import type { TurnResult } from "./turn.ts";
 
 /** Options of {@link runTurn}. */
 export interface RunTurnOptions {

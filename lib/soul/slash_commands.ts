@@ -3,7 +3,43 @@
  *
  * @module
  */
-import type { KimiSoul } from "./soul.ts";
+import type { NormalizedMessage } from "../llm/message.ts";
+import type { FileSnapshots } from "../session/file_snapshots.ts";
+import type { UserInput, WireMessage } from "../wire/messages.ts";
+import type { ApprovalRuntime } from "./approval.ts";
+import type { Context } from "./context.ts";
+import type { FlowHost } from "./flow_runner.ts";
+import type { PlanMode } from "./plan_mode.ts";
+import type { TurnResult } from "./turn.ts";
+
+/**
+ * What a command may do to the soul that runs it (the soul implements it; commands never see
+ * the soul itself).
+ */
+export interface CommandHost extends FlowHost {
+  /** The context. */
+  readonly context: Context;
+  /** Approvals (their yolo/afk state). */
+  readonly approval: ApprovalRuntime;
+  /** File snapshots for undo, when tracked. */
+  readonly fileSnapshots: FileSnapshots | null;
+  /** Whether plan mode is on. */
+  readonly planMode: boolean;
+  /** The session's plan mode, when there is one. */
+  readonly plan: PlanMode | null;
+  /** Turn plan mode on or off; resolves to the new state. */
+  setPlanMode(on: boolean): Promise<boolean>;
+  /** Emit a wire message on the running turn. */
+  emit(msg: WireMessage): void;
+  /** Report the context size on the wire (default: the current token count). */
+  emitContextStatus(tokens?: number): void;
+  /** Summarise the older context now. */
+  compact(opts: { instruction?: string; trigger: "auto" | "manual" }): Promise<void>;
+  /** Run `message` as the body of the running turn (the agent loop). */
+  turn(message: NormalizedMessage): Promise<TurnResult>;
+  /** Run `input` on a throwaway copy of the soul over `context`, nested in the running turn. */
+  runWithContext(context: Context, input: UserInput): Promise<TurnResult>;
+}
 
 /** Session services available to commands (absent for souls without a session). */
 export interface CommandServices {
@@ -23,8 +59,8 @@ export interface CommandServices {
 
 /** What a command gets when it runs. */
 export interface SoulCommandContext {
-  /** The soul. */
-  soul: KimiSoul;
+  /** The soul running the command, seen through what commands may do. */
+  soul: CommandHost;
   /** Session services, when the soul belongs to a session. */
   services?: CommandServices;
   /** Text after the command name. */

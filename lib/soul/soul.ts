@@ -24,6 +24,7 @@ import {
   event,
   type EventPayload,
   partEvent,
+  statusUpdate,
   type UserInput,
   type WireMessage,
 } from "../wire/messages.ts";
@@ -37,6 +38,7 @@ import type { FileSnapshots } from "../session/file_snapshots.ts";
 import { isContextOverflowError } from "../llm/errors.ts";
 import type { PlanMode, PlanModeSource } from "./plan_mode.ts";
 import type { CommandServices, SoulCommand } from "./slash_commands.ts";
+import type { StopReason, TurnResult } from "./turn.ts";
 import { systemReminder, toolResultToMessage } from "./tool_result_message.ts";
 import type { Toolset } from "./toolset.ts";
 import { runRalphLoop } from "./flow_runner.ts";
@@ -55,22 +57,6 @@ export interface LoopControl {
   compactionTriggerRatio?: number;
   /** Ralph loop iterations for user input (0 off, -1 unlimited; root agent only). */
   maxRalphIterations?: number;
-}
-
-/** Why a turn stopped. */
-export type StopReason = "no_tool_calls" | "tool_rejected" | "tool_call_repeat";
-
-/** How a finished turn ended. */
-export interface TurnResult {
-  /**
-   * Stop reason of the last step, `command` for slash commands, `prompt_blocked` when a
-   * UserPromptSubmit hook refused the input.
-   */
-  reason: StopReason | "command" | "prompt_blocked";
-  /** The final assistant message, when the turn ended with text. */
-  finalMessage: NormalizedMessage | null;
-  /** Steps taken. */
-  steps: number;
 }
 
 /** Options of {@link KimiSoul}. */
@@ -256,11 +242,21 @@ export class KimiSoul {
   }
 
   /**
-   * Run a turn of another soul on this turn's wire (nested TurnBegin/TurnEnd), e.g. the
-   * throwaway soul of `/init`. Only valid while this soul runs a turn.
+   * Run `input` as a turn of a throwaway copy of this soul (same model, tools, approvals and
+   * limits) over `context`, on this turn's wire (nested TurnBegin/TurnEnd), as `/init` does.
+   * Only valid while this soul runs a turn.
    */
-  runChild(child: KimiSoul, input: UserInput): Promise<TurnResult> {
-    if (!this.#wire || !this.#signal) throw new Error("runChild needs a running turn");
+  runWithContext(context: Context, input: UserInput): Promise<TurnResult> {
+    if (!this.#wire || !this.#signal) throw new Error("runWithContext needs a running turn");
+    const child = new KimiSoul({
+      name: this.name,
+      llm: this.llm,
+      context,
+      toolset: this.toolset,
+      approval: this.approval,
+      loop: this.loop,
+      isRoot: true,
+    });
     return child.run(input, { wire: this.#wire, signal: this.#signal });
   }
 
@@ -283,14 +279,10 @@ export class KimiSoul {
    */
   emitContextStatus(tokens: number = this.context.tokenCountWithPending): void {
     const max = this.#llm?.maxContextSize ?? null;
-    this.emit(event("StatusUpdate", {
+    this.emit(statusUpdate({
       context_usage: max ? tokens / max : null,
       context_tokens: tokens,
       max_context_tokens: max,
-      token_usage: null,
-      message_id: null,
-      plan_mode: null,
-      mcp_status: null,
     }));
   }
 
@@ -593,15 +585,7 @@ export class KimiSoul {
     const results = await raceAbort(Promise.all(pending), signal);
     this.toolset.endStep(calls.length > 0);
     if (this.planMode !== planBefore) {
-      this.emit(event("StatusUpdate", {
-        context_usage: null,
-        context_tokens: null,
-        max_context_tokens: null,
-        token_usage: null,
-        message_id: null,
-        plan_mode: this.planMode,
-        mcp_status: null,
-      }));
+      this.emit(statusUpdate({ plan_mode: this.planMode }));
     }
 
     await this.context.append(result.message);

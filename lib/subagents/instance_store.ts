@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import { z } from "zod";
-import { atomicWriteText } from "../session/atomic_write.ts";
+import { atomicWriteText } from "../fs/atomic_write.ts";
 
 /** Lifecycle states of an instance. */
 export const SubagentStatusSchema = z.enum([

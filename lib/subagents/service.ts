@@ -1,8 +1,8 @@
 /**
  * The subagent service of a root agent: prepares (or resumes) an instance, builds its soul,
  * runs it in the foreground with the parent's wire receiving its events, or in the background
- * as a task of kind `agent`, fires SubagentStart/SubagentStop around runs, and formats the
- * Agent tool result (reference §7.10).
+ * as a task of kind `agent` (one run path for both), fires SubagentStart/SubagentStop around
+ * runs and reports how they went; `tools/agent.ts` words the Agent tool result (§7.10).
  *
  * @module
  */
@@ -10,9 +10,8 @@ import type { ResolvedAgentSpec } from "../agent/spec.ts";
 import type { LLM } from "../llm/provider.ts";
 import { RunCancelled } from "../soul/errors.ts";
 import type { KimiSoul } from "../soul/soul.ts";
-import { toolError, toolOk } from "../tooling/result.ts";
 import type { Tool, ToolEnv } from "../tooling/tool.ts";
-import type { ToolReturnValue, WireMessage } from "../wire/messages.ts";
+import type { WireMessage } from "../wire/messages.ts";
 import {
   getTaskManager,
   type InProcessOutcome,
@@ -25,11 +24,14 @@ import { collectGitContext } from "./git_context.ts";
 import type { InstanceRecord, InstanceUpdate, SubagentStore } from "./instance_store.ts";
 import type {
   AgentRunContext,
+  AgentRunError,
   AgentRunRequest,
+  BackgroundStartResult,
+  ForegroundRunResult,
   SubagentService,
   SubagentTypeInfo,
-} from "./service_api.ts";
-import { runWithSummaryContinuation } from "./turn_runner.ts";
+} from "../tooling/subagent_service.ts";
+import { runWithSummaryContinuation, type SubagentForwarding } from "./turn_runner.ts";
 
 /** Options of {@link SubagentManager}. */
 export interface SubagentManagerOptions {
@@ -106,11 +108,11 @@ export class SubagentManager implements SubagentService {
     return this.#opts.hasModel(alias);
   }
 
-  /** Run a subagent in the foreground; never throws for run failures (they become tool errors). */
-  async runForeground(req: AgentRunRequest, ctx: AgentRunContext): Promise<ToolReturnValue> {
+  /** Run a subagent in the foreground; never throws for run failures (they become errors). */
+  async runForeground(req: AgentRunRequest, ctx: AgentRunContext): Promise<ForegroundRunResult> {
     const { store } = this.#opts;
     const prepared = await this.#prepare(req);
-    if ("is_error" in prepared) return prepared;
+    if ("status" in prepared) return prepared;
     const { agentId, actualType, resumed } = prepared;
 
     let status: InstanceRecord["status"] = prepared.record.status;
@@ -122,56 +124,29 @@ export class SubagentManager implements SubagentService {
         description: req.description.trim(),
         ...this.#modelChange(req),
       });
-      const soul = await this.#buildSoul(prepared);
-      const prompt = await this.#firstPrompt(prepared, req.prompt);
-      await Deno.writeTextFile(store.promptPath(agentId), prompt);
       if (req.timeoutS !== null) {
         timer = setTimeout(() => timeout.abort(), req.timeoutS * 1000);
       }
-      const signal = AbortSignal.any([ctx.signal, timeout.signal]);
-      const site = this.#hookSite(signal);
-      let outcome;
-      try {
-        if (site) await soulHooks.subagentStart(site, actualType, req.prompt.slice(0, 500));
-        outcome = await runWithSummaryContinuation(soul, prompt, {
-          signal,
-          forwarding: {
-            emit: (m) => this.#opts.parent.emit(m),
-            parentToolCallId: ctx.toolCallId,
-            agentId,
-            subagentType: actualType,
-            wirePath: store.wirePath(agentId),
-          },
-        });
-      } catch (err) {
-        if (!(err instanceof RunCancelled) && !signal.aborted) throw err;
+      const run = await this.#execute(prepared, req.prompt, {
+        signal: AbortSignal.any([ctx.signal, timeout.signal]),
+        forwarding: { parentToolCallId: ctx.toolCallId },
+      });
+      if (run.kind === "cancelled") {
         status = "killed";
-        if (timeout.signal.aborted && !ctx.signal.aborted) {
-          return toolError({
-            message: `Agent timed out after ${req.timeoutS}s.`,
-            brief: `Agent timed out (${req.timeoutS}s)`,
-          });
-        }
-        return toolError({ message: "Subagent run was cancelled.", brief: "Agent cancelled" });
+        return timeout.signal.aborted && !ctx.signal.aborted
+          ? { status: "timed_out", timeoutS: req.timeoutS ?? 0 }
+          : { status: "cancelled" };
       }
-      if ("failure" in outcome) {
+      if (run.kind === "failed") {
         status = "failed";
-        return toolError({ message: outcome.failure.message, brief: outcome.failure.brief });
+        return runError(run.failure.message, run.failure.brief);
       }
       status = "idle";
-      if (site) soulHooks.fireSubagentStop(site, actualType, outcome.text.slice(0, 500));
-      await Deno.writeTextFile(store.outputPath(agentId), outcome.text).catch(() => {});
-      const lines = [`agent_id: ${agentId}`, `resumed: ${resumed}`];
-      if (resumed && req.subagentType && req.subagentType !== actualType) {
-        lines.push(`requested_subagent_type: ${req.subagentType}`);
-      }
-      lines.push(`actual_subagent_type: ${actualType}`, "status: completed", "", "[summary]");
-      lines.push(outcome.text);
-      return toolOk({ output: lines.join("\n") });
+      return { status: "completed", agentId, actualType, resumed, summary: run.text };
     } catch (err) {
       status = "failed";
       const msg = err instanceof Error ? err.message : String(err);
-      return toolError({ message: `Failed to run agent: ${msg}`, brief: "Agent failed" });
+      return runError(`Failed to run agent: ${msg}`, "Agent failed");
     } finally {
       clearTimeout(timer);
       await store.update(agentId, { status }).catch(() => {});
@@ -182,10 +157,10 @@ export class SubagentManager implements SubagentService {
    * Start a subagent as a background task of kind `agent` (TaskList/TaskOutput/TaskStop see
    * it; its events go to the task's output file, not the parent's wire) and return at once.
    */
-  async runBackground(req: AgentRunRequest, ctx: AgentRunContext): Promise<ToolReturnValue> {
+  async runBackground(req: AgentRunRequest, ctx: AgentRunContext): Promise<BackgroundStartResult> {
     const { store } = this.#opts;
     const prepared = await this.#prepare(req);
-    if ("is_error" in prepared) return prepared;
+    if ("status" in prepared) return prepared;
     const { agentId, actualType, record } = prepared;
     const env = this.#opts.parentEnv();
     const manager = getTaskManager(env.sessionDir, env.background);
@@ -221,27 +196,10 @@ export class SubagentManager implements SubagentService {
     } catch (err) {
       await store.update(agentId, { status: before }).catch(() => {});
       const msg = err instanceof Error ? err.message : String(err);
-      return toolError({
-        message: `Failed to start background agent: ${msg}`,
-        brief: "Background start failed",
-      });
+      return runError(`Failed to start background agent: ${msg}`, "Background start failed");
     }
     await store.update(agentId, { lastTaskId: task.id }).catch(() => {});
-    const lines = [
-      `task_id: ${task.id}`,
-      `kind: ${task.kind}`,
-      `status: ${task.status}`,
-      `description: ${task.description}`,
-      `agent_id: ${agentId}`,
-      `actual_subagent_type: ${actualType}`,
-      "automatic_notification: true",
-      "next_step: Carry on with other work; a notification arrives by itself when the agent " +
-      "finishes.",
-      "next_step: For a quick look at its progress without waiting, call TaskOutput with this " +
-      "task_id; pass block=true only when you really want to wait for it.",
-      `resume_hint: Use Agent(resume="${agentId}", prompt="...") to continue this instance later.`,
-    ];
-    return toolOk({ output: lines.join("\n"), message: "Background task started." });
+    return { status: "started", agentId, actualType, task };
   }
 
   /** The body of a background agent task. */
@@ -250,72 +208,85 @@ export class SubagentManager implements SubagentService {
     rawPrompt: string,
     io: InProcessTaskIO,
   ): Promise<InProcessOutcome> {
+    const run = await this.#execute(prepared, rawPrompt, {
+      signal: io.signal,
+      taskId: io.taskId,
+      forwarding: {
+        parentToolCallId: "",
+        forwardEvents: false,
+        observe: (m) => {
+          const line = outputLine(m);
+          if (line) io.write(line);
+        },
+      },
+    });
+    if (run.kind === "cancelled") return { ok: false, reason: "Subagent run was cancelled." };
+    if (run.kind === "failed") {
+      io.write(`\n[failed] ${run.failure.message}\n`);
+      return { ok: false, reason: run.failure.message };
+    }
+    io.write(`\n[summary]\n${run.text}\n`);
+    return { ok: true };
+  }
+
+  /**
+   * The one run path of foreground and background runs: build the soul, write the prompt,
+   * fire SubagentStart, run the turn (with summary continuation), keep the summary and fire
+   * SubagentStop. Cancellation (the signal) is an outcome; other errors are thrown.
+   */
+  async #execute(p: PreparedInstance, rawPrompt: string, opts: ExecuteOptions): Promise<RunEnd> {
     const { store } = this.#opts;
-    const { agentId, actualType } = prepared;
-    const soul = await this.#buildSoul(prepared, io.taskId);
-    const prompt = await this.#firstPrompt(prepared, rawPrompt);
+    const { agentId, actualType } = p;
+    const soul = await this.#buildSoul(p, opts.taskId);
+    const prompt = await this.#firstPrompt(p, rawPrompt);
     await Deno.writeTextFile(store.promptPath(agentId), prompt);
-    const site = this.#hookSite(io.signal);
+    const site = this.#hookSite(opts.signal);
     if (site) await soulHooks.subagentStart(site, actualType, rawPrompt.slice(0, 500));
     let outcome;
     try {
       outcome = await runWithSummaryContinuation(soul, prompt, {
-        signal: io.signal,
+        signal: opts.signal,
         forwarding: {
           emit: (m) => this.#opts.parent.emit(m),
-          parentToolCallId: "",
           agentId,
           subagentType: actualType,
           wirePath: store.wirePath(agentId),
-          forwardEvents: false,
-          observe: (m) => {
-            const line = outputLine(m);
-            if (line) io.write(line);
-          },
+          ...opts.forwarding,
         },
       });
     } catch (err) {
-      if (err instanceof RunCancelled || io.signal.aborted) {
-        return { ok: false, reason: "Subagent run was cancelled." };
-      }
+      if (err instanceof RunCancelled || opts.signal.aborted) return { kind: "cancelled" };
       throw err;
     }
-    if ("failure" in outcome) {
-      io.write(`\n[failed] ${outcome.failure.message}\n`);
-      return { ok: false, reason: outcome.failure.message };
-    }
-    io.write(`\n[summary]\n${outcome.text}\n`);
+    if ("failure" in outcome) return { kind: "failed", failure: outcome.failure };
     await Deno.writeTextFile(store.outputPath(agentId), outcome.text).catch(() => {});
     if (site) soulHooks.fireSubagentStop(site, actualType, outcome.text.slice(0, 500));
-    return { ok: true };
+    return { kind: "done", text: outcome.text };
   }
 
   /** Validate the request and create (or load) the instance, resolving its model. */
-  async #prepare(req: AgentRunRequest): Promise<PreparedInstance | ToolReturnValue> {
+  async #prepare(req: AgentRunRequest): Promise<PreparedInstance | AgentRunError> {
     const { store } = this.#opts;
     if (req.model !== null && !this.hasModel(req.model)) {
-      return toolError({
-        message: `Unknown model alias: ${req.model}`,
-        brief: "Invalid model alias",
-      });
+      return runError(`Unknown model alias: ${req.model}`, "Invalid model alias");
     }
     let record: InstanceRecord;
     let resumed = false;
     if (req.resume) {
       const found = await store.get(req.resume);
       if (!found) {
-        return toolError({
-          message: `Subagent instance not found: ${req.resume}. Resume only ids returned by ` +
+        return runError(
+          `Subagent instance not found: ${req.resume}. Resume only ids returned by ` +
             "earlier Agent calls of this session, or omit `resume` to start a new agent.",
-          brief: "Agent not found",
-        });
+          "Agent not found",
+        );
       }
       if (RUNNING.has(found.status) && !(await this.#taskGone(found))) {
-        return toolError({
-          message: `Agent instance ${found.agent_id} is still ${found.status} and cannot be ` +
+        return runError(
+          `Agent instance ${found.agent_id} is still ${found.status} and cannot be ` +
             "resumed concurrently.",
-          brief: "Agent already running",
-        });
+          "Agent already running",
+        );
       }
       record = found;
       resumed = true;
@@ -340,15 +311,12 @@ export class SubagentManager implements SubagentService {
       const launch = record.launch_spec;
       const alias = req.model ?? launch.model_override ?? launch.effective_model ?? typeSpec.model;
       if (alias !== null && !this.hasModel(alias)) {
-        return toolError({
-          message: `Unknown model alias: ${alias}`,
-          brief: "Invalid model alias",
-        });
+        return runError(`Unknown model alias: ${alias}`, "Invalid model alias");
       }
       llm = alias !== null ? await this.#opts.llmForAlias(alias) : this.#opts.parent.llm;
     } catch (err) {
       const msg = err instanceof Error ? err.message : String(err);
-      return toolError({ message: `Failed to run agent: ${msg}`, brief: "Agent failed" });
+      return runError(`Failed to run agent: ${msg}`, "Agent failed");
     }
     return { record, agentId: record.agent_id, actualType, resumed, typeSpec, llm };
   }
@@ -403,15 +371,35 @@ export class SubagentManager implements SubagentService {
     return { hooks, emit: (e) => this.#opts.parent.emit(e), signal };
   }
 
-  #unknownType(name: string): ToolReturnValue {
+  #unknownType(name: string): AgentRunError {
     const known = Object.keys(this.#opts.rootSpec.subagents);
-    return toolError({
-      message: `Unknown subagent type: ${name}. Available types: ${
+    return runError(
+      `Unknown subagent type: ${name}. Available types: ${
         known.length > 0 ? known.join(", ") : "(none)"
       }.`,
-      brief: "Unknown subagent type",
-    });
+      "Unknown subagent type",
+    );
   }
+}
+
+/** How one run ended. */
+type RunEnd =
+  | { kind: "done"; text: string }
+  | { kind: "failed"; failure: { message: string; brief: string } }
+  | { kind: "cancelled" };
+
+/** Options of one run: what differs between foreground and background. */
+interface ExecuteOptions {
+  /** Stops the run. */
+  signal: AbortSignal;
+  /** The background task running it, if any. */
+  taskId?: string;
+  /** Forwarding settings beyond the instance's identity and wire file. */
+  forwarding: Omit<SubagentForwarding, "emit" | "agentId" | "subagentType" | "wirePath">;
+}
+
+function runError(message: string, brief: string): AgentRunError {
+  return { status: "error", message, brief };
 }
 
 /** An instance ready to run. */

@@ -20,7 +20,7 @@ import type {
   WireEvent,
 } from "../wire/messages.ts";
 import type { PermissionScope } from "./scope.ts";
-import type { SubagentService } from "../subagents/service_api.ts";
+import type { SubagentService } from "./subagent_service.ts";
 
 export type { ToolReturnValue };
 

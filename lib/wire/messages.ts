@@ -259,9 +259,53 @@ export function isRequest(msg: WireMessage): msg is PendingRequest {
   return msg instanceof PendingRequest;
 }
 
-/** Build an event with a typed payload. */
-export function event<T extends EventType>(type: T, payload: EventPayload<T>): WireEvent {
-  return { type, payload } as WireEvent;
+/** Top-level payload fields of `T` that its schema defaults (null, "", 0, …) when absent. */
+type DefaultedKeys<T extends EventType, In = z.input<(typeof EventPayloadSchemas)[T]>> = {
+  [K in keyof EventPayload<T>]-?: K extends keyof In
+    ? undefined extends In[K] ? undefined extends EventPayload<T>[K] ? never : K : never
+    : never;
+}[keyof EventPayload<T>];
+
+/** An event payload as callers write it: top-level fields with a schema default may be left out. */
+export type EventInput<T extends EventType> =
+  & Omit<EventPayload<T>, DefaultedKeys<T>>
+  & Partial<Pick<EventPayload<T>, DefaultedKeys<T>>>;
+
+const defaultedFields = new Map<string, readonly [string, z.ZodDefault][]>();
+
+/** The top-level fields of an event type's payload schema that have a default. */
+function defaultsOf(type: EventType): readonly [string, z.ZodDefault][] {
+  let fields = defaultedFields.get(type);
+  if (!fields) {
+    const schema: z.ZodType = EventPayloadSchemas[type];
+    fields = schema instanceof z.ZodObject
+      ? Object.entries(schema.shape as Record<string, z.ZodType>).filter((e): e is [
+        string,
+        z.ZodDefault,
+      ] => e[1] instanceof z.ZodDefault)
+      : [];
+    defaultedFields.set(type, fields);
+  }
+  return fields;
+}
+
+/** Build an event with a typed payload, filling absent defaulted fields from the schema. */
+export function event<T extends EventType>(type: T, payload: EventInput<T>): WireEvent {
+  let full = payload as Record<string, unknown>;
+  for (const [key, schema] of defaultsOf(type)) {
+    if (full[key] !== undefined) continue;
+    if (full === payload) full = { ...full };
+    full[key] = schema.def.defaultValue;
+  }
+  return { type, payload: full } as WireEvent;
+}
+
+/**
+ * A `StatusUpdate` event carrying only the given fields; every other field is null (what a
+ * client reads as "unchanged").
+ */
+export function statusUpdate(fields: EventInput<"StatusUpdate">): WireEvent {
+  return event("StatusUpdate", fields);
 }
 
 /** Wrap a streamed part as its wire event. */

@@ -50,7 +50,7 @@ export const MODULES: readonly string[] = [
   local("lib/session/session.ts"),
   local("lib/assets/embedded.gen.ts"),
   local("lib/llm/providers/openai_chat.ts"),
-  local("lib/soul/kimi_app.ts"),
+  local("lib/app/kimi_app.ts"),
   local("lib/ui/print/print_ui.ts"),
   local("lib/cli/run_agent.ts"),
 ];

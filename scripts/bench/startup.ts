@@ -57,7 +57,7 @@ export interface StartupResult {
 }
 
 /** Local module directories that are LLM, MCP or UI code. */
-const HEAVY_LOCAL = /^(lib\/llm|lib\/mcp|lib\/ui|lib\/soul|lib\/wire|tools)\//;
+const HEAVY_LOCAL = /^(lib\/llm|lib\/mcp|lib\/ui|lib\/app|lib\/soul|lib\/wire|tools)\//;
 /** npm packages `--version` and `--help` may load. */
 const ALLOWED_NPM: Record<string, string[]> = {
   "--version": [],
@@ -164,7 +164,7 @@ export function startupMarkdown(r: StartupResult): string {
     : "- Probe control FAILED: a script importing `openai` was not detected; the check above " +
       "proves nothing.";
   return `${table}\n\n(${r.version.n} runs each after warm-up, interleaved.)\n\n` +
-    `Modules compiled by V8 (inspector \`Debugger.scriptParsed\`), no LLM, MCP, UI, soul, wire or tool module allowed:\n\n` +
+    `Modules compiled by V8 (inspector \`Debugger.scriptParsed\`), no LLM, MCP, UI, app, soul, wire or tool module allowed:\n\n` +
     `${[...checks, control].join("\n")}`;
 }
 

@@ -105,14 +105,6 @@ export function createChaosProvider(inner: ChatProvider, opts: ChaosOptions): Ch
   return new ChaosChatProvider(inner, chaosConfigFromEnv(opts.getEnv));
 }
 
-/** Wrap `inner` with explicit chaos settings. */
-export function createChaosProviderWithConfig(
-  inner: ChatProvider,
-  config: ChaosConfig,
-): ChatProvider {
-  return new ChaosChatProvider(inner, config);
-}
-
 class ChaosChatProvider implements ChatProvider {
   readonly #inner: ChatProvider;
   readonly #config: ChaosConfig;

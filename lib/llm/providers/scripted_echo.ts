@@ -35,13 +35,6 @@ export function createScriptedEchoProvider(opts: ScriptedEchoOptions): ChatProvi
   return new ScriptedEchoChatProvider({ scripts, turn: 0 }, trace, write);
 }
 
-/** Load the script list named by `KIMI_SCRIPTED_ECHO_SCRIPTS`. */
-export function loadScriptedEchoScripts(
-  getEnv: (name: string) => string | undefined,
-): string[] {
-  return loadScripts(getEnv);
-}
-
 interface ScriptQueue {
   scripts: string[];
   turn: number;

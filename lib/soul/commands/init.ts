@@ -7,7 +7,6 @@
 import { loadAgentsMd } from "../../agent/agents_md.ts";
 import { Context } from "../context.ts";
 import type { SoulCommand } from "../slash_commands.ts";
-import { KimiSoul } from "../soul.ts";
 
 /** The task given to the throwaway agent. */
 export const INIT_PROMPT =
@@ -34,16 +33,7 @@ export const initCommand: SoulCommand = {
     try {
       const context = await Context.restore(`${tmp}/context.jsonl`);
       await context.writeSystemPrompt(soul.context.systemPrompt ?? "");
-      const child = new KimiSoul({
-        name: soul.name,
-        llm: soul.llm,
-        context,
-        toolset: soul.toolset,
-        approval: soul.approval,
-        loop: soul.loop,
-        isRoot: true,
-      });
-      await soul.runChild(child, INIT_PROMPT);
+      await soul.runWithContext(context, INIT_PROMPT);
     } finally {
       await Deno.remove(tmp, { recursive: true }).catch(() => {});
     }

@@ -4,22 +4,11 @@
  *
  * @module
  */
-import type { KimiSoul } from "../soul.ts";
-import type { SoulCommand } from "../slash_commands.ts";
+import { statusUpdate } from "../../wire/messages.ts";
+import type { CommandHost, SoulCommand } from "../slash_commands.ts";
 
-function emitPlanStatus(soul: KimiSoul): void {
-  soul.emit({
-    type: "StatusUpdate",
-    payload: {
-      context_usage: null,
-      context_tokens: null,
-      max_context_tokens: null,
-      token_usage: null,
-      message_id: null,
-      plan_mode: soul.planMode,
-      mcp_status: null,
-    },
-  });
+function emitPlanStatus(soul: CommandHost): void {
+  soul.emit(statusUpdate({ plan_mode: soul.planMode }));
 }
 
 /** Text shown when plan mode goes off. */

@@ -6,7 +6,7 @@
  * @module
  */
 import { getTaskManager } from "../../background/task_manager.ts";
-import type { KimiApp } from "../../soul/kimi_app.ts";
+import type { KimiApp } from "../../app/kimi_app.ts";
 
 /** Prompt used to hand finished tasks back to the agent. */
 export const BACKGROUND_DONE_PROMPT =

@@ -15,7 +15,7 @@ import {
 } from "../../llm/errors.ts";
 import { extractText, MessageSchema, normalizeMessage } from "../../llm/message.ts";
 import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "../../soul/errors.ts";
-import type { KimiApp } from "../../soul/kimi_app.ts";
+import type { KimiApp } from "../../app/kimi_app.ts";
 import { runTurn } from "../../soul/run_turn.ts";
 import { WireFile } from "../../wire/recorder.ts";
 import { waitForBackgroundTasks } from "./background_wait.ts";

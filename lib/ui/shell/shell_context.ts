@@ -7,7 +7,7 @@
 import type { Config } from "../../config/schema.ts";
 import type { MCPStatus } from "../../wire/messages.ts";
 import type { Session } from "../../session/session.ts";
-import type { KimiApp } from "../../soul/kimi_app.ts";
+import type { KimiApp } from "../../app/kimi_app.ts";
 import type { Terminal } from "./terminal.ts";
 
 /** Shell state shared with commands. */

@@ -10,7 +10,7 @@ import { ChatProviderError } from "../../llm/errors.ts";
 import { log } from "../../log.ts";
 import type { Session } from "../../session/session.ts";
 import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "../../soul/errors.ts";
-import type { KimiApp } from "../../soul/kimi_app.ts";
+import type { KimiApp } from "../../app/kimi_app.ts";
 import { runTurn } from "../../soul/run_turn.ts";
 import { parseSlashCommand } from "../../soul/soul.ts";
 import type { Subscription } from "../../wire/broadcast.ts";

@@ -308,13 +308,3 @@ export class Terminal {
     await this.#reader;
   }
 }
-
-/** Wait for the next key on a terminal (installs a one-shot handler). */
-export function nextKey(term: Terminal): Promise<Key> {
-  return new Promise((resolve) => {
-    term.setHandler((k) => {
-      term.setHandler(null);
-      resolve(k);
-    });
-  });
-}

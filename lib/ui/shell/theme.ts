@@ -21,11 +21,6 @@ export function setTheme(name: ThemeName): void {
   theme = name;
 }
 
-/** The current palette. */
-export function currentTheme(): ThemeName {
-  return theme;
-}
-
 /** Whether colours are on. */
 export function colorsEnabled(): boolean {
   return enabled;

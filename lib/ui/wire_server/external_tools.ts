@@ -9,7 +9,7 @@ import { z } from "zod";
 import type { Toolset } from "../../soul/toolset.ts";
 import type { Tool, ToolCallContext, ToolReturnValue } from "../../tooling/tool.ts";
 import { PendingRequest, type WireMessage } from "../../wire/messages.ts";
-import type { ExternalToolDecl } from "./jsonrpc.ts";
+import type { ExternalToolDecl } from "../../wire/jsonrpc.ts";
 
 /** Reason given when an external tool would shadow a built-in one. */
 export const CONFLICT_REASON = "conflicts with builtin tool";

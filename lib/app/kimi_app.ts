@@ -1,0 +1,426 @@
+/**
+ * The composition root: assembling a runnable agent for a session, config → model → agent
+ * spec → system prompt → tools → MCP → hooks → sandbox → soul (the reference's
+ * `KimiCLI.create`). Every UI builds its soul through this.
+ *
+ * @module
+ */
+import { lazyImport } from "../lazy_import.ts";
+import type { AgentSpecSource, ResolvedAgentSpec } from "../agent/spec.ts";
+import type { Config } from "../config/schema.ts";
+import { createLLM } from "../llm/create.ts";
+import type { LLM } from "../llm/provider.ts";
+import {
+  capabilityNotes,
+  computeRunScope,
+  unavailableTools,
+  urlHost,
+} from "../sandbox/run_scope.ts";
+import { setupShellConfinement } from "../sandbox/setup.ts";
+import type { Session } from "../session/session.ts";
+import { loadState, saveState } from "../session/state.ts";
+import { shortenTitle } from "../session/title.ts";
+import { extractText } from "../llm/message.ts";
+import { DenoPermissionScope, type PermissionScope } from "../tooling/scope.ts";
+import type { ToolEnv } from "../tooling/tool.ts";
+import {
+  PendingRequest,
+  type Question,
+  type RequestType,
+  type UserInput,
+} from "../wire/messages.ts";
+import { createSubagentService } from "./subagent_wiring.ts";
+import { loadAgentTools } from "./tool_loading.ts";
+import { ApprovalRuntime, ApprovalState } from "../soul/approval.ts";
+import { childEnvironment, readableEnvironment } from "./child_env.ts";
+import { Context } from "../soul/context.ts";
+import { FileSnapshots } from "../session/file_snapshots.ts";
+import { SOUL_COMMANDS } from "../soul/commands/mod.ts";
+import { skillCommands } from "../soul/commands/skills.ts";
+import { loadSkills } from "../skills/discovery.ts";
+import { formatSkillsListing } from "../agent/skills_listing.ts";
+import { PlanMode } from "../soul/plan_mode.ts";
+import { KimiSoul } from "../soul/soul.ts";
+import { Toolset } from "../soul/toolset.ts";
+import type { McpServers } from "../mcp/config.ts";
+import type { McpManager } from "../mcp/manager.ts";
+import { createMcpManager } from "../mcp/setup.ts";
+import { HookEngine } from "../hooks/engine.ts";
+import { TaskNotificationQueue } from "../background/notifications.ts";
+import { getTaskManager } from "../background/task_manager.ts";
+
+/** Options of {@link KimiApp.create}. */
+export interface KimiAppOptions {
+  /** Loaded configuration. */
+  config: Config;
+  /** The session to run in. */
+  session: Session;
+  /** `--model` alias. */
+  modelAlias?: string;
+  /** `--thinking` / `--no-thinking` (null = config default). */
+  thinking: boolean | null;
+  /** `--yolo`. */
+  yolo: boolean;
+  /** `--afk` (persisted). */
+  afk: boolean;
+  /** Runtime afk (print mode): no user present, not persisted. */
+  runtimeAfk: boolean;
+  /** Which agent to run. */
+  agent: AgentSpecSource;
+  /** `--max-steps-per-turn`. */
+  maxStepsPerTurn?: number;
+  /** `--max-retries-per-step`. */
+  maxRetriesPerStep?: number;
+  /** Permission scope (defaults to Deno's). */
+  scope?: PermissionScope;
+  /** Reads the environment. */
+  getEnv: (name: string) => string | undefined;
+  /** Writes a line to stdout (scripted-echo trace). */
+  writeStdout?: (line: string) => void;
+  /** `--plan`: start in plan mode, even when resuming. */
+  plan?: boolean;
+  /** Whether the session existed before this run (`default_plan_mode` applies to new ones only). */
+  resumed?: boolean;
+  /** `--skills-dir` (replaces project/user skill discovery). */
+  skillsDirs?: string[];
+  /** `--max-ralph-iterations` (overrides `loop_control.max_ralph_iterations`). */
+  maxRalphIterations?: number;
+  /** MCP servers (merged `--mcp-config-file`/`--mcp-config`/`<share>/mcp.json`). */
+  mcpServers?: McpServers;
+  /** Receives a line per MCP server that failed or needs authorization (stderr). */
+  reportMcp?: (line: string) => void;
+}
+
+/** A runnable agent bound to a session. */
+export class KimiApp {
+  /** The soul. */
+  readonly soul: KimiSoul;
+  /** The session. */
+  readonly session: Session;
+  /** The configuration. */
+  readonly config: Config;
+  /** The resolved agent spec. */
+  readonly agent: ResolvedAgentSpec;
+  /** Whether the connected client can answer questions. */
+  supportsQuestions = false;
+  /** Finished background tasks not yet told to the agent (set up by {@link create}). */
+  taskNotifications: TaskNotificationQueue | null = null;
+  /** MCP clients of the root agent (null without configured servers); close on exit. */
+  mcp: McpManager | null = null;
+
+  private constructor(soul: KimiSoul, session: Session, config: Config, agent: ResolvedAgentSpec) {
+    this.soul = soul;
+    this.session = session;
+    this.config = config;
+    this.agent = agent;
+  }
+
+  /** The session's hook engine (config hooks + wire subscriptions). */
+  get hooks(): HookEngine {
+    return this.soul.hooks!;
+  }
+
+  /** The model, or null when unset. */
+  get llm(): LLM | null {
+    return this.soul.llm;
+  }
+
+  /** Build the agent for a session. */
+  static async create(opts: KimiAppOptions): Promise<KimiApp> {
+    const { config, session } = opts;
+    const [{ resolveModel }, { loadAgentSpec }, sp] = await Promise.all([
+      lazyImport<typeof import("../config/model_resolution.ts")>(
+        "../config/model_resolution.ts",
+        import.meta.url,
+      ),
+      lazyImport<typeof import("../agent/spec.ts")>("../agent/spec.ts", import.meta.url),
+      lazyImport<typeof import("../agent/system_prompt.ts")>(
+        "../agent/system_prompt.ts",
+        import.meta.url,
+      ),
+    ]);
+    const resolved = resolveModel(config, { modelAlias: opts.modelAlias, getEnv: opts.getEnv });
+    const thinking = opts.thinking ?? config.default_thinking;
+    const llm = await createLLM(resolved, {
+      thinking,
+      sessionId: session.id,
+      getEnv: opts.getEnv,
+      writeStdout: opts.writeStdout,
+    });
+    const agent = await loadAgentSpec(opts.agent);
+
+    const state = session.state;
+    state.approval.yolo = state.approval.yolo || opts.yolo || config.default_yolo;
+    if (opts.afk) state.approval.afk = true;
+    const approvalState = new ApprovalState({
+      yolo: state.approval.yolo,
+      afk: state.approval.afk,
+      runtimeAfk: opts.runtimeAfk,
+      actions: state.approval.auto_approve_actions,
+      persist: async (s) => {
+        session.state.approval = { ...session.state.approval, ...s };
+        await session.saveState();
+      },
+    });
+    await session.saveState();
+
+    const scope = opts.scope ?? new DenoPermissionScope();
+    const runScope = computeRunScope({
+      workDir: session.workDir,
+      shareDir: session.shareDir,
+      additionalDirs: state.additional_dirs,
+      modelHost: urlHost(resolved.provider.base_url),
+    });
+    const disabled = new Set(
+      unavailableTools(runScope, scope, {
+        workDir: session.workDir,
+        searchHost: urlHost(config.services.moonshot_search?.base_url),
+      }).map((t) => t.name),
+    );
+
+    const skills = await loadSkills({
+      workDir: session.workDir,
+      home: opts.getEnv("HOME") ?? opts.getEnv("USERPROFILE") ?? null,
+      shareDir: session.shareDir,
+      skillsDirs: opts.skillsDirs,
+      mergeAllAvailable: config.merge_all_available_skills,
+      extraDirs: config.extra_skill_dirs,
+    });
+    const context = await Context.restore(session.contextFile);
+    if (context.systemPrompt === null) {
+      const builtins = await sp.builtinPromptArgs({
+        workDir: session.workDir,
+        additionalDirs: state.additional_dirs,
+        skillsText: formatSkillsListing(skills),
+        capabilityNotes: capabilityNotes(runScope),
+      });
+      await context.writeSystemPrompt(sp.renderSystemPrompt(agent, builtins));
+    }
+
+    const toolset = new Toolset();
+    const approval = new ApprovalRuntime(approvalState);
+    const plan = new PlanMode({
+      home: homeDir(opts.getEnv, session.shareDir),
+      store: { state: () => session.state, save: () => session.saveState() },
+    });
+    const fileSnapshots = new FileSnapshots(session.dir);
+    // Finished background tasks, told to the root agent at its next step (set up with `env`).
+    let taskNotes: TaskNotificationQueue | null = null;
+    const hooks = new HookEngine({
+      hooks: config.hooks,
+      cwd: session.workDir,
+      sessionId: session.id,
+      childEnv: () => env.childEnv(), // `env` (the ToolEnv) is built below, before any hook runs
+    });
+    const mcp = await createMcpManager({
+      servers: opts.mcpServers ?? {},
+      toolset,
+      toolCallTimeoutMs: config.mcp.client.tool_call_timeout_ms,
+      childEnv: () => env.childEnv(),
+      workDir: session.workDir,
+      shareDir: session.shareDir,
+      scope,
+      report: opts.reportMcp,
+    });
+    const soul = new KimiSoul({
+      mcp: mcp ?? undefined,
+      name: agent.name,
+      llm,
+      context,
+      toolset,
+      approval,
+      loop: {
+        maxStepsPerTurn: opts.maxStepsPerTurn ?? config.loop_control.max_steps_per_turn,
+        maxRetriesPerStep: opts.maxRetriesPerStep ?? config.loop_control.max_retries_per_step,
+        reservedContextSize: config.loop_control.reserved_context_size,
+        compactionTriggerRatio: config.loop_control.compaction_trigger_ratio,
+        maxRalphIterations: opts.maxRalphIterations ?? config.loop_control.max_ralph_iterations,
+      },
+      compactionNotes: () => compactionNotes(session, plan),
+      afterUserTurn: (input) => autoTitle(session, input),
+      fileSnapshots,
+      commandServices: {
+        sessionId: session.id,
+        sessionDir: session.dir,
+        shareDir: session.shareDir,
+        workDir: session.workDir,
+        additionalDirs: () => session.state.additional_dirs,
+        addDir: async (dir) => {
+          session.state.additional_dirs.push(dir);
+          await session.saveState();
+        },
+      },
+      isRoot: true,
+      checkpointMarkers: agent.tools.includes("SendDMail"),
+      skipAfkPromptInjection: config.skip_afk_prompt_injection,
+      commands: [
+        ...SOUL_COMMANDS,
+        ...skillCommands(skills, SOUL_COMMANDS.flatMap((c) => [c.name, ...c.aliases])),
+      ],
+      plan,
+      hooks,
+      notifications: () => taskNotes?.drain() ?? Promise.resolve([]),
+    });
+    hooks.setEmitter((e) => soul.emit(e));
+    await plan.restore();
+    if (opts.plan || (!opts.resumed && config.default_plan_mode)) {
+      if (plan.active) plan.scheduleActivationReminder();
+      else await plan.set(true, "manual");
+    }
+    const app = new KimiApp(soul, session, config, agent);
+
+    const secretValues = [
+      ...Object.values(config.providers).map((p) => p.api_key),
+      resolved.provider.api_key,
+      config.services.moonshot_search?.api_key ?? "",
+      config.services.moonshot_fetch?.api_key ?? "",
+    ];
+    const secretNames = Object.values(config.providers).flatMap((p) => Object.keys(p.env ?? {}));
+    const service = (s: Config["services"]["moonshot_search"]) =>
+      s ? { baseUrl: s.base_url, apiKey: s.api_key, customHeaders: s.custom_headers ?? {} } : null;
+    const bg = config.background;
+    // Shell confinement (bubblewrap) for this run: installs the command wrapper, warns once
+    // when commands cannot be confined, or makes Shell refuse when confinement is required.
+    const shellConfinement = await setupShellConfinement({
+      workDir: session.workDir,
+      additionalDirs: () => session.state.additional_dirs,
+      shareDir: session.shareDir,
+      scope,
+      requireConfinement: config.sandbox.require_shell_confinement,
+      getEnv: opts.getEnv,
+      shellDisabled: disabled.has("Shell"),
+    });
+    const env: ToolEnv = {
+      workDir: session.workDir,
+      additionalDirs: () => session.state.additional_dirs,
+      shareDir: session.shareDir,
+      sessionDir: session.dir,
+      sessionId: session.id,
+      modelCapabilities: llm?.capabilities ?? new Set(),
+      isRoot: true,
+      scope,
+      shellConfinement,
+      services: {
+        moonshotSearch: service(config.services.moonshot_search),
+        moonshotFetch: service(config.services.moonshot_fetch),
+      },
+      background: {
+        maxRunningTasks: bg.max_running_tasks,
+        readMaxBytes: bg.read_max_bytes,
+        notificationTailLines: bg.notification_tail_lines,
+        notificationTailChars: bg.notification_tail_chars,
+        killGracePeriodMs: bg.kill_grace_period_ms,
+      },
+      childEnv: () =>
+        childEnvironment(readableEnvironment(), { values: secretValues, names: secretNames }),
+      planMode: () => ({ active: soul.planMode, planFile: soul.planMode ? plan.planFile : null }),
+      planControl: {
+        set: (enabled) => soul.setPlanMode(enabled, "tool"),
+        autoApprove: () => approvalState.autoApprove,
+        readPlan: () => plan.readPlan(),
+      },
+      todos: {
+        get: () => session.state.todos,
+        set: async (items) => {
+          session.state.todos = items;
+          await session.saveState();
+        },
+      },
+      emit: (e) => soul.emit(e),
+      askQuestions: async (toolCallId: string, questions: Question[]) => {
+        if (!app.supportsQuestions) return null;
+        const req = new PendingRequest("QuestionRequest", {
+          id: crypto.randomUUID(),
+          tool_call_id: toolCallId,
+          questions,
+        });
+        soul.emit(req);
+        return (await req.result).answers;
+      },
+      isAfk: () => approvalState.isAfk,
+      dmail: agent.tools.includes("SendDMail") ? soul.denwaRenji : undefined,
+      // keyed by the checkpoint of the step making the change
+      fileHistory: {
+        beforeChange: (path) => fileSnapshots.recordBefore(path, context.nCheckpoints - 1),
+        afterChange: (path) => fileSnapshots.recordAfter(path, context.nCheckpoints - 1),
+      },
+      request: <T extends RequestType>(req: PendingRequest<T>) => {
+        soul.emit(req as PendingRequest);
+        return req.result;
+      },
+      subagents: createSubagentService({
+        parent: soul,
+        parentEnv: () => env,
+        rootSpec: agent,
+        sessionDir: session.dir,
+        sessionId: session.id,
+        config,
+        thinking,
+        getEnv: opts.getEnv,
+        writeStdout: opts.writeStdout,
+        loadTools: (names, e) => loadAgentTools(names, e, { disabled, scope }),
+        renderSystemPrompt: async (spec) =>
+          sp.renderSystemPrompt(
+            spec,
+            await sp.builtinPromptArgs({
+              workDir: session.workDir,
+              additionalDirs: session.state.additional_dirs,
+              skillsText: formatSkillsListing(skills),
+              capabilityNotes: capabilityNotes(runScope),
+            }),
+          ),
+      }),
+    };
+    for (const tool of await loadAgentTools(agent.tools, env, { disabled, scope })) {
+      toolset.add(tool);
+    }
+    taskNotes = new TaskNotificationQueue(getTaskManager(session.dir, env.background));
+    app.taskNotifications = taskNotes;
+    app.mcp = mcp;
+    mcp?.start(); // connects in the background; the first turn waits
+    return app;
+  }
+}
+
+/**
+ * What is re-inserted after compaction so the agent keeps its goal: the current todo list and,
+ * in plan mode, the plan being written.
+ */
+async function compactionNotes(session: Session, plan: PlanMode | null): Promise<string[]> {
+  const notes: string[] = [];
+  const todos = session.state.todos;
+  if (todos.length > 0) {
+    const lines = todos.map((t) => `- [${t.status}] ${t.title}`).join("\n");
+    notes.push(
+      `<system-reminder>\nThe todo list before compaction (still current):\n${lines}\n</system-reminder>`,
+    );
+  }
+  if (plan?.active) {
+    const text = await plan.readPlan().catch(() => null);
+    if (text) {
+      notes.push(
+        `<system-reminder>\nPlan mode is on. The plan so far (\`${plan.planFile}\`):\n${text}\n</system-reminder>`,
+      );
+    }
+  }
+  return notes;
+}
+
+/** Title an untitled session after its first real turn (the user's words, shortened). */
+async function autoTitle(session: Session, input: UserInput): Promise<void> {
+  const fresh = await loadState(session.dir);
+  if (fresh.custom_title !== null && fresh.custom_title !== undefined) return;
+  const text = typeof input === "string" ? input : extractText(input, " ");
+  const title = shortenTitle(text, 50);
+  if (!title) return;
+  session.state.custom_title = title;
+  await saveState(session.dir, session.state, { keepExternalFields: false });
+}
+
+/** HOME (plan files live in `<home>/.kimi/plans`); falls back to the share dir's parent. */
+function homeDir(getEnv: (name: string) => string | undefined, shareDir: string): string {
+  const home = getEnv("HOME") ?? getEnv("USERPROFILE");
+  if (home) return home;
+  const i = shareDir.lastIndexOf("/");
+  return i > 0 ? shareDir.slice(0, i) : shareDir;
+}

@@ -1,0 +1,70 @@
+/**
+ * `replay`: the session's recorded wire messages sent again to a client (events as `event`
+ * notifications, requests as `request`s, filtered for the client's protocol version), with
+ * legacy record names normalised.
+ *
+ * @module
+ */
+import { eventMessage, type OutboundMessage, requestMessage } from "../../wire/jsonrpc.ts";
+import { type Envelope, fromEnvelope, toEnvelope } from "../../wire/messages.ts";
+import type { WireFile } from "../../wire/recorder.ts";
+import { type ClientProfile, filterForClient } from "../../wire/version_filter.ts";
+
+/** Options of {@link replayRecords}. */
+export interface ReplayOptions {
+  /** Who receives the replay (its protocol version filters messages). */
+  client: ClientProfile;
+  /** Queue one outbound message. */
+  send(msg: OutboundMessage): void;
+  /** Wait until queued output is written (called every 64 records). */
+  flush(): Promise<void>;
+  /** Stops the replay between records. */
+  signal: AbortSignal;
+}
+
+/** Send every record of `wireFile`; resolves with how many events and requests were sent. */
+export async function replayRecords(
+  wireFile: WireFile,
+  opts: ReplayOptions,
+): Promise<{ events: number; requests: number }> {
+  let events = 0;
+  let requests = 0;
+  let n = 0;
+  for await (const rec of wireFile.records()) {
+    if (opts.signal.aborted) break;
+    const env = normalizeRecord(rec.message);
+    if (env.kind === "request") {
+      const payload = env.envelope.payload;
+      const out = filterForClient(opts.client, env.envelope);
+      if (out) {
+        opts.send(requestMessage(String(payload.id ?? ""), out.type, out.payload));
+        requests++;
+      }
+    } else {
+      const out = filterForClient(opts.client, env.envelope);
+      if (out) {
+        opts.send(eventMessage(out.type, out.payload));
+        events++;
+      }
+    }
+    if (++n % 64 === 0) await opts.flush();
+  }
+  return { events, requests };
+}
+
+/** Normalise a recorded envelope (legacy names and fields) and say whether it is a request. */
+function normalizeRecord(env: Envelope): { kind: "event" | "request"; envelope: Envelope } {
+  try {
+    const parsed = fromEnvelope(env);
+    if (parsed.kind === "event") return { kind: "event", envelope: toEnvelope(parsed.event) };
+    if (parsed.kind === "request") {
+      return {
+        kind: "request",
+        envelope: { type: parsed.type, payload: parsed.payload as Record<string, unknown> },
+      };
+    }
+  } catch {
+    // keep the record as written
+  }
+  return { kind: "event", envelope: env };
+}

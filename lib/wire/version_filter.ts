@@ -1,0 +1,180 @@
+/**
+ * Version-aware output: each client gets only the message types and fields its declared
+ * wire protocol version knows (history in reference §14). Pure and table driven.
+ *
+ * A client that never sent `initialize` (or declared an unparsable version) gets everything.
+ *
+ * @module
+ */
+import type { Envelope } from "./messages.ts";
+
+/** A protocol version as `[major, minor]`. */
+export type ProtocolVersion = readonly [number, number];
+
+/** Parse `"1.10"` into `[1, 10]`; null when it is not `<int>.<int>`. */
+export function parseProtocolVersion(text: string | null | undefined): ProtocolVersion | null {
+  const m = /^\s*(\d+)\.(\d+)\s*$/.exec(text ?? "");
+  return m ? [Number(m[1]), Number(m[2])] : null;
+}
+
+/** Whether `v` is at least `min`. */
+export function atLeast(v: ProtocolVersion, min: ProtocolVersion): boolean {
+  return v[0] !== min[0] ? v[0] > min[0] : v[1] >= min[1];
+}
+
+/** The version that introduced each message type (types not listed exist since 1.0). */
+export const MESSAGE_MIN_VERSION: Readonly<Record<string, ProtocolVersion>> = {
+  TurnEnd: [1, 2],
+  QuestionRequest: [1, 4],
+  SteerInput: [1, 5],
+  PlanDisplay: [1, 7],
+  HookTriggered: [1, 7],
+  HookResolved: [1, 7],
+  HookRequest: [1, 7],
+  BtwBegin: [1, 9],
+  BtwEnd: [1, 9],
+  StepRetry: [1, 10],
+};
+
+/** Payload fields introduced after a message type, by type: field → version. */
+export const FIELD_MIN_VERSION: Readonly<
+  Record<string, Readonly<Record<string, ProtocolVersion>>>
+> = {
+  ApprovalRequest: {
+    source_kind: [1, 6],
+    source_id: [1, 6],
+    agent_id: [1, 6],
+    subagent_type: [1, 6],
+    source_description: [1, 6],
+  },
+  ApprovalResponse: { feedback: [1, 6] },
+  SubagentEvent: { agent_id: [1, 6], subagent_type: [1, 6] },
+};
+
+/** Fields renamed in a version: type → [new name, old name, version of the rename]. */
+export const FIELD_RENAMES: Readonly<Record<string, readonly [string, string, ProtocolVersion]>> = {
+  SubagentEvent: ["parent_tool_call_id", "task_tool_call_id", [1, 6]],
+};
+
+/** Message types renamed in a version: new name → [old name, version of the rename]. */
+export const TYPE_RENAMES: Readonly<Record<string, readonly [string, ProtocolVersion]>> = {
+  ApprovalResponse: ["ApprovalRequestResolved", [1, 1]],
+};
+
+/** Display block fields introduced later: block type → field → version. */
+export const DISPLAY_FIELD_MIN_VERSION: Readonly<
+  Record<string, Readonly<Record<string, ProtocolVersion>>>
+> = {
+  diff: { is_summary: [1, 8] },
+};
+
+/** Whether a client of version `v` knows message type `type`. */
+export function knowsType(v: ProtocolVersion | null, type: string): boolean {
+  if (v === null) return true;
+  const min = MESSAGE_MIN_VERSION[type];
+  return min === undefined || atLeast(v, min);
+}
+
+function filterDisplay(v: ProtocolVersion, blocks: unknown): unknown {
+  if (!Array.isArray(blocks)) return blocks;
+  return blocks.map((b) => {
+    if (!b || typeof b !== "object") return b;
+    const fields = DISPLAY_FIELD_MIN_VERSION[(b as { type?: string }).type ?? ""];
+    if (!fields) return b;
+    const out: Record<string, unknown> = {};
+    for (const [k, val] of Object.entries(b)) {
+      const min = fields[k];
+      if (min === undefined || atLeast(v, min)) out[k] = val;
+    }
+    return out;
+  });
+}
+
+/**
+ * The envelope as a client of `version` should see it, or null when that client does not know
+ * the type (the caller then drops it, answering requests itself). The input is not modified.
+ */
+export function filterForVersion(version: ProtocolVersion | null, env: Envelope): Envelope | null {
+  if (version === null) return env;
+  if (!knowsType(version, env.type)) return null;
+  let payload: Record<string, unknown> = { ...env.payload };
+
+  if (env.type === "SubagentEvent") {
+    const inner = payload.event as Envelope | undefined;
+    if (inner && typeof inner === "object" && typeof inner.type === "string") {
+      const filtered = filterForVersion(version, {
+        type: inner.type,
+        payload: inner.payload ?? {},
+      });
+      if (filtered === null) return null;
+      payload.event = filtered;
+    }
+  }
+
+  const rename = FIELD_RENAMES[env.type];
+  if (rename && !atLeast(version, rename[2]) && rename[0] in payload) {
+    const renamed: Record<string, unknown> = {};
+    for (const [k, val] of Object.entries(payload)) renamed[k === rename[0] ? rename[1] : k] = val;
+    payload = renamed;
+  }
+
+  const fields = FIELD_MIN_VERSION[env.type];
+  if (fields) {
+    for (const [k, min] of Object.entries(fields)) {
+      if (!atLeast(version, min)) delete payload[k];
+    }
+  }
+
+  if (Array.isArray(payload.display)) payload.display = filterDisplay(version, payload.display);
+  const rv = payload.return_value as Record<string, unknown> | undefined;
+  if (rv && typeof rv === "object" && Array.isArray(rv.display)) {
+    payload.return_value = { ...rv, display: filterDisplay(version, rv.display) };
+  }
+
+  const typeRename = TYPE_RENAMES[env.type];
+  const type = typeRename && !atLeast(version, typeRename[1]) ? typeRename[0] : env.type;
+  return { type, payload };
+}
+
+/** What the server knows about its client. */
+export interface ClientProfile {
+  /** Declared protocol version (null: no initialize, or unparsable). */
+  version: ProtocolVersion | null;
+  /** `client.name` from initialize, if any. */
+  name: string | null;
+}
+
+/** A known client whose schema is stricter than its declared version implies. */
+export interface ClientQuirk {
+  /** Client name prefix, e.g. `kimi-agent-sdk/`. */
+  namePrefix: string;
+  /** Message types the client rejects although its version lists them. */
+  dropTypes: readonly string[];
+  /** Whether `SubagentEvent.parent_tool_call_id` must be a non-null string. */
+  requireParentToolCallId: boolean;
+}
+
+/**
+ * Known quirks: `@moonshot-ai/kimi-agent-sdk` 0.1.x declares 1.7 but its event parser does
+ * not know `PlanDisplay` and requires a string `parent_tool_call_id`.
+ */
+export const CLIENT_QUIRKS: readonly ClientQuirk[] = [
+  { namePrefix: "kimi-agent-sdk/", dropTypes: ["PlanDisplay"], requireParentToolCallId: true },
+];
+
+/** {@link filterForVersion} plus the quirks of known clients. */
+export function filterForClient(client: ClientProfile, env: Envelope): Envelope | null {
+  const out = filterForVersion(client.version, env);
+  if (out === null || client.name === null) return out;
+  for (const q of CLIENT_QUIRKS) {
+    if (!client.name.startsWith(q.namePrefix)) continue;
+    if (q.dropTypes.includes(out.type)) return null;
+    if (out.type === "SubagentEvent" && q.requireParentToolCallId) {
+      const id = out.payload.parent_tool_call_id ?? out.payload.task_tool_call_id;
+      if (typeof id !== "string") return null;
+      const inner = out.payload.event as Envelope | undefined;
+      if (inner && q.dropTypes.includes(inner.type)) return null;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,671 @@
+import { exists } from "../../../lib/fs/exists.ts";
+import { stringify as stringifyToml } from "smol-toml";
+import { setCommandWrapper, wrapCommand } from "../../../lib/process/command_wrapper.ts";
+import { BWRAP_PATH_ENV, findBwrap, probeBwrap } from "../../../lib/sandbox/bwrap.ts";
+import {
+  bwrapArgv,
+  installConfinement,
+  planConfinement,
+} from "../../../lib/sandbox/confinement.ts";
+import { setupShellConfinement, shellConfinementStatus } from "../../../lib/sandbox/setup.ts";
+import { type AccessKind, FULL_SCOPE, type PermissionScope } from "../../../lib/tooling/scope.ts";
+import { assert, assertEquals, assertStringIncludes, assertThrows } from "../../helpers/assert.ts";
+import { denoDir, MAIN_TS, toolCallLine } from "../../helpers/kimi_process.ts";
+
+const BWRAP = findBwrap();
+const BWRAP_PROBLEM = BWRAP === null ? "bwrap not found on PATH" : await probeBwrap(BWRAP);
+const HAVE_BWRAP = BWRAP_PROBLEM === null;
+const NEEDS_BWRAP = [
+  "bwrapArgv output runs under the real bwrap: read-only root, private /tmp, hidden secrets",
+  "e2e: confined Shell under a narrow scope blocks writes, network, secrets and /proc",
+  "e2e: the same Shell attempts succeed unconfined under -A",
+  "e2e: kimi info reports shell confinement",
+];
+if (!HAVE_BWRAP) {
+  console.warn(
+    `\n!!! SKIPPING ${NEEDS_BWRAP.length} bubblewrap tests (${BWRAP_PROBLEM}):\n` +
+      NEEDS_BWRAP.map((n) => `!!!   - ${n}`).join("\n") + "\n",
+  );
+}
+
+const FAKE_CONFIG_KEY = "sk-fake-config-key-0123456789";
+const FAKE_ENV_KEY = "sk-fake-env-key-9876543210";
+const FAKE_TOKEN = "fake-oauth-token-abcdef123456";
+
+/** A scope granting writes below `writable` only (or everything), and net only when `net`. */
+function fakeScope(opts: { writable: string[] | "all"; net: boolean }): PermissionScope {
+  return {
+    check(kind: AccessKind, target?: string) {
+      let ok = true;
+      if (kind === "write") {
+        ok = opts.writable === "all" ||
+          (target !== undefined &&
+            opts.writable.some((w) => target === w || target.startsWith(w + "/")));
+      }
+      if (kind === "net") ok = opts.net;
+      return ok ? { allowed: true } : { allowed: false, message: "denied" };
+    },
+  };
+}
+
+async function tempDir(dir?: string): Promise<string> {
+  return await Deno.realPath(await Deno.makeTempDir({ prefix: "kimi-sbx-", dir }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Unit tests
+
+Deno.test("planConfinement: a full scope is not confined", () => {
+  const plan = planConfinement({
+    workDir: "/w",
+    additionalDirs: [],
+    shareDir: "/s",
+    scope: FULL_SCOPE,
+  });
+  assertEquals(plan.confined, false);
+  assertEquals(plan.network, true);
+  assertEquals(plan.description, "not sandboxed");
+  assertEquals(plan.reason, "the run may write anywhere and use the network");
+});
+
+Deno.test("planConfinement: narrow write scope keeps writable workspace dirs only", async () => {
+  const root = await tempDir();
+  try {
+    const work = `${root}/work`;
+    const extra = `${root}/extra`;
+    const ro = `${root}/ro`;
+    for (const d of [work, extra, ro]) await Deno.mkdir(d);
+    const plan = planConfinement({
+      workDir: work,
+      additionalDirs: [extra, ro, `${root}/missing`, "relative", work],
+      shareDir: `${root}/share`,
+      scope: fakeScope({ writable: [work, extra, `${root}/missing`], net: false }),
+    });
+    assertEquals(plan, {
+      confined: true,
+      reason: "write access is limited and network access is limited",
+      writable: [work, extra],
+      readable: [work, extra, ro],
+      network: false,
+      description: `sandboxed: writes only to ${work}, ${extra} and a private /tmp; network off`,
+    });
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("planConfinement: write-all but limited net unshares only the network", () => {
+  const plan = planConfinement({
+    workDir: "/",
+    additionalDirs: [],
+    shareDir: "/s",
+    scope: fakeScope({ writable: "all", net: false }),
+  });
+  assertEquals(plan.confined, true);
+  assertEquals(plan.writable, ["/"]);
+  assertEquals(plan.network, false);
+  assertEquals(plan.reason, "network access is limited");
+  assertEquals(plan.description, "sandboxed: writes anywhere but a private /tmp; network off");
+  const limitedWrite = planConfinement({
+    workDir: "/nonexistent-dir-for-test",
+    additionalDirs: [],
+    shareDir: "/s",
+    scope: fakeScope({ writable: [], net: true }),
+  });
+  assertEquals(limitedWrite.writable, []);
+  assertEquals(limitedWrite.network, true);
+  assertEquals(
+    limitedWrite.description,
+    "sandboxed: writes only to a private /tmp; network on",
+  );
+});
+
+Deno.test("bwrapArgv: exact argument vector, secrets hidden only where visible", async () => {
+  const root = await tempDir();
+  try {
+    const work = `${root}/work`;
+    const share = `${work}/.kimi`; // inside the writable work dir, so visible in the sandbox
+    await Deno.mkdir(`${share}/credentials`, { recursive: true });
+    await Deno.writeTextFile(`${share}/config.toml`, "x");
+    const plan = planConfinement({
+      workDir: work,
+      additionalDirs: [],
+      shareDir: share,
+      scope: fakeScope({ writable: [work], net: false }),
+    });
+    assertEquals(bwrapArgv(plan, ["bash", "-c", "true"], { cwd: work, shareDir: share }), [
+      "bwrap",
+      "--die-with-parent",
+      "--unshare-pid",
+      "--unshare-net",
+      "--ro-bind",
+      "/",
+      "/",
+      "--dev",
+      "/dev",
+      "--proc",
+      "/proc",
+      "--tmpfs",
+      "/tmp",
+      "--bind",
+      work,
+      work,
+      "--tmpfs",
+      `${share}/credentials`,
+      "--dev-bind",
+      "/dev/null",
+      `${share}/config.toml`,
+      "--chdir",
+      work,
+      "--",
+      "bash",
+      "-c",
+      "true",
+    ]);
+
+    // Share dir under the private /tmp and not bound: nothing to hide, no mount points made.
+    // A read-only work dir under /tmp is bound back read-only; network kept when allowed.
+    const other = `${root}/share`;
+    await Deno.mkdir(`${other}/credentials`, { recursive: true });
+    await Deno.writeTextFile(`${other}/config.toml`, "x");
+    const roPlan = planConfinement({
+      workDir: work,
+      additionalDirs: [],
+      shareDir: other,
+      scope: fakeScope({ writable: [], net: true }),
+    });
+    assertEquals(roPlan.writable, []);
+    assertEquals(bwrapArgv(roPlan, ["sh"], { cwd: work, shareDir: other, bwrap: "/b/bwrap" }), [
+      "/b/bwrap",
+      "--die-with-parent",
+      "--unshare-pid",
+      "--ro-bind",
+      "/",
+      "/",
+      "--dev",
+      "/dev",
+      "--proc",
+      "/proc",
+      "--tmpfs",
+      "/tmp",
+      "--ro-bind",
+      work,
+      work,
+      "--chdir",
+      work,
+      "--",
+      "sh",
+    ]);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("installConfinement: wrapCommand goes through bwrap until restored", () => {
+  const plan = planConfinement({
+    workDir: "/nonexistent-w",
+    additionalDirs: [],
+    shareDir: "/nonexistent-s",
+    scope: fakeScope({ writable: [], net: false }),
+  });
+  const restore = installConfinement(plan, { bwrap: "/x/bwrap", shareDir: "/nonexistent-s" });
+  try {
+    const argv = wrapCommand(["bash", "-c", "ls"], { cwd: "/", env: {} });
+    assertEquals(argv[0], "/x/bwrap");
+    assertEquals(argv.slice(-6), ["--chdir", "/", "--", "bash", "-c", "ls"]);
+    assert(argv.includes("--unshare-net"));
+  } finally {
+    restore();
+  }
+  assertEquals(wrapCommand(["bash", "-c", "ls"], { cwd: "/", env: {} }), ["bash", "-c", "ls"]);
+});
+
+Deno.test("findBwrap: KIMI_BWRAP_PATH override and PATH lookup with executable check", async () => {
+  const root = await tempDir();
+  try {
+    const bin = `${root}/bin`;
+    const noexec = `${root}/noexec`;
+    await Deno.mkdir(bin);
+    await Deno.mkdir(noexec);
+    await Deno.writeTextFile(`${bin}/bwrap`, "#!/bin/sh\n", { mode: 0o755 });
+    await Deno.writeTextFile(`${noexec}/bwrap`, "not a program", { mode: 0o644 });
+    const env = (vars: Record<string, string>) => (n: string) => vars[n];
+    assertEquals(findBwrap(env({ PATH: `${noexec}:relative:${bin}` })), `${bin}/bwrap`);
+    assertEquals(findBwrap(env({ PATH: noexec })), null);
+    assertEquals(findBwrap(env({ PATH: bin, [BWRAP_PATH_ENV]: `${root}/none` })), null);
+    assertEquals(findBwrap(env({ PATH: "", [BWRAP_PATH_ENV]: `${bin}/bwrap` })), `${bin}/bwrap`);
+    assertEquals(findBwrap(env({ [BWRAP_PATH_ENV]: "bwrap" })), null);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("setupShellConfinement: missing bwrap warns once, or refuses when required", async () => {
+  const scope = fakeScope({ writable: [], net: false });
+  const base = {
+    workDir: "/nonexistent-w",
+    additionalDirs: () => [],
+    shareDir: "/nonexistent-s",
+    scope,
+    getEnv: (n: string) => (n === BWRAP_PATH_ENV ? "/nonexistent/bwrap" : undefined),
+  };
+  const previous = setCommandWrapper(null);
+  try {
+    const refused = await setupShellConfinement({ ...base, requireConfinement: true });
+    assert(refused?.refusal, "a refusal is expected");
+    assertEquals(
+      refused.refusal,
+      "Shell commands must run confined (sandbox.require_shell_confinement = true), but " +
+        "bubblewrap (bwrap) was not found. Install bubblewrap (e.g. apt-get install " +
+        "bubblewrap) and make sure this run may start it, or set " +
+        "sandbox.require_shell_confinement = false in the config to run shell commands " +
+        "unconfined.",
+    );
+    assertThrows(() => wrapCommand(["bash"], { cwd: "/", env: {} }), /must run confined/);
+
+    const warnings: string[] = [];
+    const warn = (l: string) => warnings.push(l);
+    assertEquals(await setupShellConfinement({ ...base, requireConfinement: false, warn }), null);
+    assertEquals(await setupShellConfinement({ ...base, requireConfinement: false, warn }), null);
+    assertEquals(warnings, [
+      "kimi: shell commands are not confined: bubblewrap (bwrap) was not found. Install it " +
+      "(e.g. apt-get install bubblewrap) to confine them.",
+    ]);
+    // Unconfined again: passthrough.
+    assertEquals(wrapCommand(["bash"], { cwd: "/", env: {} }), ["bash"]);
+
+    // A full scope never needs bwrap and installs the passthrough.
+    const full = await setupShellConfinement({
+      ...base,
+      scope: FULL_SCOPE,
+      requireConfinement: true,
+    });
+    assertEquals(full, null);
+
+    const status = await shellConfinementStatus({
+      workDir: "/nonexistent-w",
+      additionalDirs: [],
+      shareDir: "/nonexistent-s",
+      scope,
+    }, base.getEnv);
+    assertEquals(status.confined, false);
+    assertEquals(status.needed, true);
+    assertEquals(status.bwrap, null);
+    assertEquals(status.reason, "bubblewrap (bwrap) was not found");
+    assertEquals(status.secrets_hidden, false);
+  } finally {
+    setCommandWrapper(previous);
+  }
+});
+
+Deno.test({
+  name: NEEDS_BWRAP[0],
+  ignore: !HAVE_BWRAP,
+  async fn() {
+    const root = await tempDir("/var/tmp");
+    try {
+      const work = `${root}/work`;
+      const share = `${root}/share`;
+      await Deno.mkdir(work);
+      await Deno.mkdir(`${share}/credentials`, { recursive: true });
+      await Deno.writeTextFile(`${share}/config.toml`, `api_key = "${FAKE_CONFIG_KEY}"\n`);
+      await Deno.writeTextFile(`${share}/credentials/t.json`, FAKE_TOKEN);
+      await Deno.writeTextFile("/tmp/kimi-sbx-host-file", "host");
+      const plan = planConfinement({
+        workDir: work,
+        additionalDirs: [],
+        shareDir: share,
+        scope: fakeScope({ writable: [work], net: false }),
+      });
+      const script = [
+        `touch ${root}/outside 2>&1 || echo outside-denied`,
+        `touch ${work}/inside && echo inside-ok`,
+        "test -e /tmp/kimi-sbx-host-file || echo tmp-private",
+        `cat ${share}/config.toml && echo config-read`,
+        `ls -A ${share}/credentials; echo creds-listed`,
+        "echo pid=$$",
+      ].join("\n");
+      const argv = bwrapArgv(plan, ["bash", "-c", script], {
+        cwd: work,
+        shareDir: share,
+        bwrap: BWRAP!,
+      });
+      const out = await new Deno.Command(argv[0], { args: argv.slice(1), stderr: "piped" })
+        .output();
+      const text = new TextDecoder().decode(out.stdout);
+      assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
+      assertStringIncludes(text, "Read-only file system");
+      assertStringIncludes(text, "outside-denied");
+      assertStringIncludes(text, "inside-ok");
+      assertStringIncludes(text, "tmp-private");
+      assertStringIncludes(text, "config-read\ncreds-listed\n");
+      assert(!text.includes(FAKE_CONFIG_KEY) && !text.includes("t.json"), text);
+      assertMatchPid(text);
+      assert(await exists(`${work}/inside`, { noFollow: true }));
+      assert(!(await exists(`${root}/outside`, { noFollow: true })));
+    } finally {
+      await Deno.remove(root, { recursive: true });
+      await Deno.remove("/tmp/kimi-sbx-host-file").catch(() => {});
+    }
+  },
+});
+
+function assertMatchPid(text: string): void {
+  const pid = Number(text.match(/pid=(\d+)/)?.[1]);
+  assert(pid > 0 && pid < 10, `expected a small pid in a fresh pid namespace, got ${pid}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// End-to-end through main.ts
+
+/** An isolated run environment outside /tmp, so that hiding (not just /tmp) is exercised. */
+interface E2E {
+  root: string;
+  home: string;
+  share: string;
+  work: string;
+  outside: string;
+  cleanup(): Promise<void>;
+}
+
+async function e2eDirs(): Promise<E2E> {
+  const root = await tempDir("/var/tmp");
+  const home = `${root}/home`;
+  const share = `${home}/.kimi`;
+  const work = `${root}/work`;
+  const outside = `${root}/outside`;
+  for (const d of [work, outside, `${share}/credentials`]) await Deno.mkdir(d, { recursive: true });
+  await Deno.writeTextFile(`${share}/credentials/token.json`, JSON.stringify({ t: FAKE_TOKEN }));
+  return {
+    root,
+    home,
+    share,
+    work,
+    outside,
+    cleanup: () => Deno.remove(root, { recursive: true }),
+  };
+}
+
+/** Write the scripted-echo config (with a fake provider key) as the share dir's config.toml. */
+async function writeConfig(
+  e: E2E,
+  scripts: string[],
+  extra: Record<string, unknown> = {},
+): Promise<void> {
+  const scriptsPath = `${e.root}/scripts.json`;
+  await Deno.writeTextFile(scriptsPath, JSON.stringify(scripts));
+  const config = {
+    default_model: "scripted",
+    models: { scripted: { provider: "echo", model: "scripted_echo", max_context_size: 100000 } },
+    providers: {
+      echo: {
+        type: "_scripted_echo",
+        base_url: "",
+        api_key: FAKE_CONFIG_KEY,
+        env: { KIMI_SCRIPTED_ECHO_SCRIPTS: scriptsPath },
+      },
+    },
+    ...extra,
+  };
+  await Deno.writeTextFile(`${e.share}/config.toml`, stringifyToml(config));
+}
+
+interface E2EResult {
+  code: number;
+  stderr: string;
+  /** Tool result text by tool call id. */
+  results: Map<string, string>;
+}
+
+/**
+ * Run `kimi --print` with `permissions`; the agent's pid is written to `<work>/agent.pid`
+ * before the prompt is sent, so a Shell command can name it.
+ */
+async function runKimi(
+  e: E2E,
+  permissions: string[],
+  env: Record<string, string> = {},
+): Promise<E2EResult> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--no-prompt",
+      ...permissions,
+      MAIN_TS,
+      "--print",
+      "--output-format",
+      "stream-json",
+    ],
+    cwd: e.work,
+    clearEnv: true,
+    env: {
+      HOME: e.home,
+      DENO_DIR: denoDir(),
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      NO_COLOR: "1",
+      KIMI_API_KEY: FAKE_ENV_KEY,
+      ...env,
+    },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  await Deno.writeTextFile(`${e.work}/agent.pid`, String(child.pid));
+  const w = child.stdin.getWriter();
+  await w.write(new TextEncoder().encode("go\n"));
+  await w.close();
+  const out = await child.output();
+  const results = new Map<string, string>();
+  for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
+    if (!line.trim()) continue;
+    const msg = JSON.parse(line);
+    if (msg.role !== "tool") continue;
+    const text = typeof msg.content === "string"
+      ? msg.content
+      : msg.content.map((p: { text?: string }) => p.text ?? "").join("\n");
+    results.set(msg.tool_call_id, text);
+  }
+  return { code: out.code, stderr: new TextDecoder().decode(out.stderr), results };
+}
+
+/** The Shell attempts both e2e tests make, keyed by tool call id. */
+function attempts(e: E2E, port: number): string[] {
+  const shell = (id: string, command: string, extra: Record<string, unknown> = {}) =>
+    toolCallLine(id, "Shell", { command, ...extra });
+  return [
+    shell("bg", `touch ${e.outside}/bg-bad; touch ${e.work}/bg-ok`, {
+      run_in_background: true,
+      description: "bg touch",
+    }),
+    shell("outside", `touch ${e.outside}/bad`),
+    shell("inside", `touch ${e.work}/ok && echo inside-ok`),
+    shell("env", "env"),
+    shell("config", "cat ~/.kimi/config.toml"),
+    shell("creds", `ls -A ${e.share}/credentials; cat ${e.share}/credentials/token.json`),
+    shell("environ", `cat /proc/$(cat ${e.work}/agent.pid)/environ | tr '\\0' '\\n'`),
+    shell("net", `exec 3<>/dev/tcp/127.0.0.1/${port} && echo net-connected`),
+    "text: done",
+  ];
+}
+
+/** A TCP listener on 127.0.0.1 that accepts and closes connections. */
+function listener(): { port: number; close(): void } {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  (async () => {
+    try {
+      for await (const conn of l) conn.close();
+    } catch {
+      // closed
+    }
+  })();
+  return { port: (l.addr as Deno.NetAddr).port, close: () => l.close() };
+}
+
+function assertNoSecret(text: string, what: string): void {
+  for (const s of [FAKE_CONFIG_KEY, FAKE_ENV_KEY, FAKE_TOKEN]) {
+    assert(!text.includes(s), `${what} reveals a secret:\n${text}`);
+  }
+}
+
+Deno.test({
+  name: NEEDS_BWRAP[1],
+  ignore: !HAVE_BWRAP,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const e = await e2eDirs();
+    const srv = listener();
+    try {
+      await writeConfig(e, attempts(e, srv.port));
+      const r = await runKimi(e, [
+        "--allow-read",
+        "--allow-env",
+        `--allow-write=${e.work},${e.share}`,
+        "--allow-run",
+      ]);
+      assertEquals(r.code, 0, r.stderr);
+      assert(!r.stderr.includes("not confined"), r.stderr);
+      const sandbox = `sandboxed: writes only to ${e.work} and a private /tmp; network off`;
+      const res = (id: string) => r.results.get(id) ?? `<no result for ${id}>`;
+
+      assertStringIncludes(res("outside"), "Read-only file system");
+      assertStringIncludes(res("outside"), `Command failed with exit code: 1 (${sandbox}).`);
+      assertStringIncludes(res("inside"), "inside-ok");
+      assertStringIncludes(res("inside"), `Command executed successfully (${sandbox}).`);
+      assertStringIncludes(res("bg"), `Background task started (${sandbox}).`);
+      assert(await exists(`${e.work}/ok`, { noFollow: true }));
+      assert(!(await exists(`${e.outside}/bad`, { noFollow: true })));
+      assert(await exists(`${e.work}/bg-ok`, { noFollow: true }), "the background task ran");
+      assert(
+        !(await exists(`${e.outside}/bg-bad`, { noFollow: true })),
+        "the background task was confined",
+      );
+
+      assertStringIncludes(res("env"), "HOME=");
+      assertNoSecret(res("env"), "env");
+      assertEquals(res("config"), `<system>Command executed successfully (${sandbox}).</system>`);
+      assertNoSecret(res("creds"), "the credentials dir");
+      assertStringIncludes(res("environ"), "No such file or directory");
+      assertNoSecret(res("environ"), "/proc/<agent pid>/environ");
+      assert(!res("net").includes("net-connected"), res("net"));
+      assertStringIncludes(res("net"), "Command failed with exit code: 1");
+    } finally {
+      srv.close();
+      await e.cleanup();
+    }
+  },
+});
+
+Deno.test({
+  name: NEEDS_BWRAP[2],
+  ignore: !HAVE_BWRAP,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const e = await e2eDirs();
+    const srv = listener();
+    try {
+      await writeConfig(e, attempts(e, srv.port));
+      const r = await runKimi(e, ["-A"]);
+      assertEquals(r.code, 0, r.stderr);
+      const res = (id: string) => r.results.get(id) ?? `<no result for ${id}>`;
+      assertEquals(res("outside"), "<system>Command executed successfully.</system>");
+      assert(await exists(`${e.outside}/bad`, { noFollow: true }));
+      assert(await exists(`${e.outside}/bg-bad`, { noFollow: true }));
+      assertStringIncludes(res("config"), FAKE_CONFIG_KEY);
+      assertStringIncludes(res("creds"), FAKE_TOKEN);
+      assertStringIncludes(res("environ"), `KIMI_API_KEY=${FAKE_ENV_KEY}`);
+      assertStringIncludes(res("net"), "net-connected");
+      // The child environment is filtered with or without confinement.
+      assertNoSecret(res("env"), "env");
+    } finally {
+      srv.close();
+      await e.cleanup();
+    }
+  },
+});
+
+Deno.test({
+  name: "e2e: require_shell_confinement refuses Shell when bwrap is unavailable",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const e = await e2eDirs();
+    try {
+      const perms = [
+        "--allow-read",
+        "--allow-env",
+        `--allow-write=${e.work},${e.share}`,
+        "--allow-run",
+      ];
+      const noBwrap = { [BWRAP_PATH_ENV]: `${e.root}/no-such-bwrap` };
+      const script = [toolCallLine("t1", "Shell", { command: `touch ${e.work}/x` }), "text: done"];
+      await writeConfig(e, script, { sandbox: { require_shell_confinement: true } });
+      const refused = await runKimi(e, perms, noBwrap);
+      assertEquals(refused.code, 0, refused.stderr);
+      const text = refused.results.get("t1") ?? "";
+      assertStringIncludes(text, "Shell commands must run confined");
+      assertStringIncludes(text, "apt-get install bubblewrap");
+      assertStringIncludes(text, "sandbox.require_shell_confinement = false");
+      assert(!(await exists(`${e.work}/x`, { noFollow: true })), "the command must not run");
+
+      // Not required: the command runs unconfined, and kimi says so once on stderr.
+      await writeConfig(e, script);
+      const warned = await runKimi(e, perms, noBwrap);
+      assertEquals(warned.code, 0, warned.stderr);
+      assertEquals(warned.results.get("t1"), "<system>Command executed successfully.</system>");
+      const line = "kimi: shell commands are not confined: bubblewrap (bwrap) was not found. " +
+        "Install it (e.g. apt-get install bubblewrap) to confine them.";
+      assertEquals(warned.stderr.split(line).length - 1, 1, warned.stderr);
+      assert(await exists(`${e.work}/x`, { noFollow: true }));
+    } finally {
+      await e.cleanup();
+    }
+  },
+});
+
+async function kimiInfo(e: E2E, permissions: string[], json: boolean): Promise<string> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--no-prompt", ...permissions, MAIN_TS, "info", ...(json ? ["--json"] : [])],
+    cwd: e.work,
+    clearEnv: true,
+    env: { HOME: e.home, DENO_DIR: denoDir(), PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
+  return new TextDecoder().decode(out.stdout);
+}
+
+Deno.test({
+  name: NEEDS_BWRAP[3],
+  ignore: !HAVE_BWRAP,
+  async fn() {
+    const e = await e2eDirs();
+    try {
+      const narrow = ["--allow-read", "--allow-env", `--allow-write=${e.work}`, "--allow-run"];
+      const confined = JSON.parse(await kimiInfo(e, narrow, true)).shell_confinement;
+      assertEquals(confined, {
+        confined: true,
+        needed: true,
+        bwrap: BWRAP,
+        reason: "write access is limited and network access is limited",
+        description: `sandboxed: writes only to ${e.work} and a private /tmp; network off`,
+        writable: [e.work],
+        network: false,
+        secrets_hidden: true,
+      });
+      const text = await kimiInfo(e, narrow, false);
+      assertStringIncludes(text, `shell confinement: on (sandboxed: writes only to ${e.work}`);
+      const open = JSON.parse(await kimiInfo(e, ["-A"], true)).shell_confinement;
+      assertEquals(open.confined, false);
+      assertEquals(open.needed, false);
+      assertEquals(open.secrets_hidden, false);
+      const openText = await kimiInfo(e, ["-A"], false);
+      assertStringIncludes(openText, "shell confinement: off (the run may write anywhere");
+      assertStringIncludes(openText, "hiding them needs bubblewrap (bwrap) confinement");
+    } finally {
+      await e.cleanup();
+    }
+  },
+});

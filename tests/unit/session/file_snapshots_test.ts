@@ -1,0 +1,207 @@
+import { exists } from "../../../lib/fs/exists.ts";
+import { FileSnapshots } from "../../../lib/session/file_snapshots.ts";
+import { turnCheckpoints, undoSummary } from "../../../lib/soul/commands/undo.ts";
+import { dmailRestoreNote } from "../../../lib/soul/dmail.ts";
+import { assertEquals } from "../../helpers/assert.ts";
+
+const enc = new TextEncoder();
+
+async function sha256(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", enc.encode(text));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** A change as the tools make it: before hook, write, after hook. */
+async function change(
+  snaps: FileSnapshots,
+  path: string,
+  checkpoint: number,
+  data: string | Uint8Array,
+): Promise<void> {
+  await snaps.recordBefore(path, checkpoint);
+  await Deno.writeFile(path, typeof data === "string" ? enc.encode(data) : data);
+  await snaps.recordAfter(path, checkpoint);
+}
+
+async function withDirs(fn: (session: string, work: string) => Promise<void>): Promise<void> {
+  const root = await Deno.makeTempDir({ prefix: "snapshots-" });
+  try {
+    await Deno.mkdir(`${root}/session`);
+    await Deno.mkdir(`${root}/work`);
+    await fn(`${root}/session`, `${root}/work`);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+}
+
+Deno.test("restoreSince puts files back byte for byte and deletes created ones", async () => {
+  await withDirs(async (session, work) => {
+    const snaps = new FileSnapshots(session);
+    const binary = new Uint8Array([0, 255, 13, 10, 128, 1]);
+    await Deno.writeFile(`${work}/bin`, binary);
+    await Deno.writeTextFile(`${work}/edit.txt`, "v0\r\n");
+    await change(snaps, `${work}/edit.txt`, 1, "v1"); // before the turn being undone
+    await change(snaps, `${work}/new.txt`, 3, "created");
+    await change(snaps, `${work}/bin`, 3, "text now");
+    await change(snaps, `${work}/edit.txt`, 4, "v2");
+    await change(snaps, `${work}/edit.txt`, 5, "v3");
+
+    const report = await snaps.restoreSince(3);
+    assertEquals(report, {
+      restored: [`${work}/new.txt`, `${work}/bin`, `${work}/edit.txt`],
+      conflicts: [],
+      unavailable: [],
+    });
+    assertEquals(await exists(`${work}/new.txt`), false);
+    assertEquals(await Deno.readFile(`${work}/bin`), binary);
+    assertEquals(await Deno.readTextFile(`${work}/edit.txt`), "v1");
+
+    // The undone records are gone; a fresh instance (another process) sees the same log.
+    assertEquals(await snaps.changedSince(0), [`${work}/edit.txt`]);
+    const again = new FileSnapshots(session);
+    assertEquals(await again.changedSince(0), [`${work}/edit.txt`]);
+    assertEquals(await again.restoreSince(3), { restored: [], conflicts: [], unavailable: [] });
+    assertEquals(await again.restoreSince(0), {
+      restored: [`${work}/edit.txt`],
+      conflicts: [],
+      unavailable: [],
+    });
+    assertEquals(await Deno.readTextFile(`${work}/edit.txt`), "v0\r\n");
+  });
+});
+
+Deno.test("a file changed or deleted outside the agent is reported and left alone", async () => {
+  await withDirs(async (session, work) => {
+    const snaps = new FileSnapshots(session);
+    await Deno.writeTextFile(`${work}/a`, "a0");
+    await Deno.writeTextFile(`${work}/b`, "b0");
+    await Deno.writeTextFile(`${work}/c`, "c0");
+    await change(snaps, `${work}/a`, 2, "a1");
+    await change(snaps, `${work}/b`, 2, "b1");
+    await change(snaps, `${work}/c`, 2, "c1");
+    await Deno.writeTextFile(`${work}/b`, "edited by the user");
+    await Deno.remove(`${work}/c`);
+
+    const report = await snaps.restoreSince(0);
+    assertEquals(report.restored, [`${work}/a`]);
+    assertEquals(report.conflicts, [
+      { path: `${work}/b`, reason: "was changed outside the agent since" },
+      { path: `${work}/c`, reason: "was deleted outside the agent since" },
+    ]);
+    assertEquals(report.unavailable, []);
+    assertEquals(await Deno.readTextFile(`${work}/a`), "a0");
+    assertEquals(await Deno.readTextFile(`${work}/b`), "edited by the user");
+    assertEquals(await exists(`${work}/c`), false);
+  });
+});
+
+Deno.test("a write that changed nothing is not recorded; keepSince re-keys records", async () => {
+  await withDirs(async (session, work) => {
+    const snaps = new FileSnapshots(session);
+    await Deno.writeTextFile(`${work}/same`, "x");
+    await change(snaps, `${work}/same`, 0, "x");
+    assertEquals(await snaps.changedSince(0), []);
+
+    await change(snaps, `${work}/f`, 4, "one");
+    // A D-Mail to checkpoint 3 without restoring files: the change now counts as before 3.
+    await snaps.keepSince(3);
+    assertEquals(await snaps.changedSince(3), []);
+    assertEquals(await snaps.changedSince(2), [`${work}/f`]);
+    assertEquals(await new FileSnapshots(session).changedSince(2), [`${work}/f`]);
+    await change(snaps, `${work}/f`, 3, "two"); // the new timeline's checkpoint 3
+    assertEquals((await snaps.restoreSince(3)).restored, [`${work}/f`]);
+    assertEquals(await Deno.readTextFile(`${work}/f`), "one");
+    assertEquals((await snaps.restoreSince(0)).restored, [`${work}/f`]);
+    assertEquals(await exists(`${work}/f`), false);
+  });
+});
+
+Deno.test("size cap: oldest blobs are evicted and their undo reported unavailable", async () => {
+  await withDirs(async (session, work) => {
+    const snaps = new FileSnapshots(session, { maxBytes: 25 });
+    await Deno.writeTextFile(`${work}/old`, "0123456789"); // 10 bytes
+    await Deno.writeTextFile(`${work}/mid`, "abcdefghij"); // 10 bytes
+    await Deno.writeTextFile(`${work}/new`, "ABCDEFGHIJ"); // 10 bytes
+    await change(snaps, `${work}/old`, 1, "x");
+    await change(snaps, `${work}/mid`, 2, "y");
+    const objects = `${session}/snapshots/objects`;
+    assertEquals([...Deno.readDirSync(objects)].length, 2);
+    await change(snaps, `${work}/new`, 3, "z"); // 30 bytes > 25: the oldest blob goes
+    assertEquals([...Deno.readDirSync(objects)].length, 2);
+
+    const report = await new FileSnapshots(session, { maxBytes: 25 }).restoreSince(1);
+    assertEquals(report.restored, [`${work}/mid`, `${work}/new`]);
+    assertEquals(report.unavailable, [`${work}/old`]);
+    assertEquals(await Deno.readTextFile(`${work}/old`), "x");
+    assertEquals(await Deno.readTextFile(`${work}/mid`), "abcdefghij");
+    // Blobs nothing needs any more are deleted.
+    assertEquals([...Deno.readDirSync(objects)].length, 0);
+  });
+});
+
+Deno.test("storage layout: content-addressed blobs and an append-only index", async () => {
+  await withDirs(async (session, work) => {
+    const snaps = new FileSnapshots(session, { now: () => 42 });
+    await Deno.writeTextFile(`${work}/a`, "same");
+    await Deno.writeTextFile(`${work}/b`, "same");
+    await change(snaps, `${work}/a`, 0, "1");
+    await change(snaps, `${work}/b`, 0, "2");
+    const hash = await sha256("same");
+    assertEquals([...Deno.readDirSync(`${session}/snapshots/objects`)].map((e) => e.name), [hash]);
+    assertEquals(await Deno.readTextFile(`${session}/snapshots/objects/${hash}`), "same");
+    const index = (await Deno.readTextFile(`${session}/snapshots/index.jsonl`)).trim().split("\n")
+      .map((l) => JSON.parse(l));
+    assertEquals(index, [
+      { checkpoint: 0, path: `${work}/a`, before: hash, after: await sha256("1"), at: 42 },
+      { checkpoint: 0, path: `${work}/b`, before: hash, after: await sha256("2"), at: 42 },
+    ]);
+    await Deno.writeTextFile(`${session}/snapshots/index.jsonl`, '{"torn', { append: true });
+    assertEquals(await new FileSnapshots(session).changedSince(0), [`${work}/a`, `${work}/b`]);
+  });
+});
+
+Deno.test("turnCheckpoints: user turns only, not markers, D-Mails or compaction", () => {
+  const lines = [
+    { role: "_system_prompt", content: "sp" },
+    { role: "_checkpoint", id: 0 },
+    { role: "user", content: [{ type: "text", text: "<system>CHECKPOINT 0</system>" }] },
+    { role: "user", content: "first" },
+    { role: "_checkpoint", id: 1 },
+    { role: "assistant", content: "hi" },
+    { role: "_usage", token_count: 3 },
+    { role: "user", content: "steer" },
+    { role: "_checkpoint", id: 2 },
+    { role: "user", content: [{ type: "text", text: "<system>You just got a D-Mail</system>" }] },
+    { role: "_checkpoint", id: 3 },
+    { role: "user", content: [{ type: "text", text: "second" }] },
+  ].map((r) => JSON.stringify(r));
+  assertEquals(turnCheckpoints(lines.join("\n") + "\n{torn"), [0, 3]);
+  assertEquals(turnCheckpoints(""), []);
+});
+
+Deno.test("undo summary and D-Mail note wording", () => {
+  assertEquals(
+    undoSummary(1, {
+      restored: ["/w/a", "/w/b"],
+      conflicts: [{ path: "/w/c", reason: "was changed outside the agent since" }],
+      unavailable: ["/w/d"],
+    }, (p) => p.slice(3)),
+    "Undid the last turn.\nRestored 2 files: a, b.\n" +
+      "`c` was changed outside the agent since; left as it is.\n" +
+      "`d` can no longer be restored: its snapshot was evicted to keep the snapshot storage " +
+      "under its size cap; left as it is.",
+  );
+  assertEquals(
+    undoSummary(2, { restored: [], conflicts: [], unavailable: [] }),
+    "Undid the last 2 turns.\nNo files had been changed by the agent since.",
+  );
+  assertEquals(dmailRestoreNote({ conflicts: [], unavailable: [] }), "");
+  assertEquals(
+    dmailRestoreNote({
+      conflicts: [{ path: "/a", reason: "was deleted outside" }],
+      unavailable: [],
+    }),
+    "<system>Files changed after the checkpoint were restored, except:\n" +
+      "- `/a` was deleted outside; it was left as it is.</system>",
+  );
+});
