@@ -132,7 +132,7 @@ export class Session {
     for (const wd of metadata.work_dirs) {
       if (wd.path === here || wd.kaos !== "local") continue;
       const dir = join(sessionsDirFor(opts.shareDir, wd.path), opts.id);
-      if (await isFile(join(dir, "context.jsonl"))) found.push(wd.path);
+      if ((await pathStatus(join(dir, "context.jsonl"))) === "file") found.push(wd.path);
     }
     return found;
   }

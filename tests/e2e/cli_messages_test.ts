@@ -123,3 +123,46 @@ Deno.test("launch: `deno task review --dry-run` prints the command (dry-run afte
     await sb.cleanup();
   }
 });
+
+Deno.test("cli: --session with an id from another work dir names the command that resumes it", async () => {
+  const sb = await kimiSandbox();
+  try {
+    const config = await sb.scriptedConfig(["text: first"]);
+    const other = `${sb.root}/other project`;
+    await Deno.mkdir(other);
+    const first = await sb.run([
+      "--print",
+      "--config-file",
+      config,
+      "--work-dir",
+      other,
+      "--session",
+      "shared-id-7",
+      "-p",
+      "hi",
+    ]);
+    assertEquals(first.code, 0, first.stderr);
+    assertStringIncludes(
+      first.stderr,
+      `To resume this session: kimi --work-dir '${other}' --session shared-id-7`,
+    );
+    const here = await sb.run([
+      "--print",
+      "--config-file",
+      config,
+      "--session",
+      "shared-id-7",
+      "-p",
+      "hi",
+    ]);
+    assertEquals(here.code, 0, here.stderr);
+    assertStringIncludes(
+      here.stderr,
+      `kimi: no session shared-id-7 in ${sb.workDir}: starting a new session with that ID.\n` +
+        `Session shared-id-7 is in ${other}: resume it with ` +
+        `kimi --work-dir '${other}' --session shared-id-7`,
+    );
+  } finally {
+    await sb.cleanup();
+  }
+});

@@ -7,7 +7,7 @@ import { assertEquals } from "../../helpers/assert.ts";
 import { loadMarkdown } from "../../../lib/ui/shell/markdown.ts";
 import { Terminal, type TerminalIO } from "../../../lib/ui/shell/terminal.ts";
 import { TurnRenderer } from "../../../lib/ui/shell/turn_renderer.ts";
-import { event } from "../../../lib/wire/messages.ts";
+import type { WireMessage } from "../../../lib/wire/messages.ts";
 
 /** A terminal whose output is collected; `printed()` is the text above the live area. */
 function fakeTerminal(columns = 80): { term: Terminal; printed: () => string } {
@@ -39,7 +39,8 @@ async function render(text: string, chunk: number): Promise<string> {
   });
   const size = chunk > 0 ? chunk : text.length;
   for (let i = 0; i < text.length; i += size) {
-    await r.feed(event("ContentPart", { type: "text", text: text.slice(i, i + size) }));
+    const part = { type: "text", text: text.slice(i, i + size) } as const;
+    await r.feed({ type: "ContentPart", payload: part } as WireMessage);
   }
   await r.finish();
   return printed();
