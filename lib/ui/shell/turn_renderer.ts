@@ -467,7 +467,14 @@ export class TurnRenderer {
       Math.min(term.rows - 8, Math.floor(term.rows / 2)) - (input?.rows.length ?? 0),
     );
     const rows: string[] = [];
-    if (this.#pending) rows.push(...this.#pendingTail(cols, maxRows));
+    if (this.#pending) {
+      const tail = this.#pendingTail(cols, maxRows);
+      // the blank line the committed text will get above this block, shown while it streams
+      if (this.#gap && this.#kind === "text" && tail.length > 0 && this.#pending.trim()) {
+        rows.push("");
+      }
+      rows.push(...tail);
+    }
     const spin = style.accent(SPINNER[this.#frame]);
     const now = Date.now();
     for (const call of this.#calls.values()) {
