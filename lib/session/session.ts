@@ -206,12 +206,20 @@ export class Session {
   }
 
   /**
-   * Display title: the custom title, else the first `TurnBegin` user text of `wire.jsonl`
-   * that is not a slash command
-   * shortened to 50 characters, else `Untitled`.
+   * Display title: the custom title, else the first prompt (see {@link firstPrompt}) shortened
+   * to 50 characters, else `Untitled`.
    */
   async title(): Promise<string> {
     if (this.state.custom_title) return this.state.custom_title;
+    const first = await this.firstPrompt();
+    return first === null ? UNTITLED : shortenTitle(first, TITLE_WIDTH);
+  }
+
+  /**
+   * The first `TurnBegin` user text of `wire.jsonl` that is not a slash command (a `/plan` or
+   * `/compact` says nothing about what the session is about), or null.
+   */
+  async firstPrompt(): Promise<string | null> {
     try {
       for await (const line of readJsonlLines(this.wireFile)) {
         const record = parseJsonLine(line) as
@@ -221,14 +229,13 @@ export class Session {
         const input = UserInputSchema.safeParse(record.message.payload?.user_input);
         if (!input.success) continue;
         const text = typeof input.data === "string" ? input.data : extractText(input.data, " ");
-        // a slash command (/plan, /compact, ...) says nothing about what the session is about
         if (text.trim().startsWith("/") || !text.trim()) continue;
-        return shortenTitle(text, TITLE_WIDTH);
+        return text;
       }
     } catch {
       // missing or unreadable wire file
     }
-    return UNTITLED;
+    return null;
   }
 
   /** Last update time (ms since epoch): the `context.jsonl` mtime, 0 when unknown. */

@@ -5,6 +5,7 @@
  * @module
  */
 import { Session } from "../../session/session.ts";
+import { shortenTitle } from "../../session/title.ts";
 import { Terminal } from "./terminal.ts";
 import { style } from "./theme.ts";
 import { select } from "./widgets.ts";
