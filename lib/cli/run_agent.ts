@@ -40,7 +40,8 @@ export function resumeCommand(workDir: string, id: string): string {
 /** Run the agent in the selected UI; resolves with the exit code. */
 export async function runAgent(opts: CliOptions): Promise<number> {
   // refuse before anything starts (MCP servers, a session dir): nothing would use them
-  if (opts.ui === "shell" && !Deno.stdin.isTerminal()) {
+  // (`--acp` runs the shell UI here too, as before)
+  if ((opts.ui === "shell" || opts.ui === "acp") && !Deno.stdin.isTerminal()) {
     console.error(
       "Error: standard input is not a terminal, so the interactive shell cannot start.\n" +
         'Use `kimi --print -p "..."` (or pipe the prompt into `kimi --print`) for a ' +
