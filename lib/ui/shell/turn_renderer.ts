@@ -26,7 +26,7 @@ const LIST_ITEM = /^\s{0,3}([-*+]|\d{1,9}[.)])(\s|$)/;
  * (false), or cannot tell yet (null: a partial line too short to decide).
  */
 function startsNewBlock(line: string, complete: boolean, inList: boolean): boolean | null {
-  if (line === "") return complete ? null : null;
+  if (line === "") return null;
   if (/^\s/.test(line)) return line.trim() === "" ? null : false;
   if (inList) {
     if (LIST_ITEM.test(line)) return false;
