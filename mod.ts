@@ -32,6 +32,8 @@ export {
   type WireStreamItem,
 } from "./lib/wire/client.ts";
 export {
+  type ApprovalOption,
+  type ApprovalResponseKind,
   type Envelope,
   type EventPayload,
   type EventType,
@@ -47,4 +49,10 @@ export {
   type WireEvent,
 } from "./lib/wire/messages.ts";
 export type { DisplayBlock } from "./lib/wire/display.ts";
-export { WIRE_PROTOCOL_VERSION } from "./lib/version.ts";
+export {
+  type ApprovalChoice,
+  approvalChoices,
+  type ApprovalOptionKind,
+  describeGrant,
+} from "./lib/wire/approval_options.ts";
+export { WIRE_PROTOCOL_VERSION, WIRE_SERVER_PROTOCOL_VERSION } from "./lib/version.ts";

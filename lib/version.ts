@@ -7,8 +7,17 @@
 /** The CLI version this program reports (`kimi --version`, `kimi info`, wire `initialize`). */
 export const VERSION = "1.49.0";
 
-/** The wire protocol version spoken by `kimi --wire` and written to `wire.jsonl`. */
+/**
+ * The wire protocol version of `wire.jsonl` records (their format has not changed since 1.10).
+ */
 export const WIRE_PROTOCOL_VERSION = "1.10";
+
+/**
+ * The wire protocol version spoken by `kimi --wire` (`initialize`, `kimi info`): 1.11 adds the
+ * approval rule choices (`ApprovalRequest.grant_patterns`/`rule_file`/`options` and the
+ * `approve_always` answer). Clients declaring an older version get 1.10 messages.
+ */
+export const WIRE_SERVER_PROTOCOL_VERSION = "1.11";
 
 /** Agent spec versions accepted by the YAML loader. */
 export const AGENT_SPEC_VERSIONS: readonly string[] = ["1"];

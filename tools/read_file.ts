@@ -8,10 +8,16 @@ import { z } from "zod";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
 import { detectFileType, readHeader } from "../lib/tooling/file_type.ts";
 import { integer } from "../lib/tooling/param_types.ts";
-import { toolError, toolOk } from "../lib/tooling/result.ts";
+import { toolError, toolOk, toolRejected } from "../lib/tooling/result.ts";
 import { isSensitiveFile, sensitiveFileMessage } from "../lib/tooling/sensitive.ts";
 import { readForward, readTail, type TextWindow } from "../lib/tooling/text_window.ts";
-import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
+import type {
+  Tool,
+  ToolCallContext,
+  ToolEnv,
+  ToolFactory,
+  ToolReturnValue,
+} from "../lib/tooling/tool.ts";
 import { canonicalPath, resolveToolPath } from "../lib/tooling/workspace.ts";
 
 /** Most lines one call returns. */
@@ -94,7 +100,7 @@ class ReadFileTool implements Tool<ReadFileParams> {
     this.#shareDir = canonicalPath(env.shareDir, env.workDir);
   }
 
-  async call(params: ReadFileParams): Promise<ToolReturnValue> {
+  async call(params: ReadFileParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
     if (!params.path) {
       return toolError({ message: "File path cannot be empty.", brief: "Empty file path" });
     }
@@ -108,6 +114,16 @@ class ReadFileTool implements Tool<ReadFileParams> {
       const decision = this.#env.scope.check("read", p);
       if (!decision.allowed) {
         return toolError({ message: decision.message, brief: "Sandbox denied" });
+      }
+      const ruled = await ctx.requestApproval({
+        action: "read file",
+        description: `Read file \`${p}\``,
+        display: [],
+        subject: { kind: "file", path: p, access: "read" },
+        unruled: "allow",
+      });
+      if (!ruled.approved) {
+        return toolRejected(ruled.feedback, { isRoot: this.#env.isRoot, denial: ruled.denial });
       }
 
       let info: Deno.FileInfo;

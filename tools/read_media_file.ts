@@ -11,8 +11,14 @@ import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
 import type { ContentPart } from "../lib/llm/message.ts";
 import { detectFileType, type FileType, readHeader } from "../lib/tooling/file_type.ts";
 import { imageSize } from "../lib/tooling/image_size.ts";
-import { toolError, toolOk } from "../lib/tooling/result.ts";
-import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
+import { toolError, toolOk, toolRejected } from "../lib/tooling/result.ts";
+import type {
+  Tool,
+  ToolCallContext,
+  ToolEnv,
+  ToolFactory,
+  ToolReturnValue,
+} from "../lib/tooling/tool.ts";
 import { resolveToolPath } from "../lib/tooling/workspace.ts";
 
 /** Largest media file accepted, in MiB. */
@@ -93,7 +99,7 @@ class ReadMediaFileTool implements Tool<ReadMediaFileParams> {
     });
   }
 
-  async call(params: ReadMediaFileParams): Promise<ToolReturnValue> {
+  async call(params: ReadMediaFileParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
     const env = this.#env;
     if (!params.path) {
       return toolError({ message: "File path cannot be empty.", brief: "Empty file path" });
@@ -105,6 +111,16 @@ class ReadMediaFileTool implements Tool<ReadMediaFileParams> {
       const decision = env.scope.check("read", p);
       if (!decision.allowed) {
         return toolError({ message: decision.message, brief: "Sandbox denied" });
+      }
+      const ruled = await ctx.requestApproval({
+        action: "read file",
+        description: `Read file \`${p}\``,
+        display: [],
+        subject: { kind: "file", path: p, access: "read" },
+        unruled: "allow",
+      });
+      if (!ruled.approved) {
+        return toolRejected(ruled.feedback, { isRoot: env.isRoot, denial: ruled.denial });
       }
       let info: Deno.FileInfo;
       try {

@@ -135,8 +135,11 @@ class ShellTool implements Tool<ShellParams> {
       action: "run command",
       description: `Run command \`${params.command}\``,
       display: this.#approvalDisplay(params.command),
+      subject: { kind: "shell", command: params.command },
     });
-    if (!approval.approved) return toolRejected(approval.feedback, { isRoot: this.#env.isRoot });
+    if (!approval.approved) {
+      return toolRejected(approval.feedback, { isRoot: this.#env.isRoot, denial: approval.denial });
+    }
     ctx.signal.throwIfAborted();
     const sandbox = this.#sandbox();
 
@@ -197,8 +200,11 @@ class ShellTool implements Tool<ShellParams> {
       action: "run background command",
       description: `Run background command \`${params.command}\``,
       display: this.#approvalDisplay(params.command),
+      subject: { kind: "shell", command: params.command },
     });
-    if (!approval.approved) return toolRejected(approval.feedback, { isRoot: this.#env.isRoot });
+    if (!approval.approved) {
+      return toolRejected(approval.feedback, { isRoot: this.#env.isRoot, denial: approval.denial });
+    }
 
     const manager = getTaskManager(this.#env.sessionDir, this.#env.background);
     let task;

@@ -128,8 +128,11 @@ class StrReplaceFileTool implements Tool<StrReplaceFileParams> {
           action: editAction(target.inside),
           description: `Edit file \`${p}\``,
           display: diff,
+          subject: { kind: "file", path: p },
         });
-        if (!outcome.approved) return toolRejected(outcome.feedback, { isRoot: env.isRoot });
+        if (!outcome.approved) {
+          return toolRejected(outcome.feedback, { isRoot: env.isRoot, denial: outcome.denial });
+        }
       }
 
       await env.fileHistory?.beforeChange(p);

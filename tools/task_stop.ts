@@ -59,7 +59,9 @@ class TaskStopTool implements Tool<TaskStopParams> {
       description: `Stop background task \`${params.task_id}\``,
       display: [taskDisplayBlock(task)],
     });
-    if (!approval.approved) return toolRejected(approval.feedback, { isRoot: this.#env.isRoot });
+    if (!approval.approved) {
+      return toolRejected(approval.feedback, { isRoot: this.#env.isRoot, denial: approval.denial });
+    }
     try {
       const stopped = await manager.stop(
         params.task_id,

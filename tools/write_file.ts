@@ -80,8 +80,11 @@ class WriteFileTool implements Tool<WriteFileParams> {
           action: editAction(target.inside),
           description: `Write file \`${p}\``,
           display: diff,
+          subject: { kind: "file", path: p },
         });
-        if (!outcome.approved) return toolRejected(outcome.feedback, { isRoot: env.isRoot });
+        if (!outcome.approved) {
+          return toolRejected(outcome.feedback, { isRoot: env.isRoot, denial: outcome.denial });
+        }
       }
 
       await env.fileHistory?.beforeChange(p);

@@ -5,7 +5,9 @@
  *
  * @module
  */
+import { join } from "node:path";
 import { lazyImport } from "../lazy_import.ts";
+import { log } from "../log.ts";
 import type { AgentSpecSource, ResolvedAgentSpec } from "../agent/spec.ts";
 import type { Config } from "../config/schema.ts";
 import { createLLM } from "../llm/create.ts";
@@ -32,6 +34,9 @@ import {
 import { createSubagentService } from "./subagent_wiring.ts";
 import { loadAgentTools } from "./tool_loading.ts";
 import { ApprovalRuntime, ApprovalState } from "../soul/approval.ts";
+import { PermissionRuleSet } from "../permission/rule_set.ts";
+import { ruleLocation } from "../permission/rules.ts";
+import { canonicalPath } from "../tooling/workspace.ts";
 import { childEnvironment, readableEnvironment } from "./child_env.ts";
 import { Context } from "../soul/context.ts";
 import { FileSnapshots } from "../session/file_snapshots.ts";
@@ -89,6 +94,13 @@ export interface KimiAppOptions {
   mcpServers?: McpServers;
   /** Receives a line per MCP server that failed or needs authorization (stderr). */
   reportMcp?: (line: string) => void;
+  /**
+   * The user's config file, where saved approval rules live (null: config from `--config`
+   * text; undefined: `<share>/config.toml`).
+   */
+  configFile?: string | null;
+  /** Reports problems with approval rules at start-up (default: the log only). */
+  reportRules?: (line: string) => void;
 }
 
 /** A runnable agent bound to a session. */
@@ -157,6 +169,7 @@ export class KimiApp {
       afk: state.approval.afk,
       runtimeAfk: opts.runtimeAfk,
       actions: state.approval.auto_approve_actions,
+      grants: state.approval.session_rules,
       persist: async (s) => {
         session.state.approval = { ...session.state.approval, ...s };
         await session.saveState();
@@ -198,7 +211,31 @@ export class KimiApp {
     }
 
     const toolset = new Toolset();
-    const approval = new ApprovalRuntime(approvalState);
+    const rules = await PermissionRuleSet.load({
+      userFile: opts.configFile === undefined
+        ? join(session.shareDir, "config.toml")
+        : opts.configFile,
+      inlinePermission: config.permission,
+      workDir: session.workDir,
+      // Keep the in-memory config in step, so a later save of it (e.g. /theme) keeps the rules.
+      onUserRulesChanged: (raw) => (config.permission = { ...config.permission, rules: raw }),
+    });
+    for (const p of rules.problems) {
+      const line = `Approval rule problem in ${ruleLocation(p)}: ${p.message}`;
+      log("WARNING", "approval", line);
+      opts.reportRules?.(line);
+    }
+    const approval = new ApprovalRuntime(approvalState, {
+      rules,
+      ruleContext: {
+        workDir: session.workDir,
+        home: opts.getEnv("HOME") ?? opts.getEnv("USERPROFILE") ?? null,
+        protectedPaths: [
+          ...(rules.userFile ? [rules.userFile] : []),
+          rules.projectFile,
+        ].map((p) => canonicalPath(p, session.workDir)),
+      },
+    });
     const plan = new PlanMode({
       home: homeDir(opts.getEnv, session.shareDir),
       store: { state: () => session.state, save: () => session.saveState() },
@@ -262,6 +299,7 @@ export class KimiApp {
       notifications: () => taskNotes?.drain() ?? Promise.resolve([]),
     });
     hooks.setEmitter((e) => soul.emit(e));
+    approval.setCheckpointSource(() => soul.context.nCheckpoints - 1);
     await plan.restore();
     if (opts.plan || (!opts.resumed && config.default_plan_mode)) {
       if (plan.active) plan.scheduleActivationReminder();

@@ -1,10 +1,13 @@
 /**
- * `kimi info [--json]`: versions of this program and its protocols, and the effective
- * permission scope of this run with the tools it leaves out.
+ * `kimi info [--json]`: versions of this program and its protocols, the effective permission
+ * scope of this run with the tools it leaves out, and the approval rules in force here.
  *
  * @module
  */
+import { join } from "node:path";
 import { readProcessEnv, shareDir } from "../config/share_dir.ts";
+import { PermissionRuleSet } from "../permission/rule_set.ts";
+import { ruleLocation, type RuleProblem } from "../permission/rules.ts";
 import { modelHostFromConfig } from "../sandbox/model_host.ts";
 import {
   ACCESS_KINDS,
@@ -17,7 +20,7 @@ import {
 import { findRipgrep } from "../search/ripgrep.ts";
 import { type ShellConfinementStatus, shellConfinementStatus } from "../sandbox/setup.ts";
 import { DenoPermissionScope } from "../tooling/scope.ts";
-import { AGENT_SPEC_VERSIONS, VERSION, WIRE_PROTOCOL_VERSION } from "../version.ts";
+import { AGENT_SPEC_VERSIONS, VERSION, WIRE_SERVER_PROTOCOL_VERSION } from "../version.ts";
 
 /** The effective permission scope as `kimi info --json` prints it. */
 export type ScopeReport = RunScopeSummary & {
@@ -39,6 +42,50 @@ export interface InfoReport {
   scope: ScopeReport;
   /** Whether shell commands of a run started here would be confined with bubblewrap. */
   shell_confinement: ShellConfinementStatus;
+  /** Approval rules a run started here would apply (user config, then project). */
+  permission_rules: InfoRule[];
+  /** Rules that were left out, and why. */
+  permission_problems: RuleProblem[];
+}
+
+/** One approval rule as `kimi info --json` prints it. */
+export interface InfoRule {
+  /** `Tool(argument)` pattern. */
+  pattern: string;
+  /** allow, ask or deny. */
+  decision: string;
+  /** user or project. */
+  scope: string;
+  /** File it comes from. */
+  source: string;
+  /** 1-based line, when known. */
+  line: number | null;
+}
+
+/** The approval rules of a run started here (default config file, project `.kimi/`). */
+export async function rulesReport(): Promise<
+  { rules: InfoRule[]; problems: RuleProblem[] }
+> {
+  let share: string | null = null;
+  try {
+    share = shareDir(readProcessEnv);
+  } catch {
+    // no HOME: only project rules
+  }
+  const set = await PermissionRuleSet.load({
+    userFile: share ? join(share, "config.toml") : null,
+    workDir: currentDir(),
+  });
+  return {
+    rules: set.all().map((r) => ({
+      pattern: r.pattern,
+      decision: r.decision,
+      scope: r.scope,
+      source: r.source,
+      line: r.line,
+    })),
+    problems: [...set.problems],
+  };
 }
 
 function currentDir(): string {
@@ -94,10 +141,14 @@ export async function infoReport(): Promise<InfoReport> {
   return {
     kimi_cli_version: VERSION,
     agent_spec_versions: [...AGENT_SPEC_VERSIONS],
-    wire_protocol_version: WIRE_PROTOCOL_VERSION,
+    wire_protocol_version: WIRE_SERVER_PROTOCOL_VERSION,
     deno_version: Deno.version.deno,
     scope: await scopeReport(),
     shell_confinement: await shellConfinementReport(),
+    ...await rulesReport().then((r) => ({
+      permission_rules: r.rules,
+      permission_problems: r.problems,
+    })),
   };
 }
 
@@ -133,4 +184,15 @@ export async function printInfo(json: boolean): Promise<void> {
         "credentials/ and the agent's /proc environment; hiding them needs bubblewrap (bwrap) " +
         "confinement)",
   );
+  if (r.permission_rules.length === 0) {
+    console.log("approval rules: none (every action asks unless yolo/afk is on)");
+  } else {
+    console.log("approval rules (deny wins over ask, ask over allow):");
+    for (const rule of r.permission_rules) {
+      console.log(`  ${rule.decision.padEnd(5)} ${rule.pattern}  (${ruleLocation(rule)})`);
+    }
+  }
+  for (const p of r.permission_problems) {
+    console.log(`approval rule problem: ${ruleLocation(p)}: ${p.message}`);
+  }
 }

@@ -64,8 +64,9 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   const shareDir = await ensureShareDir(safeGetEnv);
   configureLog({ shareDir, debug: opts.debug });
   let config: Config;
+  let configPath: string | null;
   try {
-    ({ config } = await loadConfig({
+    ({ config, path: configPath } = await loadConfig({
       shareDir,
       configFile: opts.configFile,
       configText: opts.configText,
@@ -134,7 +135,7 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   }
 
   try {
-    return await runUI(opts, config, session, resumed, run, newSessionNote);
+    return await runUI(opts, { config, path: configPath }, session, resumed, run, newSessionNote);
   } finally {
     await run.app?.mcp?.close(); // stops MCP server processes
     if (!config.background.keep_alive_on_exit) {
@@ -152,12 +153,13 @@ export async function runAgent(opts: CliOptions): Promise<number> {
 
 async function runUI(
   opts: CliOptions,
-  config: Config,
+  loaded: { config: Config; path: string | null },
   session: Session,
   resumed: boolean,
   run: RunResources,
   newSessionNote?: string,
 ): Promise<number> {
+  const config = loaded.config;
   const { withDiscoveredModel } = await lazyImport<typeof import("./env_model.ts")>(
     "./env_model.ts",
     import.meta.url,
@@ -169,6 +171,8 @@ async function runUI(
   const appOptions: KimiAppOptions = {
     mcpServers: run.mcpServers,
     reportMcp: (line) => console.error(line),
+    configFile: loaded.path,
+    reportRules: (line) => console.error(line),
     config,
     session,
     modelAlias: opts.model,

@@ -157,6 +157,18 @@ export const SandboxConfigSchema = z.object({
 /** Sandbox settings. */
 export type SandboxConfig = z.infer<typeof SandboxConfigSchema>;
 
+/**
+ * `permission`: approval rules, `[[permission.rules]] pattern = "Shell(git status *)"` with
+ * `decision = "allow" | "ask" | "deny"`. Entries are kept as written here; they are checked
+ * when the rules load, where a bad one is reported with its line and left out. Absent unless
+ * the file has it, so default config dumps stay as the reference writes them.
+ */
+export const PermissionConfigSchema = z.object({
+  rules: z.array(z.unknown()).default([]),
+});
+/** Approval rule settings. */
+export type PermissionConfig = z.infer<typeof PermissionConfigSchema>;
+
 /** Lifecycle events a hook may subscribe to. */
 export const HookEventSchema = z.enum([
   "PreToolUse",
@@ -209,6 +221,7 @@ export const ConfigSchema = z.object({
   mcp: MCPConfigSchema.prefault({}),
   sandbox: SandboxConfigSchema.prefault({}),
   hooks: z.array(HookDefSchema).default([]),
+  permission: PermissionConfigSchema.optional(),
 }).superRefine((config, ctx) => {
   if (config.default_model && !Object.hasOwn(config.models, config.default_model)) {
     ctx.addIssue({

@@ -11,6 +11,7 @@ import { toolError, toolRejected } from "../tooling/result.ts";
 import type { Tool, ToolCallContext, ToolReturnValue } from "../tooling/tool.ts";
 import { McpCallError, type McpConnection, type McpToolInfo } from "./connection.ts";
 import { convertMcpResult } from "./result.ts";
+import { brief } from "../wire/display.ts";
 
 /** Description the model sees for an MCP tool. */
 export function mcpToolDescription(server: string, description: string | undefined): string {
@@ -40,6 +41,19 @@ export interface McpToolOptions {
 
 const ArgsSchema = z.record(z.string(), z.unknown());
 
+/** Longest argument text quoted in an approval's one-line description. */
+const ARGS_DESCRIPTION_CHARS = 200;
+
+/** The call's arguments for a one-line description: compact JSON, shortened. */
+export function describeArguments(args: Record<string, unknown>): string {
+  const keys = Object.keys(args);
+  if (keys.length === 0) return "no arguments";
+  const json = JSON.stringify(args);
+  return `arguments ${
+    json.length > ARGS_DESCRIPTION_CHARS ? json.slice(0, ARGS_DESCRIPTION_CHARS - 1) + "…" : json
+  }`;
+}
+
 /** Wrap an MCP tool as a {@link Tool}. */
 export function mcpTool(opts: McpToolOptions): Tool<Record<string, unknown>> {
   const { info, connection, server } = opts;
@@ -53,10 +67,21 @@ export function mcpTool(opts: McpToolOptions): Tool<Record<string, unknown>> {
     async call(args: Record<string, unknown>, ctx: ToolCallContext): Promise<ToolReturnValue> {
       const outcome = await ctx.requestApproval({
         action: `mcp:${info.name}`,
-        description: `Call MCP tool \`${info.name}\`.`,
-        display: [],
+        description: `Call MCP tool \`${info.name}\` of server \`${server}\` with ${
+          describeArguments(args)
+        }.`,
+        display: [
+          brief(
+            `MCP server: ${server}\nTool: ${info.name}\nArguments: ${
+              JSON.stringify(args, null, 2)
+            }`,
+          ),
+        ],
+        subject: { kind: "mcp", server, tool: info.name },
       });
-      if (!outcome.approved) return toolRejected(outcome.feedback, { isRoot: opts.isRoot });
+      if (!outcome.approved) {
+        return toolRejected(outcome.feedback, { isRoot: opts.isRoot, denial: outcome.denial });
+      }
       try {
         const result = await connection.callTool(info.name, args, {
           timeoutMs: opts.timeoutMs,

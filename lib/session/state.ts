@@ -17,6 +17,8 @@ export const ApprovalStateSchema = z.object({
   yolo: z.boolean().default(false),
   afk: z.boolean().default(false),
   auto_approve_actions: z.array(z.string()).default([]).transform((a) => [...new Set(a)]),
+  session_rules: z.array(z.object({ pattern: z.string(), checkpoint: z.number().int() }))
+    .default([]),
 });
 /** Persisted approval settings. */
 export type ApprovalState = z.infer<typeof ApprovalStateSchema>;

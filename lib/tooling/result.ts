@@ -61,7 +61,19 @@ export const REJECTED_MESSAGE_SUBAGENT =
   "The tool call is rejected by the user. Try a different approach to complete your task, or explain what you need in your final message.";
 
 /** The result of a call the user rejected (`ToolRejectedError`). */
-export function toolRejected(feedback = "", opts: { isRoot?: boolean } = {}): ToolReturnValue {
+export function toolRejected(
+  feedback = "",
+  opts: { isRoot?: boolean; denial?: { message: string; rule: string | null } } = {},
+): ToolReturnValue {
+  // A rule's refusal is not the user's: the model is told why and the turn goes on.
+  if (opts.denial) {
+    return toolError({
+      message: opts.denial.message,
+      brief: opts.denial.rule
+        ? `Denied by rule ${opts.denial.rule}`
+        : "Denied: rules not checkable",
+    });
+  }
   const rv = feedback
     ? toolError({
       message: `The tool call is rejected by the user. User feedback: ${feedback}`,

@@ -24,20 +24,56 @@ import type { SubagentService } from "./subagent_service.ts";
 
 export type { ToolReturnValue };
 
+/**
+ * What an approval is about, in the form approval rules match: a shell command line, a file
+ * change (resolved absolute path), an MCP server's tool, or just the calling tool.
+ */
+export type ApprovalSubject =
+  | { kind: "shell"; command: string }
+  | {
+    kind: "file";
+    /** Resolved absolute path. */
+    path: string;
+    /** Whether the file is read or changed (default: write). */
+    access?: "read" | "write";
+  }
+  | { kind: "mcp"; server: string; tool: string }
+  | { kind: "tool" };
+
 /** What a tool asks the user to approve. */
 export interface ApprovalAsk {
-  /** Approval action, e.g. `run command`, `edit file`; "approve for session" is keyed on it. */
+  /** Approval action, e.g. `run command`, `edit file` (shown to the user and on the wire). */
   action: string;
   /** One line describing exactly what will happen. */
   description: string;
   /** Blocks shown above the question (diff, shell command). */
   display: DisplayBlock[];
+  /** What approval rules are matched against (default: the calling tool). */
+  subject?: ApprovalSubject;
+  /**
+   * What happens when no rule decides: `ask` (default), or `allow` for calls that only need
+   * checking against rules (reads: approved unless a deny or ask rule matches).
+   */
+  unruled?: "ask" | "allow";
+}
+
+/** A refusal by a permission rule. */
+export interface RuleDenial {
+  /** The message for the model. */
+  message: string;
+  /** The refusing rule's pattern, or null when no rule could be checked. */
+  rule: string | null;
 }
 
 /** The user's answer to an approval request. */
 export type ApprovalOutcome =
   | { approved: true }
-  | { approved: false; feedback: string };
+  | {
+    approved: false;
+    feedback: string;
+    /** Set when a permission rule refused the call without asking. */
+    denial?: RuleDenial;
+  };
 
 /** A built-in or loaded tool, ready to be offered to the model. */
 export interface Tool<P = any> {

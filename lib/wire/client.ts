@@ -22,7 +22,9 @@
  *
  * @module
  */
+import { WIRE_SERVER_PROTOCOL_VERSION } from "../version.ts";
 import {
+  type ApprovalResponseKind,
   type EventType,
   fromEnvelope,
   type RequestPayload,
@@ -78,7 +80,7 @@ export interface ExternalToolHandler {
 /** An answer to an approval request. */
 export interface ApprovalAnswer {
   /** The decision. */
-  response: "approve" | "approve_for_session" | "reject";
+  response: ApprovalResponseKind;
   /** Optional feedback when rejecting. */
   feedback?: string;
 }
@@ -194,7 +196,7 @@ export class KimiWireClient {
   initialize(opts: InitializeOptions = {}): Promise<InitializeResult> {
     const tools = this.#opts.externalTools ?? [];
     return this.#request("initialize", {
-      protocol_version: opts.protocolVersion ?? "1.10",
+      protocol_version: opts.protocolVersion ?? WIRE_SERVER_PROTOCOL_VERSION,
       ...(opts.client ? { client: opts.client } : {}),
       capabilities: {
         supports_question: opts.capabilities?.supports_question ?? Boolean(this.#opts.onQuestion),

@@ -1,5 +1,5 @@
 /**
- * Every message type of wire protocol 1.10, as zod schemas with inferred types, plus the
+ * Every message type of wire protocol 1.11 (1.10 plus the approval rule choices), as zod schemas with inferred types, plus the
  * `{type, payload}` envelope (with the legacy names older clients and files use).
  *
  * Field order in the schemas is the order on the wire; nullable fields are always present.
@@ -58,6 +58,27 @@ export const MCPStatusSchema = z.object({
 /** MCP loading status. */
 export type MCPStatus = z.infer<typeof MCPStatusSchema>;
 
+/**
+ * Answers to an approval: once, for the session (the derived rule patterns), always (the
+ * patterns saved as rules in the user's config; wire 1.11), or reject.
+ */
+export const ApprovalResponseKindSchema = z.enum([
+  "approve",
+  "approve_for_session",
+  "approve_always",
+  "reject",
+]);
+/** An answer to an approval. */
+export type ApprovalResponseKind = z.infer<typeof ApprovalResponseKindSchema>;
+
+/** One choice an approval offers (wire 1.11): the response id to send and its label. */
+export const ApprovalOptionSchema = z.object({
+  id: ApprovalResponseKindSchema,
+  label: z.string(),
+});
+/** One choice of an approval. */
+export type ApprovalOption = z.infer<typeof ApprovalOptionSchema>;
+
 /** Payload schemas of every event, by type name. */
 export const EventPayloadSchemas = {
   TurnBegin: z.object({ user_input: UserInputSchema }),
@@ -104,7 +125,7 @@ export const EventPayloadSchemas = {
   ToolResult: z.object({ tool_call_id: z.string(), return_value: ToolReturnValueSchema }),
   ApprovalResponse: z.object({
     request_id: z.string(),
-    response: z.enum(["approve", "approve_for_session", "reject"]),
+    response: ApprovalResponseKindSchema,
     feedback: z.string().default(""),
   }),
   SubagentEvent: z.object({
@@ -166,6 +187,9 @@ export const RequestPayloadSchemas = {
     subagent_type: z.string().nullable().default(null),
     source_description: z.string().nullable().default(null),
     display: z.array(DisplayBlockSchema).default([]),
+    grant_patterns: z.array(z.string()).default([]),
+    rule_file: z.string().nullable().default(null),
+    options: z.array(ApprovalOptionSchema).default([]),
   }),
   ToolCallRequest: z.object({
     id: z.string(),
@@ -190,7 +214,7 @@ export const RequestPayloadSchemas = {
 export const RequestResultSchemas = {
   ApprovalRequest: z.object({
     request_id: z.string(),
-    response: z.enum(["approve", "approve_for_session", "reject"]),
+    response: ApprovalResponseKindSchema,
     feedback: z.string().default(""),
   }),
   ToolCallRequest: z.object({ tool_call_id: z.string(), return_value: ToolReturnValueSchema }),

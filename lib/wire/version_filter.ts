@@ -36,6 +36,9 @@ export const MESSAGE_MIN_VERSION: Readonly<Record<string, ProtocolVersion>> = {
   StepRetry: [1, 10],
 };
 
+/** The version that added approval rule choices (grant patterns, options, `approve_always`). */
+export const APPROVAL_RULES_VERSION: ProtocolVersion = [1, 11];
+
 /** Payload fields introduced after a message type, by type: field → version. */
 export const FIELD_MIN_VERSION: Readonly<
   Record<string, Readonly<Record<string, ProtocolVersion>>>
@@ -46,6 +49,9 @@ export const FIELD_MIN_VERSION: Readonly<
     agent_id: [1, 6],
     subagent_type: [1, 6],
     source_description: [1, 6],
+    grant_patterns: APPROVAL_RULES_VERSION,
+    rule_file: APPROVAL_RULES_VERSION,
+    options: APPROVAL_RULES_VERSION,
   },
   ApprovalResponse: { feedback: [1, 6] },
   SubagentEvent: { agent_id: [1, 6], subagent_type: [1, 6] },
@@ -129,6 +135,14 @@ export function filterForVersion(version: ProtocolVersion | null, env: Envelope)
   const rv = payload.return_value as Record<string, unknown> | undefined;
   if (rv && typeof rv === "object" && Array.isArray(rv.display)) {
     payload.return_value = { ...rv, display: filterDisplay(version, rv.display) };
+  }
+
+  if (
+    env.type === "ApprovalResponse" && payload.response === "approve_always" &&
+    !atLeast(version, APPROVAL_RULES_VERSION)
+  ) {
+    // Older clients know the answer as a grant for the session.
+    payload.response = "approve_for_session";
   }
 
   const typeRename = TYPE_RENAMES[env.type];

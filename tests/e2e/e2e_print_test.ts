@@ -295,7 +295,9 @@ Deno.test("CLI errors: mutually exclusive flags, empty prompt, --version and inf
     const v = await sb.run(["--version"]);
     assertEquals(v.stdout, "kimi, version 1.49.0\n");
     const info = JSON.parse((await sb.run(["info", "--json"])).stdout);
-    assertEquals(info.wire_protocol_version, "1.10");
+    assertEquals(info.wire_protocol_version, "1.11");
+    assertEquals(info.permission_rules, []);
+    assertEquals(info.permission_problems, []);
     assertEquals(info.agent_spec_versions, ["1"]);
     assertEquals(info.kimi_cli_version, "1.49.0");
     const notty = await sb.run([]);

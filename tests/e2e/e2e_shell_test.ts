@@ -61,8 +61,10 @@ Deno.test(
 
         await t.type("clean up");
         await t.keys("Enter");
-        await t.waitFor("Allow this action?");
-        await t.keys("4");
+        screen = await t.waitFor("Allow this action?");
+        // Options: once, `rm` for the session, always (save rule), reject, reject with feedback.
+        assertStringIncludes(screen, "5. Reject, and tell the model what to do instead");
+        await t.keys("5");
         await t.waitFor("What should the model do instead?");
         await t.type("keep the build dir");
         await t.keys("Enter");

@@ -1,6 +1,7 @@
 /**
- * `/undo [n]`: rewind the conversation to before the n-th last user turn and put back the
- * files the agent changed since (a file changed by something else since is left alone).
+ * `/undo [n]`: rewind the conversation to before the n-th last user turn, put back the files
+ * the agent changed since (a file changed by something else since is left alone) and revoke
+ * the session approvals granted since.
  *
  * @module
  */
@@ -118,13 +119,20 @@ export const undoCommand: SoulCommand = {
     const checkpoint = turns[turns.length - n];
     await soul.context.revertTo(checkpoint);
     const report = soul.fileSnapshots ? await soul.fileSnapshots.restoreSince(checkpoint) : null;
+    const revoked = await soul.approval.state.revokeSince(checkpoint);
     const workDir = services?.workDir;
     const show = (p: string) => {
       if (!workDir) return p;
       const rel = relative(workDir, p);
       return rel.startsWith("..") || rel.startsWith("/") ? p : rel;
     };
-    say(undoSummary(n, report, show));
+    let summary = undoSummary(n, report, show);
+    if (revoked.length > 0) {
+      summary +=
+        `\nRevoked session approvals granted in ${n === 1 ? "that turn" : "those turns"}: ` +
+        `${revoked.map((p) => `\`${p}\``).join(", ")}.`;
+    }
+    say(summary);
     soul.emitContextStatus();
   },
 };

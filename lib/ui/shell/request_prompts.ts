@@ -1,22 +1,18 @@
 /**
- * Answering the soul's requests at the terminal: approvals (approve once / for the session /
- * reject / reject with feedback) and AskUserQuestion questions (with an "other" answer).
+ * Answering the soul's requests at the terminal: approvals (approve once / the derived command
+ * prefix for the session / save it as a rule / reject / reject with feedback) and AskUserQuestion questions (with an "other" answer).
  *
  * @module
  */
+import { approvalChoices, describeGrant } from "../../wire/approval_options.ts";
 import type { PendingRequest, RequestResult } from "../../wire/messages.ts";
 import { formatBlock } from "./display_blocks.ts";
 import type { Terminal } from "./terminal.ts";
 import { style } from "./theme.ts";
 import { select, textInput } from "./widgets.ts";
 
-/** The choices of an approval, in display order. */
-export const APPROVAL_CHOICES = [
-  "Approve once",
-  "Approve for this session",
-  "Reject",
-  "Reject, and tell the model what to do instead",
-] as const;
+/** The last choice of an approval: reject and tell the model what to do instead. */
+export const REJECT_WITH_FEEDBACK_LABEL = "Reject, and tell the model what to do instead";
 
 /** What the shell knows about the call behind an approval, for showing it. */
 export interface ApprovalContext {
@@ -81,11 +77,13 @@ export async function promptApproval(
   const p = req.payload;
   term.print(approvalLines(p, ctx).join("\n"));
   const id = p.id;
+  const choices = approvalChoices(p);
+  const what = describeGrant(p.grant_patterns);
   while (true) {
     let interrupted = false;
     const choice = await select(term, {
       title: [style.bold("Allow this action?")],
-      options: APPROVAL_CHOICES.map((label) => ({ label })),
+      options: [...choices.map((c) => ({ label: c.label })), { label: REJECT_WITH_FEEDBACK_LABEL }],
       onInterrupt: () => (interrupted = true),
     });
     if (interrupted) {
@@ -94,18 +92,22 @@ export async function promptApproval(
       return { request_id: id, response: "reject", feedback: "" };
     }
     if (req.settled) return { request_id: id, response: "reject", feedback: "" };
-    const c = choice?.[0] ?? 2;
-    if (c === 0) {
-      term.print(style.ok("  ✓ Approved"));
-      return { request_id: id, response: "approve", feedback: "" };
-    }
-    if (c === 1) {
-      term.print(style.ok(`  ✓ Approved for this session (${p.action})`));
-      return { request_id: id, response: "approve_for_session", feedback: "" };
-    }
-    if (c === 2) {
-      term.print(style.error("  ✗ Rejected"));
-      return { request_id: id, response: "reject", feedback: "" };
+    const picked = choice === null ? choices.find((c) => c.id === "reject")! : choices[choice[0]];
+    if (picked) {
+      switch (picked.id) {
+        case "approve":
+          term.print(style.ok("  ✓ Approved"));
+          break;
+        case "approve_for_session":
+          term.print(style.ok(`  ✓ Approved ${what} for this session`));
+          break;
+        case "approve_always":
+          term.print(style.ok(`  ✓ Approved ${what}; saving the rule to ${p.rule_file}`));
+          break;
+        case "reject":
+          term.print(style.error("  ✗ Rejected"));
+      }
+      return { request_id: id, response: picked.id, feedback: "" };
     }
     const feedback = await textInput(term, {
       title: [style.bold("What should the model do instead?")],

@@ -1,6 +1,6 @@
 /**
  * Shell-only slash commands (reference §6.11): help, exit, version, model, sessions, new,
- * title, usage, debug, mcp, editor, theme, setup.
+ * title, usage, debug, mcp, permissions, editor, theme, setup.
  *
  * @module
  */
@@ -221,6 +221,17 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
       }
       ctx.print(lines.join("\n"));
       return Promise.resolve();
+    },
+  },
+  {
+    name: "permissions",
+    aliases: [],
+    description: "List, add and remove approval rules",
+    async run(ctx, args) {
+      const { runPermissionsCommand } = await lazyImport<
+        typeof import("./permissions_command.ts")
+      >("./permissions_command.ts", import.meta.url);
+      ctx.print(await runPermissionsCommand(ctx.app.soul.approval, args));
     },
   },
   {

@@ -11,7 +11,7 @@ import { log } from "../../log.ts";
 import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "../../soul/errors.ts";
 import type { KimiApp } from "../../app/kimi_app.ts";
 import { runTurn } from "../../soul/run_turn.ts";
-import { SERVER_NAME, VERSION, WIRE_PROTOCOL_VERSION } from "../../version.ts";
+import { SERVER_NAME, VERSION, WIRE_SERVER_PROTOCOL_VERSION } from "../../version.ts";
 import type { Subscription } from "../../wire/broadcast.ts";
 import {
   type Envelope,
@@ -254,7 +254,7 @@ export class WireServer {
       name: params.client?.name ?? null,
     };
     const result: InitializeResult = {
-      protocol_version: WIRE_PROTOCOL_VERSION,
+      protocol_version: WIRE_SERVER_PROTOCOL_VERSION,
       server: { name: SERVER_NAME, version: VERSION },
       slash_commands: soul.commands.map((c) => ({
         name: c.name,

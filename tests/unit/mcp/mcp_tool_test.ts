@@ -34,8 +34,12 @@ Deno.test("wrapped tool: name, description, schema, approval, result", async () 
   const rv = await tool.call({ text: "hi" }, ctx);
   assertEquals(ctx.approvals, [{
     action: "mcp:ping",
-    description: "Call MCP tool `ping`.",
-    display: [],
+    description: 'Call MCP tool `ping` of server `srv` with arguments {"text":"hi"}.',
+    display: [{
+      type: "brief",
+      text: 'MCP server: srv\nTool: ping\nArguments: {\n  "text": "hi"\n}',
+    }],
+    subject: { kind: "mcp", server: "srv", tool: "ping" },
   }]);
   assertEquals(calls, [["ping", { text: "hi" }, 1234]]);
   assertEquals(rv, {

@@ -272,7 +272,7 @@ Deno.test("state.json: defaults when missing or corrupt; round trip", async () =
     assertEquals(await loadState(dir), defaultState());
     assertEquals(defaultState(), {
       version: 1,
-      approval: { yolo: false, afk: false, auto_approve_actions: [] },
+      approval: { yolo: false, afk: false, auto_approve_actions: [], session_rules: [] },
       additional_dirs: [],
       custom_title: null,
       title_generated: false,
@@ -293,7 +293,12 @@ Deno.test("state.json: defaults when missing or corrupt; round trip", async () =
       assertEquals(await loadState(dir), defaultState());
     }
     const state = defaultState();
-    state.approval = { yolo: true, afk: true, auto_approve_actions: ["run command", "edit file"] };
+    state.approval = {
+      yolo: true,
+      afk: true,
+      auto_approve_actions: ["run command", "edit file"],
+      session_rules: [{ pattern: "Shell(git status *)", checkpoint: 2 }],
+    };
     state.additional_dirs = ["/extra"];
     state.plan_mode = true;
     state.todos = [{ title: "write tests", status: "in_progress" }];

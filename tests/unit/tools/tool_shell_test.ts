@@ -166,6 +166,7 @@ Deno.test("Shell streams stdout and stderr interleaved in arrival order", async 
       action: "run command",
       description: `Run command \`${cmd}\``,
       display: [{ type: "shell", language: "bash", command: cmd }],
+      subject: { kind: "shell", command: cmd },
     }]);
   });
 });

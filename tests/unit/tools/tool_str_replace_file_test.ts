@@ -41,6 +41,7 @@ Deno.test("StrReplaceFile replaces the first occurrence and shows the diff", asy
       action: "edit file",
       description: `Edit file \`${file}\``,
       display,
+      subject: { kind: "file", path: file },
     }]);
     assertEquals(await Deno.readTextFile(file), "hi\nhello\n");
   } finally {

@@ -48,6 +48,7 @@ Deno.test("WriteFile creates, overwrites and appends", async () => {
       action: "edit file",
       description: `Write file \`${join(dir, "a.txt")}\``,
       display: created.display,
+      subject: { kind: "file", path: join(dir, "a.txt") },
     }]);
     assertEquals(await Deno.readTextFile(join(dir, "a.txt")), "hello");
 

@@ -157,3 +157,30 @@ Deno.test("kimi-agent-sdk quirks: no PlanDisplay, SubagentEvent needs a parent i
   const turnEnd = { type: "TurnEnd", payload: {} };
   assertEquals(filterForClient(sdk, turnEnd), turnEnd);
 });
+
+Deno.test("approval rule choices: fields and approve_always only from wire 1.11", () => {
+  const req = {
+    type: "ApprovalRequest",
+    payload: {
+      id: "r",
+      action: "run command",
+      display: [],
+      grant_patterns: ["Shell(git status *)"],
+      rule_file: "/c.toml",
+      options: [{ id: "approve", label: "Approve once" }],
+    },
+  };
+  assertEquals(filterForVersion(v("1.10"), req)!.payload, {
+    id: "r",
+    action: "run command",
+    display: [],
+  });
+  assertEquals(filterForVersion(v("1.11"), req)!.payload, req.payload);
+  const resp = {
+    type: "ApprovalResponse",
+    payload: { request_id: "r", response: "approve_always", feedback: "" },
+  };
+  assertEquals(filterForVersion(v("1.10"), resp)!.payload.response, "approve_for_session");
+  assertEquals(filterForVersion(v("1.11"), resp)!.payload.response, "approve_always");
+  assertEquals(filterForVersion(null, resp)!.payload.response, "approve_always");
+});
