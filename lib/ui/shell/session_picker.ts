@@ -19,14 +19,21 @@ export function ago(ms: number): string {
   return `${Math.floor(s / 86400)}d ago`;
 }
 
-/**
- * Let the user pick one of `sessions` on `term`; null on Escape. `current` is marked.
- */
+/** Options of {@link pickSession}. */
+export interface PickSessionOptions {
+  /** The running session's id (marked). */
+  current?: string;
+  /** What Escape does, shown under the title. */
+  escape: string;
+}
+
+/** Let the user pick one of `sessions` on `term`; null on Escape. */
 export async function pickSession(
   term: Terminal,
   sessions: Session[],
-  current?: string,
+  opts: PickSessionOptions,
 ): Promise<Session | null> {
+  const current = opts.current;
   const options = [];
   for (const s of sessions) {
     const mark = (s.state.print_run ? " · --print run" : "") +
@@ -37,7 +44,7 @@ export async function pickSession(
     });
   }
   const picked = await select(term, {
-    title: [style.bold("Resume a session"), style.dim("Esc starts a new session instead")],
+    title: [style.bold("Resume a session"), style.dim(opts.escape)],
     options,
   });
   return picked === null ? null : sessions[picked[0]];
@@ -58,7 +65,7 @@ export async function pickSessionAtStart(
   const term = new Terminal();
   term.start();
   try {
-    return await pickSession(term, sessions);
+    return await pickSession(term, sessions, { escape: "Esc starts a new session instead" });
   } finally {
     term.clearLive();
     term.stop();

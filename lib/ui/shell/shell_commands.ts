@@ -117,7 +117,10 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
         ctx.print("No other sessions in this work dir yet.");
         return;
       }
-      const chosen = await pickSession(ctx.term, sessions, ctx.app.session.id);
+      const chosen = await pickSession(ctx.term, sessions, {
+        current: ctx.app.session.id,
+        escape: "Esc keeps the current session",
+      });
       if (chosen === null) return;
       if (chosen.id === ctx.app.session.id) {
         ctx.print("That is the current session.");
