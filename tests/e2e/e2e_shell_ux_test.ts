@@ -234,6 +234,14 @@ Deno.test(
       } finally {
         await t2.close();
       }
+      // -C continues the session last used here, redrawn the same way
+      const t4 = await TmuxKimi.start(sb, ["--config-file", config, "-C"]);
+      try {
+        const s = await t4.waitFor(promptReady);
+        assertStringIncludes(s, "✨ first q\nFirst answer with code.\n• Used Shell (echo hi)");
+      } finally {
+        await t4.close();
+      }
       const t3 = await TmuxKimi.start(sb, ["--config-file", config, "--session", "no-such-id-1"]);
       try {
         const s = await t3.waitFor(promptReady);
