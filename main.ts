@@ -13,6 +13,12 @@ if (import.meta.main) {
     console.log(`kimi, version ${VERSION}`);
     Deno.exit(0);
   }
+  if (args[0] === "__background-task-worker") {
+    // A detached background task worker (keep_alive_on_exit): no CLI, no UI.
+    const worker = "./lib/background/worker.ts";
+    const { runWorker } = await import(worker) as typeof import("./lib/background/worker.ts");
+    Deno.exit(await runWorker(args.slice(1)));
+  }
   const here = new URL(".", import.meta.url);
   const problem = startupPermissionProblem(
     args,

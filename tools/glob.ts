@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { isAbsolute } from "node:path";
+import { isAbsolute, join } from "node:path";
 import { z } from "zod";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
 import { comparePathParts, pathGlob } from "../lib/search/path_glob.ts";
@@ -17,7 +17,9 @@ import type {
   ToolFactory,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
-import { canonicalPath, expandHome, isInsideWorkspace } from "../lib/tooling/workspace.ts";
+import { resolveRealPath } from "../lib/fs/real_path.ts";
+import { ResultFilter } from "../lib/tooling/result_filter.ts";
+import { expandHome, isInsideWorkspace } from "../lib/tooling/workspace.ts";
 
 /** Most matches returned. */
 export const MAX_MATCHES = 1000;
@@ -80,7 +82,15 @@ class GlobTool implements Tool<GlobParams> {
           brief: "Invalid directory",
         });
       }
-      const dir = canonicalPath(expanded, env.workDir);
+      const real = resolveRealPath(expanded, env.workDir);
+      if (!real.ok) {
+        return toolError({
+          message: `\`${shownDir}\` cannot be resolved safely (\`${real.at}\` is ` +
+            (real.reason === "symlink" ? "a dangling symlink)." : "not readable in this run)."),
+          brief: "Invalid directory",
+        });
+      }
+      const dir = real.path;
       if (!isInsideWorkspace(dir, env)) {
         return toolError({
           message: `\`${shownDir}\` is outside the workspace. You can only search within the ` +
@@ -110,10 +120,19 @@ class GlobTool implements Tool<GlobParams> {
         signal: ctx.signal,
         filesOnly: !params.include_dirs,
       });
+      const found = matches.length;
+      // Each match is resolved: `..` in the pattern or a symlinked directory cannot lead out.
+      const results = new ResultFilter(env, { workspaceOnly: true });
+      matches = matches.filter((m) => results.verdict(join(dir, m)) === "ok");
+      const dropped = found - matches.length;
       matches.sort(comparePathParts);
       let message = matches.length > 0
         ? `Found ${matches.length} matches for pattern \`${params.pattern}\`.`
         : `No matches found for pattern \`${params.pattern}\`.`;
+      if (dropped > 0) {
+        message += ` Left out ${dropped} match(es) that lead outside the workspace or this ` +
+          "run's read scope, or onto kimi's own secret files.";
+      }
       if (matches.length > MAX_MATCHES) {
         matches = matches.slice(0, MAX_MATCHES);
         message += ` Only the first ${MAX_MATCHES} matches are returned. ` +

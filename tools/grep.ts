@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { resolve } from "node:path";
 import { z } from "zod";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
 import { finishGrep } from "../lib/search/grep_output.ts";
@@ -26,6 +25,11 @@ import type {
   ToolFactory,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
+import { controlMatcher, controlPaths } from "../lib/tooling/control_paths.ts";
+import { resolveRealPath } from "../lib/fs/real_path.ts";
+import { ResultFilter } from "../lib/tooling/result_filter.ts";
+import { denialMessage } from "../lib/tooling/scope.ts";
+import { isProcessProcPath } from "../lib/tooling/sensitive.ts";
 import { canonicalPath, expandHome } from "../lib/tooling/workspace.ts";
 
 /** Default cap on returned lines or entries. */
@@ -139,9 +143,27 @@ class GrepTool implements Tool<GrepParams> {
     const env = this.#env;
     try {
       const q = grepQuery(params, env.workDir);
-      const decision = env.scope.check("read", resolve(env.workDir, q.path));
-      if (!decision.allowed) {
-        return toolError({ message: decision.message, brief: "Sandbox denied" });
+      // The search root, resolved to where it really leads and checked before the search.
+      const root = resolveRealPath(q.path, env.workDir);
+      if (!root.ok && root.reason === "permission") {
+        return toolError({ message: denialMessage("read", root.at), brief: "Sandbox denied" });
+      }
+      const secret = controlMatcher(controlPaths(env.shareDir).filter((c) => c.secret));
+      const rootPath = root.ok ? root.path : null;
+      if (rootPath !== null) {
+        const cp = secret(rootPath);
+        if (isProcessProcPath(rootPath) || cp) {
+          return toolError({
+            message: `\`${params.path}\` leads to \`${rootPath}\`, ${
+              cp ? cp.what : "a process's /proc entry (environment, memory)"
+            }. Searching it is blocked to protect credentials; no counts or matches are given.`,
+            brief: "Sensitive file",
+          });
+        }
+        const decision = env.scope.check("read", rootPath);
+        if (!decision.allowed) {
+          return toolError({ message: decision.message, brief: "Sandbox denied" });
+        }
       }
       const timeoutMs = this.#opts.timeoutMs ?? GREP_TIMEOUT_MS;
       const engineOpts: GrepEngineOptions = { signal: ctx.signal, timeoutMs };
@@ -152,11 +174,15 @@ class GrepTool implements Tool<GrepParams> {
           "../lib/search/ts_grep.ts",
           import.meta.url,
         )).runTsGrep(q, engineOpts);
+      // Each result is resolved again after the search (a symlink may have been swapped in).
+      // Each result is resolved again after the search (a symlink may have been swapped in).
+      const results = new ResultFilter(env);
       return finishGrep(run, q, {
         headLimit: params.head_limit,
         offset: params.offset,
         shareDir: this.#shareDir,
         timeoutMs,
+        checkPath: (abs) => results.verdict(abs),
       });
     } catch (e) {
       ctx.signal.throwIfAborted();

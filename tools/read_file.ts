@@ -6,10 +6,16 @@
  */
 import { z } from "zod";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
-import { detectFileType, readHeader } from "../lib/tooling/file_type.ts";
+import { fileBackend } from "../lib/tooling/file_backend.ts";
 import { integer } from "../lib/tooling/param_types.ts";
-import { toolError, toolOk, toolRejected } from "../lib/tooling/result.ts";
-import { isSensitiveFile, sensitiveFileMessage } from "../lib/tooling/sensitive.ts";
+import { toolError, toolOk } from "../lib/tooling/result.ts";
+import type { FilePin } from "../lib/fs/real_path.ts";
+import {
+  approveRead,
+  inspectReadFile,
+  readPinned,
+  resolveReadTarget,
+} from "../lib/tooling/read_target.ts";
 import { readForward, readTail, type TextWindow } from "../lib/tooling/text_window.ts";
 import type {
   Tool,
@@ -18,7 +24,6 @@ import type {
   ToolFactory,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
-import { canonicalPath, resolveToolPath } from "../lib/tooling/workspace.ts";
 
 /** Most lines one call returns. */
 export const MAX_LINES = 1000;
@@ -93,86 +98,68 @@ class ReadFileTool implements Tool<ReadFileParams> {
   });
   readonly parameters = ReadFileParamsSchema;
   readonly #env: ToolEnv;
-  readonly #shareDir: string;
 
   constructor(env: ToolEnv) {
     this.#env = env;
-    this.#shareDir = canonicalPath(env.shareDir, env.workDir);
   }
 
   async call(params: ReadFileParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
-    if (!params.path) {
-      return toolError({ message: "File path cannot be empty.", brief: "Empty file path" });
-    }
     try {
-      const resolved = resolveToolPath(params.path, this.#env, "read");
-      if (!resolved.ok) return resolved.error;
-      const p = resolved.path;
-      if (isSensitiveFile(p, { shareDir: this.#shareDir })) {
-        return toolError({ message: sensitiveFileMessage(params.path), brief: "Sensitive file" });
-      }
-      const decision = this.#env.scope.check("read", p);
-      if (!decision.allowed) {
-        return toolError({ message: decision.message, brief: "Sandbox denied" });
-      }
-      const ruled = await ctx.requestApproval({
-        action: "read file",
-        description: `Read file \`${p}\``,
-        display: [],
-        subject: { kind: "file", path: p, access: "read" },
-        unruled: "allow",
-      });
-      if (!ruled.approved) {
-        return toolRejected(ruled.feedback, { isRoot: this.#env.isRoot, denial: ruled.denial });
-      }
-
-      let info: Deno.FileInfo;
-      try {
-        info = await Deno.stat(p);
-      } catch (e) {
-        if (!(e instanceof Deno.errors.NotFound)) throw e;
-        return toolError({
-          message: `\`${params.path}\` does not exist.`,
-          brief: "File not found",
-        });
-      }
-      if (!info.isFile) {
-        return toolError({ message: `\`${params.path}\` is not a file.`, brief: "Invalid path" });
-      }
-      const type = detectFileType(p, await readHeader(p));
-      if (type.kind === "image" || type.kind === "video") {
-        return toolError({
-          message: `\`${params.path}\` is a ${type.kind} file. ` +
-            "Use other appropriate tools to read image or video files.",
-          brief: "Unsupported file type",
-        });
-      }
-      if (type.kind === "binary") {
-        return toolError({
-          message: notReadableMessage(params.path),
-          brief: "File not readable",
-        });
-      }
-
-      const limits = {
-        nLines: params.n_lines,
-        maxLines: MAX_LINES,
-        maxBytes: MAX_BYTES,
-        maxLineLength: MAX_LINE_LENGTH,
-      };
-      if (params.line_offset < 0) {
-        const win = await readTail(p, -params.line_offset, limits);
-        const start = win.lines.length > 0 ? win.lines[0].lineNo : win.totalLines + 1;
-        return render(win, params.n_lines, start);
-      }
-      const win = await readForward(p, params.line_offset, limits);
-      return render(win, params.n_lines, params.line_offset);
+      const target = resolveReadTarget(params.path, this.#env);
+      if (!target.ok) return target.error;
+      const p = target.path;
+      // Approval rules may ask; the read below is pinned and re-checked after any wait.
+      const refused = await approveRead(p, { env: this.#env, ctx });
+      if (refused) return refused;
+      return await readPinned(params.path, p, (pin) => this.#read(p, params, pin));
     } catch (e) {
       return toolError({
         message: `Failed to read ${params.path}. Error: ${e instanceof Error ? e.message : e}`,
         brief: "Failed to read file",
       });
     }
+  }
+
+  async #read(
+    p: string,
+    params: ReadFileParams,
+    pin: FilePin | null,
+  ): Promise<ToolReturnValue> {
+    const kind = await inspectReadFile(params.path, p, pin);
+    if (!kind.ok) return kind.error;
+    const type = kind.type;
+    if (type.kind === "image" || type.kind === "video") {
+      return toolError({
+        message: `\`${params.path}\` is a ${type.kind} file. ` +
+          "Use other appropriate tools to read image or video files.",
+        brief: "Unsupported file type",
+      });
+    }
+    if (type.kind === "binary") {
+      return toolError({
+        message: notReadableMessage(params.path),
+        brief: "File not readable",
+      });
+    }
+
+    const limits = {
+      nLines: params.n_lines,
+      maxLines: MAX_LINES,
+      maxBytes: MAX_BYTES,
+      maxLineLength: MAX_LINE_LENGTH,
+      pin,
+    };
+    // The checked path is what is read: from disk (pinned to the checked file), or from the
+    // editor holding it (an ACP client's buffer, which may differ from the disk).
+    const files = fileBackend(this.#env);
+    const source = files.name === "local" ? p : () => files.chunks(p);
+    if (params.line_offset < 0) {
+      const win = await readTail(source, -params.line_offset, limits);
+      const start = win.lines.length > 0 ? win.lines[0].lineNo : win.totalLines + 1;
+      return render(win, params.n_lines, start);
+    }
+    const win = await readForward(source, params.line_offset, limits);
+    return render(win, params.n_lines, params.line_offset);
   }
 }
 

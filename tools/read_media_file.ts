@@ -9,9 +9,9 @@ import { Buffer } from "node:buffer";
 import { z } from "zod";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
 import type { ContentPart } from "../lib/llm/message.ts";
-import { detectFileType, type FileType, readHeader } from "../lib/tooling/file_type.ts";
+import type { FileType } from "../lib/tooling/file_type.ts";
 import { imageSize } from "../lib/tooling/image_size.ts";
-import { toolError, toolOk, toolRejected } from "../lib/tooling/result.ts";
+import { toolError, toolOk } from "../lib/tooling/result.ts";
 import type {
   Tool,
   ToolCallContext,
@@ -19,7 +19,13 @@ import type {
   ToolFactory,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
-import { resolveToolPath } from "../lib/tooling/workspace.ts";
+import { type FilePin, openPinned } from "../lib/fs/real_path.ts";
+import {
+  approveRead,
+  inspectReadFile,
+  readPinned,
+  resolveReadTarget,
+} from "../lib/tooling/read_target.ts";
 
 /** Largest media file accepted, in MiB. */
 export const MAX_MEDIA_MEGABYTES = 100;
@@ -48,6 +54,26 @@ export function wrapMediaPart(part: ContentPart, tag: string, path: string): Con
   ];
 }
 
+/** Read an open file to its end (`size` is the expected length, a hint). */
+async function readAll(file: Deno.FsFile, size: number): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const buf = new Uint8Array(Math.max(64 << 10, Math.min(size + 1, 8 << 20)));
+  while (true) {
+    const n = await file.read(buf);
+    if (n === null) break;
+    chunks.push(buf.slice(0, n));
+    total += n;
+  }
+  const out = new Uint8Array(total);
+  let off = 0;
+  for (const c of chunks) {
+    out.set(c, off);
+    off += c.length;
+  }
+  return out;
+}
+
 class ReadMediaFileTool implements Tool<ReadMediaFileParams> {
   readonly name = "ReadMediaFile";
   readonly description: string;
@@ -68,8 +94,9 @@ class ReadMediaFileTool implements Tool<ReadMediaFileParams> {
     });
   }
 
-  async #load(p: string, type: FileType): Promise<ToolReturnValue> {
-    const size = (await Deno.stat(p)).size;
+  async #load(p: string, type: FileType, pin: FilePin | null): Promise<ToolReturnValue> {
+    using file = await openPinned(p, pin);
+    const size = (await file.stat()).size;
     if (size === 0) return toolError({ message: `\`${p}\` is empty.`, brief: "Empty file" });
     if (size > MAX_MEDIA_MEGABYTES * 1024 * 1024) {
       return toolError({
@@ -78,7 +105,7 @@ class ReadMediaFileTool implements Tool<ReadMediaFileParams> {
         brief: "File too large",
       });
     }
-    const data = await Deno.readFile(p);
+    const data = await readAll(file, size);
     const url = `data:${type.mimeType};base64,${Buffer.from(data).toString("base64")}`;
     let output: ContentPart[];
     let sizeHint = "";
@@ -100,70 +127,53 @@ class ReadMediaFileTool implements Tool<ReadMediaFileParams> {
   }
 
   async call(params: ReadMediaFileParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
-    const env = this.#env;
-    if (!params.path) {
-      return toolError({ message: "File path cannot be empty.", brief: "Empty file path" });
-    }
     try {
-      const resolved = resolveToolPath(params.path, env, "read");
-      if (!resolved.ok) return resolved.error;
-      const p = resolved.path;
-      const decision = env.scope.check("read", p);
-      if (!decision.allowed) {
-        return toolError({ message: decision.message, brief: "Sandbox denied" });
-      }
-      const ruled = await ctx.requestApproval({
-        action: "read file",
-        description: `Read file \`${p}\``,
-        display: [],
-        subject: { kind: "file", path: p, access: "read" },
-        unruled: "allow",
-      });
-      if (!ruled.approved) {
-        return toolRejected(ruled.feedback, { isRoot: env.isRoot, denial: ruled.denial });
-      }
-      let info: Deno.FileInfo;
-      try {
-        info = await Deno.stat(p);
-      } catch (e) {
-        if (!(e instanceof Deno.errors.NotFound)) throw e;
-        return toolError({
-          message: `\`${params.path}\` does not exist.`,
-          brief: "File not found",
-        });
-      }
-      if (!info.isFile) {
-        return toolError({ message: `\`${params.path}\` is not a file.`, brief: "Invalid path" });
-      }
-      const type = detectFileType(p, await readHeader(p));
-      if (type.kind === "text") {
-        return toolError({
-          message: `\`${params.path}\` is a text file. Use ReadFile to read text files.`,
-          brief: "Unsupported file type",
-        });
-      }
-      if (type.kind === "binary") {
-        return toolError({
-          message: `\`${params.path}\` seems not readable as an image or video file. Inspect ` +
-            "it with shell commands, a script or an MCP tool instead.",
-          brief: "File not readable",
-        });
-      }
-      const needed = type.kind === "image" ? "image_in" : "video_in";
-      if (!env.modelCapabilities.has(needed)) {
-        return toolError({
-          message: `The current model does not support ${type.kind} input. Tell the user to use ` +
-            `a model with ${type.kind} input capability.`,
-          brief: "Unsupported media type",
-        });
-      }
-      return await this.#load(p, type);
+      const target = resolveReadTarget(params.path, this.#env);
+      if (!target.ok) return target.error;
+      const p = target.path;
+      // Approval rules may ask; the read below is pinned and re-checked after any wait.
+      const refused = await approveRead(p, { env: this.#env, ctx });
+      if (refused) return refused;
+      return await readPinned(params.path, p, (pin) => this.#read(p, params, pin));
     } catch (e) {
       return toolError({
         message: `Failed to read ${params.path}. Error: ${e instanceof Error ? e.message : e}`,
         brief: "Failed to read file",
       });
     }
+  }
+
+  async #read(
+    p: string,
+    params: ReadMediaFileParams,
+    pin: FilePin | null,
+  ): Promise<ToolReturnValue> {
+    const env = this.#env;
+    const kind = await inspectReadFile(params.path, p, pin);
+    if (!kind.ok) return kind.error;
+    const type = kind.type;
+    if (type.kind === "text") {
+      return toolError({
+        message: `\`${params.path}\` is a text file. Use ReadFile to read text files.`,
+        brief: "Unsupported file type",
+      });
+    }
+    if (type.kind === "binary") {
+      return toolError({
+        message: `\`${params.path}\` seems not readable as an image or video file. Inspect ` +
+          "it with shell commands, a script or an MCP tool instead.",
+        brief: "File not readable",
+      });
+    }
+    const needed = type.kind === "image" ? "image_in" : "video_in";
+    if (!env.modelCapabilities.has(needed)) {
+      return toolError({
+        message: `The current model does not support ${type.kind} input. Tell the user to use ` +
+          `a model with ${type.kind} input capability.`,
+        brief: "Unsupported media type",
+      });
+    }
+    return await this.#load(p, type, pin);
   }
 }
 

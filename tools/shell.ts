@@ -9,6 +9,7 @@ import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
 import { getTaskManager } from "../lib/background/task_manager.ts";
 import { formatTask, taskDisplayBlock } from "../lib/background/task_format.ts";
 import { LineAssembler, TailLines } from "../lib/process/line_assembler.ts";
+import { wrapCommand } from "../lib/process/command_wrapper.ts";
 import { resolveShell, type ShellInfo } from "../lib/process/shell_info.ts";
 import { exitCodeOf, type ShellProcess, startShellProcess } from "../lib/process/shell_process.ts";
 import { toolError, toolRejected, ToolResultBuilder } from "../lib/tooling/result.ts";
@@ -151,18 +152,32 @@ class ShellTool implements Tool<ShellParams> {
       publishToolOutput(ctx.toolCallId, line);
     };
     const lines = { stdout: new LineAssembler(), stderr: new LineAssembler() };
-    let proc: ShellProcess;
+    let proc: Pick<ShellProcess, "done">;
     try {
-      proc = startShellProcess({
-        command: params.command,
-        cwd: this.#env.workDir,
-        env: this.#childEnv(),
-        shell: this.#shell,
-        timeoutMs: params.timeout * 1000,
-        signal: ctx.signal,
-        killGraceMs: this.#env.background.killGracePeriodMs,
-        onData: (chunk, stream) => lines[stream].push(chunk, emit),
-      });
+      const terminal = this.#env.terminal;
+      proc = terminal
+        ? await terminal.start({
+          toolCallId: ctx.toolCallId,
+          argv: wrapCommand([this.#shell.program, "-c", params.command], {
+            cwd: this.#env.workDir,
+            env: this.#childEnv(),
+          }),
+          cwd: this.#env.workDir,
+          env: { GIT_TERMINAL_PROMPT: "0" },
+          timeoutMs: params.timeout * 1000,
+          signal: ctx.signal,
+          onData: (chunk, stream) => lines[stream].push(chunk, emit),
+        })
+        : startShellProcess({
+          command: params.command,
+          cwd: this.#env.workDir,
+          env: this.#childEnv(),
+          shell: this.#shell,
+          timeoutMs: params.timeout * 1000,
+          signal: ctx.signal,
+          killGraceMs: this.#env.background.killGracePeriodMs,
+          onData: (chunk, stream) => lines[stream].push(chunk, emit),
+        });
     } catch (e) {
       return builder.error(`Command execution failed: ${errorText(e)}`, {
         brief: "Execution failed",

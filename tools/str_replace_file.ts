@@ -6,9 +6,14 @@
 import { z } from "zod";
 import { readAsset } from "../lib/assets/mod.ts";
 import { buildDiffBlocks } from "../lib/tooling/diff_blocks.ts";
-import { editAction } from "../lib/tooling/file_actions.ts";
-import { resolveFileTarget } from "../lib/tooling/file_target.ts";
-import { toolError, toolOk, toolRejected } from "../lib/tooling/result.ts";
+import { fileBackend } from "../lib/tooling/file_backend.ts";
+import {
+  approveFileChange,
+  confirmFileTarget,
+  resolveFileTarget,
+  writeResolvedFile,
+} from "../lib/tooling/file_target.ts";
+import { toolError, toolOk } from "../lib/tooling/result.ts";
 import type {
   Tool,
   ToolCallContext,
@@ -102,7 +107,15 @@ class StrReplaceFileTool implements Tool<StrReplaceFileParams> {
       if (edits.some((e) => e.old === "")) {
         return toolError({ message: "The `old` string cannot be empty.", brief: "Invalid edit" });
       }
-      const raw = new TextDecoder().decode(await Deno.readFile(p));
+      // The editor's buffer when an ACP client holds the file, else the disk.
+      const files = fileBackend(env);
+      const raw = await files.readText(p);
+      if (raw === null) {
+        return toolError({
+          message: `\`${params.path}\` does not exist.`,
+          brief: "File not found",
+        });
+      }
       const crlf = raw.includes("\r\n");
       const original = crlf ? raw.replaceAll("\r\n", "\n") : raw;
       let content = original;
@@ -123,21 +136,24 @@ class StrReplaceFileTool implements Tool<StrReplaceFileParams> {
       }
 
       const diff = buildDiffBlocks(p, original, content);
-      if (!plan.isPlanFile) {
-        const outcome = await ctx.requestApproval({
-          action: editAction(target.inside),
-          description: `Edit file \`${p}\``,
-          display: diff,
-          subject: { kind: "file", path: p },
-        });
-        if (!outcome.approved) {
-          return toolRejected(outcome.feedback, { isRoot: env.isRoot, denial: outcome.denial });
-        }
-      }
+      const refused = await approveFileChange(target, {
+        env,
+        ctx,
+        description: `Edit file \`${p}\``,
+        display: diff,
+      });
+      if (refused) return refused;
 
       await env.fileHistory?.beforeChange(p);
       try {
-        await Deno.writeTextFile(p, crlf ? content.replaceAll("\n", "\r\n") : content);
+        const text = crlf ? content.replaceAll("\n", "\r\n") : content;
+        // Checked again after the approval wait: the path must still lead where it was approved.
+        const changed = confirmFileTarget(params.path, p, env) ??
+          (files.name === "local"
+            ? await writeResolvedFile(params.path, p, text, { append: false })
+            : null);
+        if (changed) return changed;
+        if (files.name !== "local") await files.writeText(p, text);
       } finally {
         await env.fileHistory?.afterChange(p);
       }

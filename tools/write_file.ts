@@ -8,9 +8,14 @@ import { dirname } from "node:path";
 import { z } from "zod";
 import { readAsset } from "../lib/assets/mod.ts";
 import { buildDiffBlocks } from "../lib/tooling/diff_blocks.ts";
-import { editAction } from "../lib/tooling/file_actions.ts";
-import { resolveFileTarget } from "../lib/tooling/file_target.ts";
-import { toolError, toolOk, toolRejected } from "../lib/tooling/result.ts";
+import { fileBackend } from "../lib/tooling/file_backend.ts";
+import {
+  approveFileChange,
+  confirmFileTarget,
+  resolveFileTarget,
+  writeResolvedFile,
+} from "../lib/tooling/file_target.ts";
+import { toolError, toolOk } from "../lib/tooling/result.ts";
 import type {
   Tool,
   ToolCallContext,
@@ -33,16 +38,6 @@ export const WriteFileParamsSchema = z.object({
 });
 /** WriteFile parameters. */
 export type WriteFileParams = z.infer<typeof WriteFileParamsSchema>;
-
-/** Read a file as UTF-8 (invalid bytes replaced), or `null` when it does not exist. */
-export async function readTextOrNull(path: string): Promise<string | null> {
-  try {
-    return new TextDecoder().decode(await Deno.readFile(path));
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return null;
-    throw e;
-  }
-}
 
 class WriteFileTool implements Tool<WriteFileParams> {
   readonly name = "WriteFile";
@@ -69,31 +64,41 @@ class WriteFileTool implements Tool<WriteFileParams> {
         });
       }
 
-      const oldText = await readTextOrNull(p);
+      // A secret file's old content never goes into the diff (approval, wire.jsonl) or undo.
+      const secret = target.control?.secret ?? false;
+      // The editor's buffer when an ACP client holds the file, else the disk.
+      const files = fileBackend(env);
+      const oldText = secret ? null : await files.readText(p);
       const newText = params.mode === "overwrite"
         ? params.content
         : (oldText ?? "") + params.content;
       const diff = buildDiffBlocks(p, oldText ?? "", newText);
 
-      if (!plan.isPlanFile) {
-        const outcome = await ctx.requestApproval({
-          action: editAction(target.inside),
-          description: `Write file \`${p}\``,
-          display: diff,
-          subject: { kind: "file", path: p },
-        });
-        if (!outcome.approved) {
-          return toolRejected(outcome.feedback, { isRoot: env.isRoot, denial: outcome.denial });
-        }
-      }
+      const refused = await approveFileChange(target, {
+        env,
+        ctx,
+        description: `Write file \`${p}\``,
+        display: diff,
+      });
+      if (refused) return refused;
 
-      await env.fileHistory?.beforeChange(p);
+      const history = secret ? undefined : env.fileHistory;
+      await history?.beforeChange(p);
+      let size: number;
       try {
-        await Deno.writeTextFile(p, params.content, { append: params.mode === "append" });
+        const append = params.mode === "append";
+        // Checked again after the approval wait: the path must still lead where it was approved.
+        const changed = confirmFileTarget(params.path, p, env) ??
+          (files.name === "local"
+            ? await writeResolvedFile(params.path, p, params.content, { append })
+            : null);
+        if (changed) return changed;
+        size = files.name === "local"
+          ? (await Deno.stat(p)).size
+          : await files.writeText(p, params.content, { append });
       } finally {
-        await env.fileHistory?.afterChange(p);
+        await history?.afterChange(p);
       }
-      const size = (await Deno.stat(p)).size;
       const verb = params.mode === "overwrite" ? "overwritten" : "appended to";
       return toolOk({
         output: "",

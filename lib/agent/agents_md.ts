@@ -14,6 +14,8 @@
  */
 import { isPresent, pathStatus } from "../fs/exists.ts";
 import { dirname, join, resolve } from "node:path";
+import { log } from "../log.ts";
+import { isSecretFile } from "../tooling/sensitive.ts";
 
 /** Byte budget of the merged text. */
 export const AGENTS_MD_MAX_BYTES = 32 * 1024;
@@ -64,6 +66,12 @@ function truncateUtf8(text: string, maxBytes: number): string {
 }
 
 async function readTrimmed(path: string): Promise<string> {
+  // A planted AGENTS.md that leads to a secret (a symlink to ~/.ssh/id_rsa, kimi's config)
+  // is never inlined into the system prompt.
+  if (isSecretFile(path)) {
+    log("WARNING", "agents_md", `Skipping ${path}: it leads to a file that holds secrets`);
+    return "";
+  }
   try {
     return (await Deno.readTextFile(path)).trim();
   } catch {

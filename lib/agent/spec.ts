@@ -26,6 +26,8 @@ import * as nodePath from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { hasAsset, listAssets, readAsset } from "../assets/mod.ts";
+import type { ControlPath } from "../tooling/control_paths.ts";
+import { isSecretFile } from "../tooling/sensitive.ts";
 
 /** The only spec version understood. */
 export const AGENT_SPEC_VERSION = "1";
@@ -152,6 +154,13 @@ async function readLocation(loc: Location, what: "spec" | "prompt"): Promise<str
   if (loc.kind === "builtin") {
     if (!hasAsset(loc.asset)) throw new AgentSpecError(notFound);
     return readAsset(loc.asset);
+  }
+  if (isSecretFile(loc.path)) {
+    throw new AgentSpecError(
+      `${what === "spec" ? "Agent spec" : "System prompt"} path leads to a file that holds ` +
+        `secrets (kimi's configuration or credentials, a key, /proc): ${shown}. Refusing to ` +
+        "read it.",
+    );
   }
   let info: Deno.FileInfo;
   try {
@@ -371,4 +380,22 @@ export function loadAgentSpec(source: AgentSpecSource): Promise<ResolvedAgentSpe
     return loadFromLocation(loc);
   }
   return loadFromLocation({ kind: "file", path: nodePath.resolve(source.file) });
+}
+
+/**
+ * The files of a resolved spec that configure what kimi runs later (the spec file, its system
+ * prompt, its custom tool modules): control paths the agent may not change.
+ */
+export function agentControlPaths(spec: ResolvedAgentSpec): ControlPath[] {
+  const files = [
+    spec.file,
+    spec.systemPrompt.source,
+    ...spec.tools.filter((t) => t.startsWith("/")),
+  ].filter((p) => p.startsWith("/"));
+  return [...new Set(files)].map((path) => ({
+    path,
+    kind: "file",
+    what: "a file of the agent in use (its spec, prompt or tool code)",
+    secret: false,
+  }));
 }

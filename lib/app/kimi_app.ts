@@ -23,8 +23,11 @@ import type { Session } from "../session/session.ts";
 import { loadState, saveState } from "../session/state.ts";
 import { shortenTitle } from "../session/title.ts";
 import { extractText } from "../llm/message.ts";
+import { registerControlPaths } from "../tooling/control_paths.ts";
 import { DenoPermissionScope, type PermissionScope } from "../tooling/scope.ts";
 import type { ToolEnv } from "../tooling/tool.ts";
+import type { FileBackend } from "../tooling/file_backend.ts";
+import type { TerminalBackend } from "../tooling/terminal_backend.ts";
 import {
   PendingRequest,
   type Question,
@@ -32,6 +35,7 @@ import {
   type UserInput,
 } from "../wire/messages.ts";
 import { createSubagentService } from "./subagent_wiring.ts";
+import { SubagentManager } from "../subagents/service.ts";
 import { loadAgentTools } from "./tool_loading.ts";
 import { ApprovalRuntime, ApprovalState } from "../soul/approval.ts";
 import { PermissionRuleSet } from "../permission/rule_set.ts";
@@ -53,6 +57,7 @@ import { createMcpManager } from "../mcp/setup.ts";
 import { HookEngine } from "../hooks/engine.ts";
 import { TaskNotificationQueue } from "../background/notifications.ts";
 import { getTaskManager } from "../background/task_manager.ts";
+import { backgroundSettings } from "../background/settings.ts";
 
 /** Options of {@link KimiApp.create}. */
 export interface KimiAppOptions {
@@ -94,6 +99,10 @@ export interface KimiAppOptions {
   mcpServers?: McpServers;
   /** Receives a line per MCP server that failed or needs authorization (stderr). */
   reportMcp?: (line: string) => void;
+  /** Where file tools read and write text (default: the local disk). */
+  files?: FileBackend;
+  /** Where Shell runs foreground commands (default: local processes). */
+  terminal?: TerminalBackend;
   /**
    * The user's config file, where saved approval rules live (null: config from `--config`
    * text; undefined: `<share>/config.toml`).
@@ -140,7 +149,7 @@ export class KimiApp {
   /** Build the agent for a session. */
   static async create(opts: KimiAppOptions): Promise<KimiApp> {
     const { config, session } = opts;
-    const [{ resolveModel }, { loadAgentSpec }, sp] = await Promise.all([
+    const [{ resolveModel }, { loadAgentSpec, agentControlPaths }, sp] = await Promise.all([
       lazyImport<typeof import("../config/model_resolution.ts")>(
         "../config/model_resolution.ts",
         import.meta.url,
@@ -160,6 +169,7 @@ export class KimiApp {
       writeStdout: opts.writeStdout,
     });
     const agent = await loadAgentSpec(opts.agent);
+    registerControlPaths("agent", agentControlPaths(agent));
 
     const state = session.state;
     state.approval.yolo = state.approval.yolo || opts.yolo || config.default_yolo;
@@ -342,13 +352,7 @@ export class KimiApp {
         moonshotSearch: service(config.services.moonshot_search),
         moonshotFetch: service(config.services.moonshot_fetch),
       },
-      background: {
-        maxRunningTasks: bg.max_running_tasks,
-        readMaxBytes: bg.read_max_bytes,
-        notificationTailLines: bg.notification_tail_lines,
-        notificationTailChars: bg.notification_tail_chars,
-        killGracePeriodMs: bg.kill_grace_period_ms,
-      },
+      background: backgroundSettings(bg),
       childEnv: () =>
         childEnvironment(readableEnvironment(), { values: secretValues, names: secretNames }),
       planMode: () => ({ active: soul.planMode, planFile: soul.planMode ? plan.planFile : null }),
@@ -382,6 +386,8 @@ export class KimiApp {
         beforeChange: (path) => fileSnapshots.recordBefore(path, context.nCheckpoints - 1),
         afterChange: (path) => fileSnapshots.recordAfter(path, context.nCheckpoints - 1),
       },
+      files: opts.files,
+      terminal: opts.terminal,
       request: <T extends RequestType>(req: PendingRequest<T>) => {
         soul.emit(req as PendingRequest);
         return req.result;
@@ -409,6 +415,9 @@ export class KimiApp {
           ),
       }),
     };
+    // Settle subagent instances an earlier run left running in the background (their files
+    // only; it runs alongside start-up).
+    if (env.subagents instanceof SubagentManager) env.subagents.recover().catch(() => {});
     for (const tool of await loadAgentTools(agent.tools, env, { disabled, scope })) {
       toolset.add(tool);
     }

@@ -4,9 +4,15 @@
  * ({@link BackgroundTaskManager.startInProcess}), which outlive the turn that started them,
  * are inspected with TaskList/TaskOutput and stopped with TaskStop.
  *
- * Each task runs in this process as the leader of its own process group; its output is
- * appended to `<sessionDir>/tasks/<id>/output` and its state kept in
- * `<sessionDir>/tasks/<id>/task.json` (see {@link TaskStore}).
+ * Files follow the reference's layout (see {@link TaskStore}): `spec.json`, `runtime.json`,
+ * `control.json`, `consumer.json` and `output.log` under `<sessionDir>/tasks/<id>/`.
+ *
+ * A shell task runs as the leader of its own process group, supervised by this process (which
+ * refreshes the `runtime.json` heartbeat and obeys a stop request written to `control.json`
+ * by anyone) or, with `background.keep_alive_on_exit`, by a detached
+ * `kimi __background-task-worker` that outlives kimi. A task whose supervisor is gone (its
+ * process died, or its heartbeat is older than `worker_stale_after_ms`) is marked `lost` (or
+ * `killed` when a stop had been asked for) the next time it is looked at.
  *
  * The soul gets the manager of a session with {@link getTaskManager} (one per session dir
  * per process), subscribes to {@link BackgroundTaskManager.onTerminal} to publish completion
@@ -15,15 +21,12 @@
  *
  * @module
  */
-import { resolve } from "node:path";
+import { basename, resolve } from "node:path";
 import type { BackgroundSettings } from "../tooling/tool.ts";
-import {
-  exitCodeOf,
-  type ShellOutcome,
-  type ShellProcess,
-  startShellProcess,
-} from "../process/shell_process.ts";
-import type { ShellInfo } from "../process/shell_info.ts";
+import { type ShellProcess, startShellProcess } from "../process/shell_process.ts";
+import { resolveShell, type ShellInfo } from "../process/shell_info.ts";
+import { wrapCommand } from "../process/command_wrapper.ts";
+import { log } from "../log.ts";
 import { OutputSink } from "./output_sink.ts";
 import {
   isTerminalStatus,
@@ -33,6 +36,9 @@ import {
   type TaskRecord,
 } from "./task_record.ts";
 import { TaskStore } from "./task_store.ts";
+import { type InProcessOutcome, inProcessVerdict, shellVerdict } from "./task_verdict.ts";
+
+export type { InProcessOutcome } from "./task_verdict.ts";
 
 /** Options of {@link BackgroundTaskManager.start}. */
 export interface StartTaskOptions {
@@ -61,9 +67,6 @@ export interface InProcessTaskIO {
   /** Append text to the task's output file. */
   write(text: string): void;
 }
-
-/** How an in-process task's body ended (an abort is judged by the manager). */
-export type InProcessOutcome = { ok: true } | { ok: false; reason: string };
 
 /** Options of {@link BackgroundTaskManager.startInProcess}. */
 export interface StartInProcessTaskOptions {
@@ -152,79 +155,56 @@ export class TaskLimitError extends Error {
 
 interface LiveTask {
   record: TaskRecord;
-  /** The shell process (`bash` tasks), or null for in-process tasks. */
+  /** The shell process (`bash` tasks run here), or null. */
   proc: ShellProcess | null;
-  /** Cancels an in-process task, or null for shell tasks. */
+  /** Cancels an in-process task, or null. */
   abort: AbortController | null;
-  sink: OutputSink;
+  /** Where output goes (null when a detached worker writes it). */
+  sink: OutputSink | null;
+  /** Run by a detached worker process (keep-alive). */
+  detached: boolean;
+  /** Resolves a detached task's `finished` once its runtime file says it ended. */
+  settleDetached?: (rec: TaskRecord) => void;
   finished: Promise<TaskRecord>;
   persisted: Promise<void>;
 }
 
-const LOST_REASON = "The process running this task belonged to an earlier run and is gone.";
+const DEFAULT_HEARTBEAT_MS = 5000;
+const DEFAULT_CONTROL_POLL_MS = 500;
+const DEFAULT_STALE_AFTER_MS = 15000;
 
-/** How a shell task ended, as record fields. */
-function shellVerdict(rec: TaskRecord, outcome: ShellOutcome): Partial<TaskRecord> {
-  if (outcome.kind === "timeout") {
-    return {
-      status: "failed",
-      interrupted: true,
-      timed_out: true,
-      exit_code: exitCodeOf(outcome),
-      failure_reason: `Command timed out after ${rec.timeout_s}s`,
-    };
+/**
+ * Whether process `pid` is gone: `true` when it certainly no longer exists, `false` when it
+ * does, `null` when this run cannot tell (no `/proc`, or no permission to look).
+ */
+function processGone(pid: number): boolean | null {
+  if (pid === Deno.pid) return false;
+  if (Deno.build.os !== "linux") return null;
+  try {
+    Deno.statSync(`/proc/${pid}`);
+    return false;
+  } catch (e) {
+    return e instanceof Deno.errors.NotFound ? true : null;
   }
-  if (outcome.kind === "terminated" || rec.kill_reason !== null) {
-    return {
-      status: "killed",
-      interrupted: true,
-      exit_code: exitCodeOf(outcome),
-      failure_reason: rec.kill_reason ?? "Killed",
-    };
-  }
-  const code = exitCodeOf(outcome);
-  return code === 0 ? { exit_code: code, status: "completed" } : {
-    exit_code: code,
-    status: "failed",
-    failure_reason: `Command failed with exit code ${code}`,
-  };
-}
-
-/** How an in-process task ended, as record fields. */
-function inProcessVerdict(
-  rec: TaskRecord,
-  timedOut: boolean,
-  outcome: InProcessOutcome,
-): Partial<TaskRecord> {
-  if (timedOut) {
-    const label = rec.kind === "agent" ? "Agent task" : "Task";
-    return {
-      status: "failed",
-      interrupted: true,
-      timed_out: true,
-      failure_reason: `${label} timed out after ${rec.timeout_s}s`,
-    };
-  }
-  if (rec.kill_reason !== null) {
-    return { status: "killed", interrupted: true, failure_reason: rec.kill_reason };
-  }
-  return outcome.ok
-    ? { status: "completed" }
-    : { status: "failed", failure_reason: outcome.reason };
 }
 
 /** The background tasks of one session. */
 export class BackgroundTaskManager {
   /** Where task files live. */
   readonly store: TaskStore;
+  readonly #sessionId: string;
   #settings: BackgroundSettings;
   readonly #live = new Map<string, LiveTask>();
   #starting = 0;
   readonly #listeners = new Set<(task: TaskRecord) => void>();
+  #supervisor: ReturnType<typeof setInterval> | null = null;
+  #supervising = false;
+  #warnedNoWorker = false;
 
   /** A manager for the session at `sessionDir`. Prefer {@link getTaskManager}. */
   constructor(sessionDir: string, settings: BackgroundSettings) {
     this.store = new TaskStore(sessionDir);
+    this.#sessionId = basename(resolve(sessionDir));
     this.#settings = settings;
   }
 
@@ -256,6 +236,18 @@ export class BackgroundTaskManager {
     return () => this.#listeners.delete(listener);
   }
 
+  get #heartbeatMs(): number {
+    return this.#settings.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_MS;
+  }
+
+  get #pollMs(): number {
+    return this.#settings.controlPollIntervalMs ?? DEFAULT_CONTROL_POLL_MS;
+  }
+
+  get #staleAfterS(): number {
+    return (this.#settings.staleAfterMs ?? DEFAULT_STALE_AFTER_MS) / 1000;
+  }
+
   /**
    * Start a command as a background task. Throws {@link TaskLimitError} at the running-task
    * limit, or the spawn error (the task is then recorded as failed).
@@ -265,22 +257,43 @@ export class BackgroundTaskManager {
     if (this.activeCount + this.#starting >= limit) throw new TaskLimitError(limit);
     this.#starting++;
     try {
-      return await this.#start(opts);
+      const worker = this.#settings.keepAliveWorker;
+      return worker ? await this.#startDetached(opts, worker) : await this.#start(opts);
     } finally {
       this.#starting--;
     }
   }
 
-  async #start(opts: StartTaskOptions): Promise<TaskRecord> {
+  #newShellRecord(opts: StartTaskOptions, shell: ShellInfo): TaskRecord {
     const record = newTaskRecord({
       kind: "bash",
+      sessionId: this.#sessionId,
       description: opts.description,
-      status: "pending",
+      status: "starting",
       command: opts.command,
       cwd: opts.cwd,
       timeoutS: opts.timeoutS,
       toolCallId: opts.toolCallId,
     });
+    record.shell_name = shell.name;
+    record.shell_path = shell.path;
+    return record;
+  }
+
+  async #failStart(record: TaskRecord, e: unknown): Promise<never> {
+    const t = nowSeconds();
+    Object.assign(record, {
+      status: "failed",
+      failure_reason: `Failed to start the command: ${e instanceof Error ? e.message : e}`,
+      finished_at: t,
+      updated_at: t,
+    });
+    await this.store.writeRuntime(record);
+    throw e;
+  }
+
+  async #start(opts: StartTaskOptions): Promise<TaskRecord> {
+    const record = this.#newShellRecord(opts, opts.shell ?? resolveShell(opts.env.PATH));
     await this.store.create(record);
     const sink = await OutputSink.open(this.store.outputPath(record.id));
     let proc: ShellProcess;
@@ -296,52 +309,179 @@ export class BackgroundTaskManager {
       });
     } catch (e) {
       await sink.close();
-      const t = nowSeconds();
-      Object.assign(record, {
-        status: "failed",
-        failure_reason: `Failed to start the command: ${e instanceof Error ? e.message : e}`,
-        finished_at: t,
-        updated_at: t,
-      });
-      await this.store.write(record);
-      throw e;
+      return await this.#failStart(record, e);
     }
     const started = nowSeconds();
     Object.assign(record, {
       status: "running",
-      pid: proc.pid,
+      worker_pid: Deno.pid,
+      child_pid: proc.pid,
+      child_pgid: Deno.build.os === "windows" ? null : proc.pid,
+      shell_name: proc.shell.name,
       shell_path: proc.shell.path,
       started_at: started,
+      heartbeat_at: started,
       updated_at: started,
     });
-    const live: LiveTask = {
-      record,
-      proc,
-      abort: null,
-      sink,
-      persisted: Promise.resolve(),
-      finished: Promise.resolve(record),
-    };
-    this.#live.set(record.id, live);
-    live.finished = proc.done.then((outcome) => this.#finish(live, outcome));
+    const live = this.#track(record, { proc, sink });
+    live.finished = proc.done.then(async (outcome) => {
+      await sink.close();
+      return await this.#settle(live, shellVerdict(live.record, outcome));
+    });
     await this.#persist(live);
     return { ...record };
   }
 
+  /** Run the command under a detached worker that outlives this process (keep-alive). */
+  async #startDetached(
+    opts: StartTaskOptions,
+    worker: NonNullable<BackgroundSettings["keepAliveWorker"]>,
+  ): Promise<TaskRecord> {
+    const shell = opts.shell ?? resolveShell(opts.env.PATH);
+    const record = this.#newShellRecord(opts, shell);
+    const argv = wrapCommand([shell.program, "-c", opts.command], {
+      cwd: opts.cwd,
+      env: opts.env,
+    });
+    await this.store.create(record);
+    const taskDir = this.store.taskDir(record.id);
+    const cmd = [
+      ...worker({ taskDir, programs: [...new Set([argv[0], shell.path])] }),
+      "__background-task-worker",
+      "--task-dir",
+      taskDir,
+      "--heartbeat-interval-ms",
+      String(this.#heartbeatMs),
+      "--control-poll-interval-ms",
+      String(this.#pollMs),
+      "--kill-grace-period-ms",
+      String(this.#settings.killGracePeriodMs),
+    ];
+    let child: Deno.ChildProcess;
+    try {
+      child = new Deno.Command(cmd[0], {
+        args: cmd.slice(1),
+        cwd: taskDir,
+        env: { ...opts.env },
+        clearEnv: true,
+        stdin: "piped",
+        stdout: "null",
+        stderr: "null",
+        detached: true,
+      }).spawn();
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotCapable) && !(e instanceof Deno.errors.NotFound)) {
+        return await this.#failStart(record, e);
+      }
+      // No permission to start a worker: run it here (it then stops when kimi exits).
+      if (!this.#warnedNoWorker) {
+        this.#warnedNoWorker = true;
+        log(
+          "WARNING",
+          "background",
+          `background.keep_alive_on_exit: cannot start a detached worker (${
+            e instanceof Error ? e.message : e
+          }); background tasks run inside kimi and stop when it exits`,
+        );
+      }
+      await Deno.remove(taskDir, { recursive: true }).catch(() => {});
+      return await this.#start(opts);
+    }
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(JSON.stringify({ argv, env: opts.env })));
+    await writer.close().catch(() => {});
+    child.unref();
+    const live = this.#track(record, { detached: true });
+    live.finished = new Promise<TaskRecord>((res) => (live.settleDetached = res));
+    return { ...record };
+  }
+
+  #track(
+    record: TaskRecord,
+    parts: { proc?: ShellProcess; sink?: OutputSink; abort?: AbortController; detached?: boolean },
+  ): LiveTask {
+    const live: LiveTask = {
+      record,
+      proc: parts.proc ?? null,
+      abort: parts.abort ?? null,
+      sink: parts.sink ?? null,
+      detached: parts.detached ?? false,
+      persisted: Promise.resolve(),
+      finished: Promise.resolve(record),
+    };
+    this.#live.set(record.id, live);
+    this.#ensureSupervisor();
+    return live;
+  }
+
   #persist(live: LiveTask): Promise<void> {
     const snapshot = { ...live.record };
-    live.persisted = live.persisted.then(() => this.store.write(snapshot)).catch(() => {});
+    live.persisted = live.persisted.then(() => this.store.writeRuntime(snapshot)).catch(() => {});
     return live.persisted;
   }
 
-  async #finish(live: LiveTask, outcome: ShellOutcome): Promise<TaskRecord> {
-    await live.sink.close();
-    return await this.#settle(live, shellVerdict(live.record, outcome));
+  /** Keep heartbeats fresh, obey stop requests and follow detached workers while tasks run. */
+  #ensureSupervisor(): void {
+    if (this.#supervisor !== null) return;
+    const timer = setInterval(() => void this.#supervise(), this.#pollMs);
+    Deno.unrefTimer(timer);
+    this.#supervisor = timer;
+  }
+
+  async #supervise(): Promise<void> {
+    if (this.#supervising) return;
+    this.#supervising = true;
+    try {
+      const now = nowSeconds();
+      let running = 0;
+      for (const live of this.#live.values()) {
+        const rec = live.record;
+        if (isTerminalStatus(rec.status)) continue;
+        running++;
+        if (live.detached) {
+          await this.#followDetached(live);
+          continue;
+        }
+        if (now - (rec.heartbeat_at ?? 0) >= this.#heartbeatMs / 1000) {
+          rec.heartbeat_at = now;
+          rec.updated_at = now;
+          void this.#persist(live);
+        }
+        if (rec.kill_requested_at === null) {
+          const control = await this.store.readControl(rec.id);
+          if (control.kill_requested_at !== null) {
+            void this.stop(rec.id, control.kill_reason ?? "Killed", control.kill_requested_at);
+          }
+        }
+      }
+      if (running === 0 && this.#supervisor !== null) {
+        clearInterval(this.#supervisor);
+        this.#supervisor = null;
+      }
+    } finally {
+      this.#supervising = false;
+    }
+  }
+
+  /** Read a detached task's runtime; settle it when it ended or its worker is gone. */
+  async #followDetached(live: LiveTask): Promise<void> {
+    const runtime = await this.store.readRuntime(live.record.id);
+    if (runtime) Object.assign(live.record, runtime);
+    const control = await this.store.readControl(live.record.id);
+    Object.assign(live.record, control);
+    if (!isTerminalStatus(live.record.status)) {
+      const dead = this.#deadVerdict(live.record);
+      if (!dead) return;
+      Object.assign(live.record, dead);
+      await this.store.writeRuntime(live.record).catch(() => {});
+    }
+    this.#live.delete(live.record.id);
+    live.settleDetached?.(this.#notify({ ...live.record }));
   }
 
   /**
-   * The one way a task ends (shell or in-process): apply the verdict, note an output write
-   * failure, stamp the finish time, persist, tell `onSettled` and the listeners.
+   * The one way a task run here ends (shell or in-process): apply the verdict, note an output
+   * write failure, stamp the finish time, persist, tell `onSettled` and the listeners.
    */
   async #settle(
     live: LiveTask,
@@ -350,12 +490,13 @@ export class BackgroundTaskManager {
   ): Promise<TaskRecord> {
     const rec = live.record;
     Object.assign(rec, verdict);
-    if (live.sink.error && !rec.failure_reason) {
+    if (live.sink?.error && !rec.failure_reason) {
       rec.failure_reason = `Could not write output: ${String(live.sink.error)}`;
     }
     const t = nowSeconds();
     rec.finished_at = t;
     rec.updated_at = t;
+    rec.heartbeat_at = t;
     await this.#persist(live);
     try {
       await onSettled?.({ ...rec });
@@ -378,7 +519,7 @@ export class BackgroundTaskManager {
 
   /**
    * Start work that runs inside this process (e.g. a background subagent) as a task with the
-   * same record and output file as shell tasks. TaskStop and the timeout abort `io.signal`.
+   * same files as shell tasks. TaskStop and the timeout abort `io.signal`.
    * Throws {@link TaskLimitError} at the running-task limit.
    */
   async startInProcess(opts: StartInProcessTaskOptions): Promise<TaskRecord> {
@@ -389,23 +530,17 @@ export class BackgroundTaskManager {
     try {
       const record = newTaskRecord({
         kind: opts.kind,
+        sessionId: this.#sessionId,
         description: opts.description,
         status: "running",
         timeoutS: opts.timeoutS,
         toolCallId: opts.toolCallId,
         payload: opts.payload,
       });
+      record.worker_pid = Deno.pid;
       await this.store.create(record);
       const sink = await OutputSink.open(this.store.outputPath(record.id));
-      live = {
-        record,
-        proc: null,
-        abort: new AbortController(),
-        sink,
-        persisted: Promise.resolve(),
-        finished: Promise.resolve(record),
-      };
-      this.#live.set(record.id, live);
+      live = this.#track(record, { sink, abort: new AbortController() });
       await this.#persist(live);
     } finally {
       this.#starting--;
@@ -417,6 +552,7 @@ export class BackgroundTaskManager {
   async #runInProcess(live: LiveTask, opts: StartInProcessTaskOptions): Promise<TaskRecord> {
     const rec = live.record;
     const abort = live.abort!;
+    const sink = live.sink!;
     let timedOut = false;
     const timer = opts.timeoutS
       ? setTimeout(() => {
@@ -430,18 +566,18 @@ export class BackgroundTaskManager {
       outcome = await opts.run({
         taskId: rec.id,
         signal: abort.signal,
-        write: (text) => live.sink.write(encoder.encode(text)),
+        write: (text) => sink.write(encoder.encode(text)),
       });
     } catch (e) {
       outcome = { ok: false, reason: e instanceof Error ? e.message : String(e) };
     } finally {
       clearTimeout(timer);
     }
-    await live.sink.close();
+    await sink.close();
     return await this.#settle(live, inProcessVerdict(rec, timedOut, outcome), opts.onSettled);
   }
 
-  /** A task's record, or `null` when unknown. Tasks of an earlier run are marked `lost`. */
+  /** A task's record, or `null` when unknown. A task whose supervisor is gone is settled. */
   async get(taskId: string): Promise<TaskRecord | null> {
     const live = this.#live.get(taskId);
     if (live) return { ...live.record };
@@ -449,18 +585,47 @@ export class BackgroundTaskManager {
     return rec ? await this.#reconcile(rec) : null;
   }
 
+  /**
+   * How a task not run by this process ended, if its supervisor is gone: `null` while it may
+   * still be running (its worker is alive and its heartbeat fresh).
+   */
+  #deadVerdict(rec: TaskRecord): Partial<TaskRecord> | null {
+    const now = nowSeconds();
+    let reason: string;
+    if (rec.kind !== "bash") {
+      // In-process work (a background subagent) cannot outlive the process that ran it.
+      if (rec.worker_pid === Deno.pid) return null;
+      reason = "In-process background agent is no longer running";
+    } else {
+      const gone = rec.worker_pid !== null ? processGone(rec.worker_pid) : null;
+      const last = rec.heartbeat_at ?? rec.started_at ?? (rec.updated_at || rec.created_at);
+      const stale = now - last > this.#staleAfterS;
+      if (gone === false && !stale) return null;
+      if (gone === null && !stale) return null;
+      reason = gone === true
+        ? `Background worker (pid ${rec.worker_pid}) is no longer running`
+        : rec.heartbeat_at === null
+        ? "Background worker never heartbeat after startup"
+        : "Background worker heartbeat expired";
+    }
+    return rec.kill_requested_at !== null
+      ? {
+        status: "killed",
+        interrupted: true,
+        failure_reason: rec.kill_reason ?? "Killed during recovery",
+        finished_at: now,
+        updated_at: now,
+      }
+      : { status: "lost", failure_reason: reason, finished_at: now, updated_at: now };
+  }
+
   async #reconcile(rec: TaskRecord): Promise<TaskRecord> {
     if (isTerminalStatus(rec.status) || this.#live.has(rec.id)) return rec;
-    const t = nowSeconds();
-    const lost: TaskRecord = {
-      ...rec,
-      status: "lost",
-      failure_reason: rec.failure_reason ?? LOST_REASON,
-      finished_at: t,
-      updated_at: t,
-    };
-    await this.store.write(lost).catch(() => {});
-    return lost;
+    const dead = this.#deadVerdict(rec);
+    if (!dead) return rec;
+    const settled: TaskRecord = { ...rec, ...dead };
+    await this.store.writeRuntime(settled).catch(() => {});
+    return settled;
   }
 
   /** Tasks of this session, newest first. */
@@ -478,33 +643,18 @@ export class BackgroundTaskManager {
   }
 
   /**
-   * A task's state and output tail, optionally after waiting for it to finish.
-   * Throws {@link TaskNotFoundError}.
+   * A task's state and output tail, optionally after waiting for it to finish; records what
+   * the reader has seen in `consumer.json`. Throws {@link TaskNotFoundError}.
    */
   async output(taskId: string, opts: TaskOutputOptions = {}): Promise<TaskOutputSnapshot> {
     let task = await this.get(taskId);
     if (!task) throw new TaskNotFoundError(taskId);
-    const live = this.#live.get(taskId);
-    if (opts.block && live && !isTerminalStatus(task.status)) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      let onAbort: (() => void) | undefined;
-      await Promise.race([
-        live.finished,
-        new Promise<void>((
-          res,
-        ) => (timer = setTimeout(res, Math.max(0, opts.timeoutS ?? 30) * 1000))),
-        new Promise<void>((res) => {
-          if (!opts.signal) return;
-          if (opts.signal.aborted) return res();
-          onAbort = () => res();
-          opts.signal.addEventListener("abort", onAbort, { once: true });
-        }),
-      ]);
-      clearTimeout(timer);
-      if (onAbort) opts.signal?.removeEventListener("abort", onAbort);
-      task = { ...live.record };
+    const timeoutMs = Math.max(0, opts.timeoutS ?? 30) * 1000;
+    if (opts.block && !isTerminalStatus(task.status)) {
+      task = await this.#waitFor(taskId, timeoutMs, opts.signal) ?? task;
     }
-    if (live) await live.sink.flush();
+    const live = this.#live.get(taskId);
+    if (live?.sink) await live.sink.flush();
     const finished = isTerminalStatus(task.status);
     const retrievalStatus: RetrievalStatus = finished
       ? "success"
@@ -513,6 +663,10 @@ export class BackgroundTaskManager {
       : "not_ready";
     const maxBytes = opts.maxBytes ?? this.#settings.readMaxBytes;
     const tail = await this.store.readTail(taskId, maxBytes);
+    await this.store.writeConsumer(taskId, {
+      last_seen_output_size: tail.sizeBytes,
+      last_viewed_at: nowSeconds(),
+    }).catch(() => {});
     return {
       retrievalStatus,
       task,
@@ -525,26 +679,68 @@ export class BackgroundTaskManager {
     };
   }
 
+  /** Wait until a task has ended, the time is up or `signal` aborts; the latest record. */
+  async #waitFor(
+    taskId: string,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<TaskRecord | null> {
+    const live = this.#live.get(taskId);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let onAbort: (() => void) | undefined;
+    const polling = { on: true };
+    const finished = live ? live.finished.then(() => {}) : (async () => {
+      // Another process runs it: follow its files.
+      while (polling.on) {
+        const rec = await this.get(taskId);
+        if (!rec || isTerminalStatus(rec.status)) return;
+        await new Promise((r) => setTimeout(r, this.#pollMs));
+      }
+    })();
+    await Promise.race([
+      finished,
+      new Promise<void>((res) => (timer = setTimeout(res, timeoutMs))),
+      new Promise<void>((res) => {
+        if (!signal) return;
+        if (signal.aborted) return res();
+        onAbort = () => res();
+        signal.addEventListener("abort", onAbort, { once: true });
+      }),
+    ]);
+    polling.on = false;
+    clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener("abort", onAbort);
+    return await this.get(taskId);
+  }
+
   /**
    * Stop a task (its whole process group) and wait until it has ended. A finished task is
-   * returned unchanged. Throws {@link TaskNotFoundError}.
+   * returned unchanged. The request is written to `control.json` first, so a task run by
+   * another process (a keep-alive worker) stops too. Throws {@link TaskNotFoundError}.
    */
-  async stop(taskId: string, reason = "Stopped"): Promise<TaskRecord> {
+  async stop(taskId: string, reason = "Stopped", requestedAt?: number): Promise<TaskRecord> {
     const live = this.#live.get(taskId);
-    if (!live) {
-      const rec = await this.get(taskId);
-      if (!rec) throw new TaskNotFoundError(taskId);
-      return rec;
+    const rec = live ? live.record : await this.get(taskId);
+    if (!rec) throw new TaskNotFoundError(taskId);
+    if (isTerminalStatus(rec.status)) return { ...rec };
+    if (rec.kill_requested_at === null) {
+      rec.kill_requested_at = requestedAt ?? nowSeconds();
+      rec.kill_reason = reason;
+      rec.updated_at = nowSeconds();
+      await this.store.writeControl(rec).catch(() => {});
+      if (live) await this.#persist(live);
     }
-    if (isTerminalStatus(live.record.status)) return { ...live.record };
-    if (live.record.kill_reason === null) {
-      live.record.kill_reason = reason;
-      live.record.updated_at = nowSeconds();
-      await this.#persist(live);
+    if (live?.proc) {
+      await live.proc.terminate(reason);
+      return await live.finished;
     }
-    if (live.proc) await live.proc.terminate(reason);
-    else live.abort?.abort(new Error(reason));
-    return await live.finished;
+    if (live?.abort) {
+      live.abort.abort(new Error(reason));
+      return await live.finished;
+    }
+    // A worker process runs it: it polls control.json; give it the grace period to obey.
+    const waitMs = this.#settings.killGracePeriodMs + 4 * this.#pollMs + 1000;
+    return await this.#waitFor(taskId, waitMs) ?? rec;
   }
 
   /** Stop every running task of this manager; returns their ids. */

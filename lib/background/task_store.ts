@@ -1,14 +1,38 @@
 /**
- * On-disk layout of background tasks: `<sessionDir>/tasks/<id>/task.json` (written
- * atomically: temp file + rename) and `<sessionDir>/tasks/<id>/output` (appended).
+ * On-disk layout of background tasks, as the reference keeps it: `<sessionDir>/tasks/<id>/`
+ * with `spec.json`, `runtime.json`, `control.json`, `consumer.json` (each replaced atomically:
+ * temp file + rename) and `output.log` (appended).
  *
  * @module
  */
 import { join } from "node:path";
-import { TASK_ID_PATTERN, type TaskRecord, TaskRecordSchema } from "./task_record.ts";
+import type { z } from "zod";
+import { atomicWriteText } from "../fs/atomic_write.ts";
+import {
+  recordFiles,
+  recordFromFiles,
+  TASK_ID_PATTERN,
+  type TaskConsumer,
+  TaskConsumerSchema,
+  type TaskControl,
+  TaskControlSchema,
+  type TaskRecord,
+  type TaskRuntime,
+  TaskRuntimeSchema,
+  TaskSpecSchema,
+} from "./task_record.ts";
 
 /** Name of the tasks folder inside a session dir. */
 export const TASKS_DIR_NAME = "tasks";
+
+/** File names inside a task folder. */
+export const TASK_FILES = {
+  spec: "spec.json",
+  runtime: "runtime.json",
+  control: "control.json",
+  consumer: "consumer.json",
+  output: "output.log",
+} as const;
 
 /** A slice of a task's output file. */
 export interface OutputTail {
@@ -21,6 +45,8 @@ export interface OutputTail {
   /** Whether the file exists. */
   exists: boolean;
 }
+
+const json = (value: unknown) => JSON.stringify(value, null, 2) + "\n";
 
 /** Reads and writes task files under one `tasks/` folder. */
 export class TaskStore {
@@ -38,46 +64,82 @@ export class TaskStore {
     return join(this.root, id);
   }
 
+  /** Path of one of a task's files. */
+  filePath(id: string, file: keyof typeof TASK_FILES): string {
+    return join(this.taskDir(id), TASK_FILES[file]);
+  }
+
   /** Path of a task's output file. */
   outputPath(id: string): string {
-    return join(this.taskDir(id), "output");
+    return this.filePath(id, "output");
   }
 
-  /** Path of a task's record. */
-  recordPath(id: string): string {
-    return join(this.taskDir(id), "task.json");
-  }
-
-  /** Create the task folder with an empty output file. */
+  /** Create the task folder: every file, with an empty output and consumer state. */
   async create(record: TaskRecord): Promise<void> {
     await Deno.mkdir(this.taskDir(record.id), { recursive: true });
+    const files = recordFiles(record);
+    await atomicWriteText(this.filePath(record.id, "spec"), json(files.spec));
+    await atomicWriteText(this.filePath(record.id, "runtime"), json(files.runtime));
+    await atomicWriteText(this.filePath(record.id, "control"), json(files.control));
+    await this.writeConsumer(record.id, TaskConsumerSchema.parse({}));
     await Deno.writeFile(this.outputPath(record.id), new Uint8Array(), { append: true });
-    await this.write(record);
   }
 
-  /** Write a record atomically. */
-  async write(record: TaskRecord): Promise<void> {
-    const path = this.recordPath(record.id);
-    const tmp = `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
-    try {
-      await Deno.writeTextFile(tmp, JSON.stringify(record, null, 2) + "\n");
-      await Deno.rename(tmp, path);
-    } catch (e) {
-      await Deno.remove(tmp).catch(() => {});
-      throw e;
-    }
+  /** Write a record's runtime state (`runtime.json`). */
+  async writeRuntime(record: TaskRecord): Promise<void> {
+    await atomicWriteText(this.filePath(record.id, "runtime"), json(recordFiles(record).runtime));
   }
 
-  /** Read a record, or `null` when missing, unreadable or not a task id. */
-  async read(id: string): Promise<TaskRecord | null> {
+  /** Write a record's stop request (`control.json`). */
+  async writeControl(record: TaskRecord): Promise<void> {
+    await atomicWriteText(this.filePath(record.id, "control"), json(recordFiles(record).control));
+  }
+
+  /** Write what a reader has seen of the output (`consumer.json`). */
+  async writeConsumer(id: string, consumer: TaskConsumer): Promise<void> {
+    await atomicWriteText(this.filePath(id, "consumer"), json(TaskConsumerSchema.parse(consumer)));
+  }
+
+  /** A task's stop request; defaults when the file is missing or unreadable. */
+  async readControl(id: string): Promise<TaskControl> {
+    return await this.#readPart(id, "control", TaskControlSchema) ?? TaskControlSchema.parse({});
+  }
+
+  /** A task's runtime state; `null` when missing or unreadable. */
+  readRuntime(id: string): Promise<TaskRuntime | null> {
+    return this.#readPart(id, "runtime", TaskRuntimeSchema);
+  }
+
+  /** A task's consumer state; defaults when missing or unreadable. */
+  async readConsumer(id: string): Promise<TaskConsumer> {
+    return await this.#readPart(id, "consumer", TaskConsumerSchema) ??
+      TaskConsumerSchema.parse({});
+  }
+
+  async #readPart<S extends z.ZodType>(
+    id: string,
+    file: keyof typeof TASK_FILES,
+    schema: S,
+  ): Promise<z.infer<S> | null> {
     if (!TASK_ID_PATTERN.test(id)) return null;
     try {
-      const data = JSON.parse(await Deno.readTextFile(this.recordPath(id)));
-      const parsed = TaskRecordSchema.safeParse(data);
+      const parsed = schema.safeParse(JSON.parse(await Deno.readTextFile(this.filePath(id, file))));
       return parsed.success ? parsed.data : null;
     } catch {
       return null;
     }
+  }
+
+  /**
+   * A task's record, or `null` when it has no readable `spec.json` (a missing or corrupt
+   * runtime or control file reads as defaults, as the reference does).
+   */
+  async read(id: string): Promise<TaskRecord | null> {
+    const spec = await this.#readPart(id, "spec", TaskSpecSchema);
+    if (!spec) return null;
+    const runtime = await this.readRuntime(id) ??
+      TaskRuntimeSchema.parse({ updated_at: spec.created_at });
+    return recordFromFiles({ spec, runtime, control: await this.readControl(id) });
   }
 
   /** All readable records, newest first. */

@@ -7,6 +7,9 @@
 import { shareDir } from "../config/share_dir.ts";
 import { type AccessKind, grantingFlag } from "../tooling/scope.ts";
 import { main } from "./main.ts";
+import { fatalErrorText } from "./fatal_error.ts";
+import { log } from "../log.ts";
+import { normalizeSocksProxyEnv } from "../net/proxy_env.ts";
 
 /** The `Deno.errors.NotCapable` behind an error (itself or its cause chain), if any. */
 function notCapableCause(err: unknown): Error | null {
@@ -33,6 +36,7 @@ export function missingPermissionMessage(err: Error): string {
 
 /** Run the CLI and map unexpected errors to exit code 1. */
 export async function runMain(args: string[]): Promise<number> {
+  normalizeSocksProxyEnv();
   try {
     return await main(args);
   } catch (err) {
@@ -42,16 +46,15 @@ export async function runMain(args: string[]): Promise<number> {
       return 1;
     }
     const debug = args.includes("--debug");
-    const msg = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-    let logPath = "~/.kimi/logs/kimi.log";
+    const msg = err instanceof Error ? err.message : String(err);
+    let dir: string | null = null;
     try {
-      logPath = `${shareDir()}/logs/kimi.log`;
+      dir = shareDir();
     } catch {
-      // keep the default spelling
+      // the default spelling below
     }
-    console.error(
-      `${msg}\nSee logs: ${logPath}\nRun with --debug for full traceback, or run kimi export to share diagnostics.`,
-    );
+    if (err instanceof Error) log("ERROR", "cli", `Fatal error: ${err.stack ?? msg}`);
+    console.error(fatalErrorText(msg, dir));
     if (debug && err instanceof Error && err.stack) console.error(err.stack);
     return 1;
   }

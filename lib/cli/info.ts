@@ -5,6 +5,7 @@
  * @module
  */
 import { join } from "node:path";
+import { defaultConfigPath, loadConfigFromText } from "../config/load.ts";
 import { readProcessEnv, shareDir } from "../config/share_dir.ts";
 import { PermissionRuleSet } from "../permission/rule_set.ts";
 import { ruleLocation, type RuleProblem } from "../permission/rules.ts";
@@ -120,6 +121,16 @@ export async function scopeReport(): Promise<ScopeReport> {
   return { ...summary, disabled_tools: disabled };
 }
 
+/** `sandbox.require_shell_confinement` from the share dir's config (true when unreadable). */
+async function requireConfinementSetting(share: string): Promise<boolean> {
+  try {
+    const text = await Deno.readTextFile(defaultConfigPath(share));
+    return loadConfigFromText(text).sandbox.require_shell_confinement;
+  } catch {
+    return true;
+  }
+}
+
 /** Shell confinement of a run started here with these permissions. */
 export async function shellConfinementReport(): Promise<ShellConfinementStatus> {
   let share = "";
@@ -133,6 +144,7 @@ export async function shellConfinementReport(): Promise<ShellConfinementStatus> 
     additionalDirs: [],
     shareDir: share,
     scope: new DenoPermissionScope(),
+    requireConfinement: share ? await requireConfinementSetting(share) : true,
   }, readProcessEnv);
 }
 
@@ -177,9 +189,23 @@ export async function printInfo(json: boolean): Promise<void> {
       ? `shell confinement: on (${sc.description})`
       : `shell confinement: off (${sc.reason})`,
   );
+  const setting = `sandbox.require_shell_confinement = ${sc.required}`;
   console.log(
-    sc.secrets_hidden
-      ? "shell secrets: hidden (config.toml and credentials/ masked, own pid namespace)"
+    sc.shell === "confined"
+      ? `shell commands: confined (${setting})`
+      : sc.shell === "refused"
+      ? `shell commands: refused (${setting}; confinement is needed but unavailable: install ` +
+        "bubblewrap and allow running it, or set sandbox.require_shell_confinement = false)"
+      : sc.needed
+      ? `shell commands: unconfined (${setting}: opted out of confinement)`
+      : "shell commands: unconfined (full scope: the run may write anywhere and use the network)",
+  );
+  console.log(
+    sc.shell === "refused"
+      ? "shell secrets: safe (no shell command runs)"
+      : sc.secrets_hidden
+      ? "shell secrets: hidden (kimi's config, mcp.json, credentials/, mcp-oauth/ and the " +
+        "config file in use masked; host agents and sockets hidden; own pid namespace)"
       : "shell secrets: not hidden (shell commands can read the share dir's config.toml and " +
         "credentials/ and the agent's /proc environment; hiding them needs bubblewrap (bwrap) " +
         "confinement)",

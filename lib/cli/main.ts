@@ -5,32 +5,24 @@
  */
 import { lazyImport } from "../lazy_import.ts";
 import { CommanderError } from "@commander-js/extra-typings";
+import { commanderUsageMessage, USAGE_EXIT_CODE, usageErrorText } from "./usage_errors.ts";
 import { VERSION } from "../version.ts";
 import { resolvePath, rootCommand, UsageError, validateOptions } from "./options.ts";
 import { registerMcpCommands } from "./mcp_commands.ts";
 
-/** The one style of usage errors: the usage line, where help is, then the error. */
-function usageText(message: string): string {
-  return `Usage: kimi [OPTIONS] COMMAND [ARGS]...\nTry 'kimi --help' for help.\n\nError: ${message}`;
-}
+/** The answer of the deprecated `kimi --acp` (reference §12); the exit code is 1. */
+export const ACP_FLAG_DEPRECATED =
+  "`kimi --acp` is deprecated. Update your ACP client settings to use `kimi acp` without any flags or options.";
 
 function usageFailure(message: string): number {
-  console.error(usageText(message));
-  return 2;
-}
-
-/** Commander's error text (`error: unknown option '--x'\n(Did you mean --y?)`) in our style. */
-export function reformatCommanderError(text: string): string {
-  const lines = text.trim().split("\n").map((l) => l.trim()).filter(Boolean);
-  const head = (lines[0] ?? "").replace(/^error:\s*/, "");
-  const msg = head.charAt(0).toUpperCase() + head.slice(1);
-  const hint = lines.slice(1).map((l) => l.replace(/^\((.*)\)$/, "$1")).join(" ");
-  return usageText(`${msg.replace(/\.$/, "")}.${hint ? ` ${hint}` : ""}`) + "\n";
+  console.error(usageErrorText(message));
+  return USAGE_EXIT_CODE;
 }
 
 /**
  * The error for words given where a command or option was expected: the nearest subcommand
- * for a near-miss, else how to send the words as a prompt.
+ * for a near-miss (`kimi exprot`), else the `-p` command that sends the words as a prompt
+ * (`kimi "fix the bug"`).
  */
 export function strayArgumentsMessage(args: string[], commands: string[]): string {
   const first = args[0];
@@ -43,8 +35,9 @@ export function strayArgumentsMessage(args: string[], commands: string[]): strin
   }
   const text = args.join(" ");
   const quoted = `"${text.replace(/(["\\$`])/g, "\\$1")}"`;
-  return `'${text}' is not a kimi command. To give it to the agent as a prompt, run ` +
-    `kimi -p ${quoted} (or start kimi and type it; add --print to run without the shell).`;
+  return `Got unexpected extra argument${args.length > 1 ? "s" : ""} (${text}). To give it to ` +
+    `the agent as a prompt, run: kimi -p ${quoted} (or start kimi and type it; add --print to ` +
+    "run without the shell).";
 }
 
 function editDistance(a: string, b: string): number {
@@ -68,8 +61,10 @@ export async function main(args: string[]): Promise<number> {
   program.configureOutput({
     writeOut: (s) => Deno.stdout.writeSync(new TextEncoder().encode(s)),
     writeErr: (s) => Deno.stderr.writeSync(new TextEncoder().encode(s)),
-    outputError: (s, write) => write(reformatCommanderError(s)),
+    // Parse errors are printed below in the reference's words, once.
+    outputError: () => {},
   });
+  // stray words reach the action, which says what to run instead (see strayArgumentsMessage)
   program.allowExcessArguments(true);
   program.command("info").description("Show version and protocol information.")
     .option("--json", "Print JSON.")
@@ -101,9 +96,24 @@ export async function main(args: string[]): Promise<number> {
         })
       );
     });
+  program.command("acp")
+    .description(
+      "Serve the Agent Client Protocol on stdin/stdout (Zed, JetBrains and other ACP editors).",
+    )
+    .action(() => {
+      const opts = validateOptions(program.opts(), Deno.cwd());
+      result = lazyImport<typeof import("./run_acp.ts")>("./run_acp.ts", import.meta.url).then(
+        (m) => m.runAcpCommand(opts),
+      );
+    });
   program.action((raw) => {
     if (raw.version) {
       console.log(`kimi, version ${VERSION}`);
+      return;
+    }
+    if (raw.acp) {
+      console.error(ACP_FLAG_DEPRECATED);
+      result = Promise.resolve(1);
       return;
     }
     if (program.args.length > 0) {
@@ -122,8 +132,9 @@ export async function main(args: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof UsageError) return usageFailure(err.message);
     if (err instanceof CommanderError) {
-      if (err.code === "commander.helpDisplayed" || err.code === "commander.version") return 0;
-      return err.exitCode === 0 ? 0 : 2;
+      if (err.exitCode === 0) return 0;
+      const message = commanderUsageMessage(err, program.args);
+      return message === null ? 0 : usageFailure(message);
     }
     throw err;
   }

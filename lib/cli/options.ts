@@ -6,15 +6,9 @@
  */
 import { Command, InvalidArgumentError, Option } from "@commander-js/extra-typings";
 import { VERSION } from "../version.ts";
+import { UsageError } from "./usage_errors.ts";
 
-/** A usage error: printed with a usage hint, exit code 2. */
-export class UsageError extends Error {
-  /** Create the error. */
-  constructor(message: string) {
-    super(message);
-    this.name = "UsageError";
-  }
-}
+export { UsageError } from "./usage_errors.ts";
 
 /** Which UI runs. */
 export type UIMode = "shell" | "print" | "acp" | "wire";
@@ -163,7 +157,7 @@ export type RawOptions = ReturnType<ReturnType<typeof rootCommand>["opts"]>;
 
 function combine(groups: [string, boolean][]): void {
   const used = groups.filter(([, on]) => on).map(([n]) => n);
-  if (used.length > 1) throw new UsageError(`Cannot combine ${used.join(", ")}.`);
+  if (used.length > 1) throw new UsageError(`Cannot combine ${used.join(", ")}.`, used[0]);
 }
 
 /** Validate raw options into {@link CliOptions}. */
@@ -181,33 +175,45 @@ export function validateOptions(raw: RawOptions, cwd: string): CliOptions {
     raw.configFile !== undefined,
   ]]);
   if (raw.quiet) {
-    combine([["--quiet", true], ["--acp", Boolean(raw.acp)], ["--wire", Boolean(raw.wire)]]);
+    if (raw.acp || raw.wire) {
+      throw new UsageError("Quiet mode cannot be combined with ACP or Wire UI", "--quiet");
+    }
     if (raw.outputFormat && raw.outputFormat !== "text" && raw.outputFormat !== "human") {
-      throw new UsageError("Cannot combine --quiet, --output-format stream-json.");
+      throw new UsageError("Quiet mode implies `--output-format text`", "--quiet");
     }
   }
   const ui: UIMode = print ? "print" : raw.acp ? "acp" : raw.wire ? "wire" : "shell";
   if (ui !== "print") {
-    if (raw.inputFormat) throw new UsageError("Input format is only supported for print UI");
-    if (raw.outputFormat) throw new UsageError("Output format is only supported for print UI");
+    if (raw.inputFormat) {
+      throw new UsageError("Input format is only supported for print UI", "--input-format");
+    }
+    if (raw.outputFormat) {
+      throw new UsageError("Output format is only supported for print UI", "--output-format");
+    }
     if (raw.finalMessageOnly) {
-      throw new UsageError("Final-message-only output is only supported for print UI");
+      throw new UsageError(
+        "Final-message-only output is only supported for print UI",
+        "--final-message-only",
+      );
     }
   }
   const promptRaw = raw.prompt ?? raw.command;
   let prompt: string | undefined;
   if (promptRaw !== undefined) {
     prompt = promptRaw.trim();
-    if (!prompt) throw new UsageError("Prompt cannot be empty");
+    if (!prompt) throw new UsageError("Prompt cannot be empty", "--prompt");
   }
   if (raw.config !== undefined && !raw.config.trim()) {
-    throw new UsageError("Config cannot be empty");
+    throw new UsageError("Config cannot be empty", "--config");
   }
   let sessionId: string | undefined;
   if (session !== undefined) {
     sessionId = session === true ? "" : session.trim();
     if (!sessionId && ui !== "shell") {
-      throw new UsageError("--session without a session ID is only supported for shell UI");
+      throw new UsageError(
+        "--session without a session ID is only supported for shell UI",
+        "--session",
+      );
     }
   }
   const workDir = resolvePath(cwd, raw.workDir ?? ".");

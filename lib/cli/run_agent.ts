@@ -16,6 +16,13 @@ import { runSessionEnd, runSessionStart } from "../hooks/session_hooks.ts";
 import type { CliOptions } from "./options.ts";
 import { UsageError } from "./options.ts";
 import { loadRunMcpServers, type RunResources } from "./mcp_run.ts";
+import { fatalErrorText } from "./fatal_error.ts";
+import { resolve } from "node:path";
+import {
+  type ControlPath,
+  registerControlPaths,
+  shareControlPaths,
+} from "../tooling/control_paths.ts";
 
 /** Read an environment variable, treating a denied read as unset. */
 export function safeGetEnv(name: string): string | undefined {
@@ -35,6 +42,28 @@ export function resumeCommand(workDir: string, id: string): string {
     ? workDir
     : `'${workDir.replace(/'/g, `'\\''`)}'`;
   return `kimi --work-dir ${dir} --session ${id}`;
+}
+
+/** The control paths named on the command line: the config and MCP config files in use. */
+function cliControlPaths(opts: CliOptions): ControlPath[] {
+  const paths: ControlPath[] = [];
+  if (opts.configFile && opts.configText === undefined) {
+    paths.push({
+      path: resolve(opts.configFile),
+      kind: "file",
+      what: "the config file in use (API keys, hooks, MCP servers)",
+      secret: true,
+    });
+  }
+  for (const file of opts.mcpConfigFiles) {
+    paths.push({
+      path: resolve(file),
+      kind: "file",
+      what: "an MCP config file in use (commands kimi runs, their secrets)",
+      secret: true,
+    });
+  }
+  return paths;
 }
 
 /** Run the agent in the selected UI; resolves with the exit code. */
@@ -64,20 +93,29 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   const shareDir = await ensureShareDir(safeGetEnv);
   configureLog({ shareDir, debug: opts.debug });
   let config: Config;
+  let notices: string[] = [];
   let configPath: string | null;
   try {
-    ({ config, path: configPath } = await loadConfig({
+    ({ config, path: configPath, notices = [] } = await loadConfig({
       shareDir,
       configFile: opts.configFile,
       configText: opts.configText,
     }));
   } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      return 1;
-    }
-    throw err;
+    if (!(err instanceof ConfigError)) throw err;
+    // A bad `--config` text is a usage error of that flag (exit 2); a bad config file is a
+    // fatal error of the run: logged, and reported with where the log is (exit 1).
+    if (opts.configText !== undefined) throw new UsageError(err.message, "--config");
+    log("ERROR", "cli", `Invalid configuration: ${err.message}`);
+    console.error(fatalErrorText(err.message, shareDir));
+    return 1;
   }
+  for (const notice of notices) {
+    log("WARNING", "config", notice);
+    console.error(notice);
+  }
+  registerControlPaths("share", shareControlPaths(shareDir));
+  registerControlPaths("cli", cliControlPaths(opts));
   const run: RunResources = { mcpServers: await loadRunMcpServers(opts, shareDir), app: null };
 
   let session: Session;
@@ -87,7 +125,7 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     try {
       session = await Session.continue({ shareDir, workDir: opts.workDir });
     } catch (err) {
-      if (err instanceof SessionError) throw new UsageError(err.message);
+      if (err instanceof SessionError) throw new UsageError(err.message, "--continue");
       throw err;
     }
   } else if (opts.session === "") {

@@ -15,6 +15,7 @@ import { ConfigError } from "./errors.ts";
 import { describeJsonSyntaxError } from "./json_syntax.ts";
 import { type Config, defaultConfig, validateConfigData } from "./schema.ts";
 import { describeFsError } from "./share_dir.ts";
+import { unsupportedConfigNotices } from "./unsupported.ts";
 
 export { ConfigError } from "./errors.ts";
 
@@ -34,6 +35,8 @@ export interface LoadedConfig {
   config: Config;
   /** Absolute path of the source file, or `null` when loaded from `--config` text. */
   path: string | null;
+  /** Keys the user set that this build does not act on, one line each (report them once). */
+  notices?: string[];
 }
 
 /**
@@ -51,7 +54,12 @@ export async function loadConfig(opts: LoadConfigOptions): Promise<LoadedConfig>
     throw new ConfigError("Cannot combine --config, --config-file.");
   }
   if (opts.configText !== undefined) {
-    return { config: loadConfigFromText(opts.configText), path: null };
+    const config = loadConfigFromText(opts.configText);
+    return {
+      config,
+      path: null,
+      notices: unsupportedConfigNotices(parseConfigText(opts.configText)),
+    };
   }
   const defaultFile = resolve(defaultConfigPath(opts.shareDir));
   const file = opts.configFile !== undefined ? resolve(opts.configFile) : defaultFile;
@@ -96,7 +104,7 @@ export async function loadConfig(opts: LoadConfigOptions): Promise<LoadedConfig>
   if (!result.ok) {
     throw new ConfigError(`Invalid configuration file ${file}: ${result.problems}`);
   }
-  return { config: result.config, path: file };
+  return { config: result.config, path: file, notices: unsupportedConfigNotices(data) };
 }
 
 /**
@@ -106,22 +114,26 @@ export async function loadConfig(opts: LoadConfigOptions): Promise<LoadedConfig>
  */
 export function loadConfigFromText(text: string): Config {
   if (!text.trim()) throw new ConfigError("Config cannot be empty");
-  let data: unknown;
+  const data = parseConfigText(text);
+  const result = validateConfigData(data);
+  if (!result.ok) throw new ConfigError(`Invalid configuration text: ${result.problems}`);
+  return result.config;
+}
+
+/** `--config` text as data: JSON first, then TOML. */
+function parseConfigText(text: string): unknown {
   try {
-    data = JSON.parse(text);
+    return JSON.parse(text);
   } catch {
     const jsonError = describeJsonSyntaxError(text);
     try {
-      data = parseToml(text);
+      return parseToml(text);
     } catch (err) {
       throw new ConfigError(
         `Invalid configuration text: ${jsonError}; ${describeTomlError(err)}`,
       );
     }
   }
-  const result = validateConfigData(data);
-  if (!result.ok) throw new ConfigError(`Invalid configuration text: ${result.problems}`);
-  return result.config;
 }
 
 /** Path of the default config file in a share dir. */

@@ -147,12 +147,12 @@ export type MCPConfig = z.infer<typeof MCPConfigSchema>;
 
 /**
  * `sandbox`: how shell commands are confined. When the run's write or net permission is
- * narrower than everything, Shell commands and background tasks run inside bubblewrap; with
- * `require_shell_confinement = true` they are refused instead of running unconfined when
- * bubblewrap is unavailable.
+ * narrower than everything, Shell commands and background tasks run inside bubblewrap. When
+ * bubblewrap is unavailable they are refused (fail closed) unless
+ * `require_shell_confinement = false` lets them run unconfined.
  */
 export const SandboxConfigSchema = z.object({
-  require_shell_confinement: z.boolean().default(false),
+  require_shell_confinement: z.boolean().default(true),
 });
 /** Sandbox settings. */
 export type SandboxConfig = z.infer<typeof SandboxConfigSchema>;

@@ -47,6 +47,11 @@ export interface ShellProcessOptions {
   readonly env: Readonly<Record<string, string>>;
   /** Shell to use; resolved with {@link resolveShell} when omitted. */
   readonly shell?: ShellInfo;
+  /**
+   * The exact argument vector to spawn, already wrapped (a background worker running what
+   * its parent prepared); `command` and `shell` then only describe it.
+   */
+  readonly argv?: readonly string[];
   /** Kill the group after this many milliseconds (none when omitted). */
   readonly timeoutMs?: number;
   /** Aborting kills the group; the outcome is then `terminated` with the abort reason. */
@@ -74,7 +79,9 @@ const DEFAULT_GRACE_MS = 2000;
 const DRAIN_AFTER_KILL_MS = 1000;
 
 function spawn(shell: ShellInfo, opts: ShellProcessOptions): Deno.ChildProcess {
-  const argv = wrapCommand([shell.program, "-c", opts.command], { cwd: opts.cwd, env: opts.env });
+  const argv = opts.argv
+    ? [...opts.argv]
+    : wrapCommand([shell.program, "-c", opts.command], { cwd: opts.cwd, env: opts.env });
   return new Deno.Command(argv[0], {
     args: argv.slice(1),
     cwd: opts.cwd,

@@ -64,12 +64,10 @@ export function findBwrap(getEnv: EnvReader = safeEnv): string | null {
   return null;
 }
 
-/**
- * Whether `bwrap` at `path` can build the kind of sandbox used for shell commands: runs
- * `bwrap --unshare-pid --ro-bind / / --proc /proc --dev /dev -- true` once. Resolves with
- * `null` on success, else with the first line of bwrap's complaint.
- */
-export async function probeBwrap(path: string): Promise<string | null> {
+/** The probe's outcome: `null` when bwrap works, else why not. */
+type ProbeFailure = { notFound: boolean; message: string } | null;
+
+async function probe(path: string): Promise<ProbeFailure> {
   try {
     const out = await new Deno.Command(path, {
       args: [
@@ -96,20 +94,35 @@ export async function probeBwrap(path: string): Promise<string | null> {
     }).output();
     if (out.success) return null;
     const first = new TextDecoder().decode(out.stderr).trim().split("\n")[0];
-    return first || `bwrap exited with code ${out.code}`;
+    return { notFound: false, message: first || `bwrap exited with code ${out.code}` };
   } catch (e) {
-    return e instanceof Error ? e.message : String(e);
+    return {
+      notFound: e instanceof Deno.errors.NotFound,
+      message: e instanceof Error ? e.message : String(e),
+    };
   }
 }
 
 /**
+ * Whether `bwrap` at `path` (or found on `PATH` by name) can build the kind of sandbox used
+ * for shell commands: runs `bwrap --unshare-pid --ro-bind / / --proc /proc --dev /dev -- true`
+ * once. Resolves with `null` on success, else with the first line of bwrap's complaint.
+ */
+export async function probeBwrap(path: string): Promise<string | null> {
+  return (await probe(path))?.message ?? null;
+}
+
+/**
  * Find bwrap, check that this run may start it (`scope`), and that it works. Never throws.
+ * When bwrap cannot be found by looking at `PATH` (e.g. `--allow-run=bwrap` without read
+ * permission on `/usr/bin`), it is spawned by name, so detection needs only run permission.
  */
 export async function lookupBwrap(
   scope: PermissionScope,
   getEnv: EnvReader = safeEnv,
 ): Promise<BwrapLookup> {
-  const path = findBwrap(getEnv);
+  const found = findBwrap(getEnv);
+  const path = found ?? (getEnv(BWRAP_PATH_ENV) === undefined ? "bwrap" : null);
   if (path === null) {
     return { ok: false, problem: "missing", detail: "bubblewrap (bwrap) was not found" };
   }
@@ -121,9 +134,16 @@ export async function lookupBwrap(
       detail: `this run may not start ${path} (needs --allow-run=${path})`,
     };
   }
-  const failure = await probeBwrap(path);
+  const failure = await probe(path);
+  if (failure?.notFound) {
+    return { ok: false, problem: "missing", detail: "bubblewrap (bwrap) was not found" };
+  }
   if (failure !== null) {
-    return { ok: false, problem: "broken", detail: `${path} cannot create a sandbox: ${failure}` };
+    return {
+      ok: false,
+      problem: "broken",
+      detail: `${path} cannot create a sandbox: ${failure.message}`,
+    };
   }
   return { ok: true, path };
 }

@@ -6,13 +6,17 @@
  *
  * Inside the sandbox the file system is read-only except the paths the run may write, `/tmp`
  * is a private tmpfs, the network is unshared unless the run may connect anywhere, commands
- * live in their own pid namespace (so no `/proc/<agent pid>/environ`), and the share dir's
- * config files and `credentials/` are hidden.
+ * live in their own pid namespace with a fresh `/proc` (so no `/proc/<agent pid>/environ`),
+ * kimi's control paths (config, `mcp.json`, credentials, OAuth tokens, the `--config-file` in
+ * use, ...) are masked or read-only, and with the network off the host's sockets (`/run`,
+ * `/var/run`, the ssh agent) are out of reach. Variables naming host agents (`SSH_AUTH_SOCK`,
+ * D-Bus, docker, X11) are not passed in.
  *
  * @module
  */
-import { pathStatusSync } from "../fs/exists.ts";
+import { isPermissionError, pathStatusSync } from "../fs/exists.ts";
 import { setCommandWrapper } from "../process/command_wrapper.ts";
+import { type ControlPath, controlPaths } from "../tooling/control_paths.ts";
 import type { PermissionScope } from "../tooling/scope.ts";
 
 /** Inputs of {@link planConfinement}. */
@@ -46,22 +50,53 @@ export interface ConfinementPlan {
   readonly description: string;
 }
 
-/** Share-dir entries hidden from confined commands: files (replaced by `/dev/null`). */
-export const HIDDEN_SHARE_FILES: readonly string[] = [
-  "config.toml",
-  "config.json",
-  "config.json.bak",
+/**
+ * Environment variables that point commands at host agents and sockets (ssh agent, D-Bus,
+ * docker, X11/Wayland, GnuPG, Kerberos); confined commands do not get them.
+ */
+export const SOCKET_ENV_VARS: readonly string[] = [
+  "SSH_AUTH_SOCK",
+  "SSH_AGENT_PID",
+  "GPG_AGENT_INFO",
+  "DBUS_SESSION_BUS_ADDRESS",
+  "DBUS_SYSTEM_BUS_ADDRESS",
+  "DOCKER_HOST",
+  "DISPLAY",
+  "WAYLAND_DISPLAY",
+  "XAUTHORITY",
+  "KRB5CCNAME",
 ];
-/** Share-dir entries hidden from confined commands: directories (replaced by an empty tmpfs). */
-export const HIDDEN_SHARE_DIRS: readonly string[] = ["credentials"];
+
+/**
+ * Directories holding host Unix sockets (`/run`, `/var/run`: D-Bus, docker.sock, the user's
+ * runtime dir with its agents), replaced by an empty tmpfs when the network is off. `/tmp`
+ * (`/tmp/.X11-unix`, ssh agent sockets) is always private.
+ */
+export const SOCKET_DIRS: readonly string[] = ["/run", "/var/run"];
+
+/**
+ * Host sockets that hand out control of the machine or the user's session (docker, containerd,
+ * podman, the D-Bus system bus, snapd) and the per-user runtime dirs (`/run/user/<uid>`: session
+ * bus, ssh and gpg agents, podman), hidden even when the network stays on (`/run` itself stays
+ * visible then: it holds the DNS configuration).
+ */
+export const CONTROL_SOCKETS: readonly string[] = [
+  "/run/docker.sock",
+  "/run/containerd/containerd.sock",
+  "/run/podman/podman.sock",
+  "/run/dbus/system_bus_socket",
+  "/run/snapd.socket",
+];
+/** See {@link CONTROL_SOCKETS}: directories replaced by an empty tmpfs. */
+export const CONTROL_SOCKET_DIRS: readonly string[] = ["/run/user"];
 
 function kindOf(path: string): "file" | "dir" | null {
-  try {
-    const st = Deno.statSync(path);
-    return st.isDirectory ? "dir" : "file";
-  } catch {
-    return null;
-  }
+  const status = pathStatusSync(path);
+  return status === "directory"
+    ? "dir"
+    : status === "missing" || status === "denied"
+    ? null
+    : "file";
 }
 
 function isWithin(path: string, dir: string): boolean {
@@ -123,20 +158,51 @@ export function planConfinement(inputs: PlanInputs): ConfinementPlan {
 export interface BwrapArgvOptions {
   /** Working directory of the command (inside the sandbox). */
   readonly cwd: string;
-  /** Share dir whose config and credentials are hidden. */
+  /** Share dir whose control paths (and the registered ones) are masked. */
   readonly shareDir: string;
   /** The bwrap program (default `bwrap`). */
   readonly bwrap?: string;
+  /** The command's environment (socket paths named in it are hidden when the network is off). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Control paths to protect (default: {@link controlPaths} of the share dir). */
+  readonly controlPaths?: readonly ControlPath[];
+}
+
+function realPathOrNull(path: string): string | null {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The real directory of a socket dir, `null` when it does not exist. When this run may not
+ * look (no read permission on it), `/run` is assumed to exist (it does on every Linux system
+ * bwrap runs on); others are skipped.
+ */
+function realDir(path: string): string | null {
+  try {
+    const real = Deno.realPathSync(path);
+    return Deno.statSync(real).isDirectory ? real : null;
+  } catch (e) {
+    return isPermissionError(e) && path === "/run" ? path : null;
+  }
 }
 
 /**
  * The argument vector running `argv` confined by `plan`:
- * `bwrap --die-with-parent --unshare-pid [--unshare-net] --ro-bind / / --dev /dev --proc /proc
- * --tmpfs /tmp --bind <w> <w>... [--ro-bind <r> <r>...] --tmpfs <share>/credentials --dev-bind /dev/null
- * <share>/config.toml --chdir <cwd> -- <argv>`. Read-only binds bring back workspace dirs
- * (and `cwd`) that lie under `/tmp` without being writable (writable when the plan allows
- * writing anywhere). Writable paths that do not exist any more are
- * left out; secret share-dir entries are hidden only when they exist and would be visible.
+ * `bwrap --die-with-parent --unshare-pid [--unshare-net] --unsetenv <socket vars>...
+ * --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp [--tmpfs /run] --bind <w> <w>...
+ * [--ro-bind <r> <r>...] <control path masks> --chdir <cwd> -- argv...`.
+ *
+ * The fresh `/proc` of the new pid namespace shows only the sandbox's processes, so no
+ * `/proc/<kimi pid>/environ`. Control paths are masked where visible: secret files are
+ * replaced by `/dev/null` and secret directories by an empty tmpfs; the others (share dir,
+ * skills, agent files) are bound read-only when they lie in a writable place. With the network
+ * off, `/run` and `/var/run` are empty; with it on, the sockets that control the host or the
+ * session ({@link CONTROL_SOCKETS}, `/run/user`) are hidden. A socket named by `SSH_AUTH_SOCK`
+ * is masked either way.
  */
 export function bwrapArgv(
   plan: ConfinementPlan,
@@ -145,35 +211,72 @@ export function bwrapArgv(
 ): string[] {
   const out = [opts.bwrap ?? "bwrap", "--die-with-parent", "--unshare-pid"];
   if (!plan.network) out.push("--unshare-net");
+  for (const name of SOCKET_ENV_VARS) out.push("--unsetenv", name);
   const writeAll = plan.writable.includes("/");
   out.push(writeAll ? "--bind" : "--ro-bind", "/", "/");
   out.push("--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp");
-  const bound: string[] = [];
-  if (!writeAll) {
-    for (const w of plan.writable) {
-      if (pathStatusSync(w) !== "directory") continue;
-      out.push("--bind", w, w);
-      bound.push(w);
+  const hiddenRoots = ["/tmp"];
+  if (!plan.network) {
+    for (const dir of SOCKET_DIRS) {
+      const real = realDir(dir);
+      if (real === null || hiddenRoots.includes(real)) continue;
+      out.push("--tmpfs", real);
+      hiddenRoots.push(real);
     }
   }
-  // Under the private /tmp only what is bound back is visible.
-  const visible = (p: string) => !isWithin(p, "/tmp") || bound.some((b) => isWithin(p, b));
+  const bound: string[] = [];
+  // Under a hidden root (the private /tmp, /run) only what is bound back is visible.
+  const visible = (p: string) =>
+    !hiddenRoots.some((h) => isWithin(p, h)) || bound.some((b) => isWithin(p, b));
+  const rebind = (r: string, writable: boolean) => {
+    out.push(writable ? "--bind" : "--ro-bind", r, r);
+    bound.push(r);
+  };
+  if (!writeAll) {
+    for (const w of plan.writable) if (pathStatusSync(w) === "directory") rebind(w, true);
+  }
   for (const r of [...plan.readable, opts.cwd]) {
     if (visible(r) || pathStatusSync(r) !== "directory") continue;
-    out.push(writeAll ? "--bind" : "--ro-bind", r, r);
-    bound.push(r);
+    rebind(r, writeAll);
   }
-  // Hiding an entry that is not visible would only create empty mount points.
-  const share = opts.shareDir.replace(/\/+$/, "");
-  for (const name of HIDDEN_SHARE_DIRS) {
-    const p = `${share}/${name}`;
-    if (visible(p) && kindOf(p) === "dir") out.push("--tmpfs", p);
+  const writableAt = (p: string) =>
+    writeAll ? visible(p) : plan.writable.some((w) => bound.includes(w) && isWithin(p, w));
+  // Parents before children, so a masked file inside a read-only share dir stays masked.
+  // Masks go on real paths (a share dir reached through a symlink is masked where it is).
+  const controls = [...(opts.controlPaths ?? controlPaths(opts.shareDir))]
+    .map((c) => ({ ...c, path: realPathOrNull(c.path) }))
+    .filter((c): c is ControlPath => c.path !== null)
+    .sort((a, b) => a.path.length - b.path.length);
+  for (const c of controls) {
+    // Hiding an entry that is not visible would only create empty mount points.
+    const kind = kindOf(c.path);
+    if (kind === null || !visible(c.path)) continue;
+    if (c.secret) {
+      // `--dev-bind`: a plain bind of /dev/null would be `nodev` and unreadable. Reads give
+      // nothing, writes vanish; the real file is untouched either way.
+      if (kind === "dir") out.push("--tmpfs", c.path);
+      else out.push("--dev-bind", "/dev/null", c.path);
+    } else if (writableAt(c.path)) {
+      out.push("--ro-bind", c.path, c.path);
+    }
   }
-  for (const name of HIDDEN_SHARE_FILES) {
-    const p = `${share}/${name}`;
-    // `--dev-bind`: a plain bind of /dev/null would be `nodev` and unreadable. Reads give
-    // nothing, writes vanish; the real file is untouched either way.
-    if (visible(p) && kindOf(p) === "file") out.push("--dev-bind", "/dev/null", p);
+  if (plan.network) {
+    // /run stays (DNS), but not the sockets that control the host or the user's session.
+    for (const dir of CONTROL_SOCKET_DIRS) {
+      if (kindOf(dir) === "dir" && visible(dir)) out.push("--tmpfs", dir);
+    }
+    for (const sock of CONTROL_SOCKETS) {
+      const real = realPathOrNull(sock);
+      if (real !== null && kindOf(real) === "file" && visible(real)) {
+        out.push("--dev-bind", "/dev/null", real);
+      }
+    }
+  }
+  // The agent socket the user's environment names, wherever it lies.
+  const sock = opts.env?.SSH_AUTH_SOCK;
+  const agent = sock?.startsWith("/") ? realPathOrNull(sock) : null;
+  if (agent !== null && kindOf(agent) === "file" && visible(agent)) {
+    out.push("--dev-bind", "/dev/null", agent);
   }
   out.push("--chdir", opts.cwd, "--", ...argv);
   return out;
@@ -203,7 +306,12 @@ export function installConfinement(plan: ConfinementPlan, opts: InstallOptions):
   }
   const previous = setCommandWrapper((argv, wrap) => {
     const current = opts.replan?.() ?? plan;
-    return bwrapArgv(current, argv, { cwd: wrap.cwd, shareDir: opts.shareDir, bwrap: opts.bwrap });
+    return bwrapArgv(current, argv, {
+      cwd: wrap.cwd,
+      shareDir: opts.shareDir,
+      bwrap: opts.bwrap,
+      env: wrap.env,
+    });
   });
   return () => void setCommandWrapper(previous);
 }

@@ -50,10 +50,12 @@ function writeStderr(line: string): void {
 
 /** The refusal Shell gives when confinement is required but bwrap is unusable. */
 export function refusalMessage(lookup: BwrapLookup & { ok: false }): string {
-  return `Shell commands must run confined (sandbox.require_shell_confinement = true), but ` +
-    `${lookup.detail}. Install bubblewrap (e.g. apt-get install bubblewrap) and make sure ` +
-    "this run may start it, or set sandbox.require_shell_confinement = false in the config " +
-    "to run shell commands unconfined.";
+  return "Shell commands must run confined because this run's Deno permissions are narrower " +
+    `than full access, but ${lookup.detail}. Install bubblewrap (e.g. apt-get install ` +
+    "bubblewrap) and make sure this run may start it (--allow-run=bwrap), or set " +
+    "sandbox.require_shell_confinement = false in the config to run shell commands " +
+    "unconfined (they can then write wherever your user can, reach the network and read " +
+    "kimi's configuration).";
 }
 
 /**
@@ -103,8 +105,15 @@ export async function setupShellConfinement(
   return null;
 }
 
+/** How Shell commands run: in bubblewrap, without it, or not at all. */
+export type ShellMode = "confined" | "unconfined" | "refused";
+
 /** What `kimi info --json` reports as `shell_confinement`. */
 export interface ShellConfinementStatus {
+  /** What applies: `confined`, `unconfined` (full scope, or opted out) or `refused`. */
+  shell: ShellMode;
+  /** `sandbox.require_shell_confinement` (default true). */
+  required: boolean;
   /** Whether shell commands run inside bubblewrap. */
   confined: boolean;
   /** Whether the permission scope asks for confinement. */
@@ -130,9 +139,12 @@ export async function shellConfinementStatus(
     readonly additionalDirs: readonly string[];
     readonly shareDir: string;
     readonly scope: PermissionScope;
+    /** `sandbox.require_shell_confinement` (default true). */
+    readonly requireConfinement?: boolean;
   },
   getEnv?: EnvReader,
 ): Promise<ShellConfinementStatus> {
+  const required = inputs.requireConfinement ?? true;
   const plan = planConfinement(inputs);
   const lookup = await lookupBwrap(inputs.scope, getEnv);
   const confined = plan.confined && lookup.ok;
@@ -142,7 +154,14 @@ export async function shellConfinementStatus(
     reason = `${plan.reason}; start kimi with narrower --allow-write/--allow-net to confine ` +
       "shell commands";
   } else reason = lookup.ok ? plan.reason : lookup.detail;
+  const shell: ShellMode = confined
+    ? "confined"
+    : plan.confined && required
+    ? "refused"
+    : "unconfined";
   return {
+    shell,
+    required,
     confined,
     needed: plan.confined,
     bwrap: lookup.ok ? lookup.path : null,

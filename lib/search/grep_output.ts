@@ -18,6 +18,7 @@ import {
 import { toolError, ToolResultBuilder } from "../tooling/result.ts";
 import type { ToolReturnValue } from "../tooling/tool.ts";
 import { isSensitiveFile, sensitiveFileWarning } from "../tooling/sensitive.ts";
+import type { ResultVerdict } from "../tooling/result_filter.ts";
 
 /** Pagination and environment of {@link finishGrep}. */
 export interface GrepFinishOptions {
@@ -27,6 +28,12 @@ export interface GrepFinishOptions {
   offset: number;
   /** Share dir (canonical), whose config and credentials count as sensitive. */
   shareDir?: string;
+  /**
+   * Judges each result file by its absolute path (as searched): `ok`, `secret` (dropped with
+   * the sensitive-file note) or `denied` (dropped with a note: it leads outside the scope).
+   * Without it only the sensitive-name filter applies.
+   */
+  checkPath?: (absPath: string) => ResultVerdict;
   /** Timeout the engine ran with (for the message). */
   timeoutMs?: number;
 }
@@ -155,25 +162,53 @@ export function finishGrep(run: GrepRun, q: GrepQuery, opts: GrepFinishOptions):
     blocks.sort((a, b) => mtimes.get(b.path)! - mtimes.get(a.path)!);
   }
 
+  // Every result is judged by where it really leads, resolved against the directory searched.
+  const verdicts = new Map<string, ResultVerdict>();
+  const verdictOf = (b: GrepBlock): ResultVerdict => {
+    const abs = b.path === "" ? searchAbs : resolve(q.cwd, b.path);
+    let v = verdicts.get(abs);
+    if (v === undefined) {
+      v = opts.checkPath?.(abs) ?? "ok";
+      if (
+        v === "ok" && opts.shareDir !== undefined &&
+        isSensitiveFile(abs, { shareDir: opts.shareDir })
+      ) v = "secret";
+      verdicts.set(abs, v);
+    }
+    return v;
+  };
+  const judged = blocks.map((b) => ({ block: b, verdict: verdictOf(b) }));
+
   const base = singleFile ? dirname(searchAbs) : searchAbs;
   const prefix = base.replace(/\/+$/, "") + "/";
-  blocks = blocks.map((b) => ({
+  const strip = (b: GrepBlock): GrepBlock => ({
     path: stripPrefix(b.path, prefix),
     lines: b.lines.map((l) => stripPrefix(l, prefix)),
-  }));
-
-  const sensitive = (p: string) =>
-    isSensitiveFile(p) ||
-    (opts.shareDir !== undefined &&
-      isSensitiveFile(resolve(q.cwd, p), { shareDir: opts.shareDir }));
-  const skipped: string[] = [];
-  blocks = blocks.filter((b) => {
-    const path = b.path === "" ? q.path : b.path;
-    if (!sensitive(path)) return true;
-    if (!skipped.includes(path)) skipped.push(path);
-    return false;
   });
+
+  const skipped: string[] = [];
+  let denied = 0;
+  blocks = [];
+  for (const { block, verdict } of judged) {
+    const b = strip(block);
+    const path = b.path === "" ? q.path : b.path;
+    if (verdict === "denied") {
+      denied++;
+      continue;
+    }
+    if (verdict === "secret" || isSensitiveFile(path)) {
+      if (!skipped.includes(path)) skipped.push(path);
+      continue;
+    }
+    blocks.push(b);
+  }
   if (skipped.length > 0) message = joinMessage(message, sensitiveFileWarning(skipped));
+  if (denied > 0) {
+    message = joinMessage(
+      message,
+      `Left out ${denied} result(s) that lead outside this run's read scope.`,
+    );
+  }
 
   const [before, after] = contextOf(q);
   const separated = q.outputMode === "content" && (before > 0 || after > 0);

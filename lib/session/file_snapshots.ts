@@ -19,6 +19,7 @@
 import { dirname } from "node:path";
 import { z } from "zod";
 import { appendLine, atomicWriteBytes } from "../fs/atomic_write.ts";
+import { stillResolvesTo } from "../fs/real_path.ts";
 
 /** Default size cap of the stored blobs: 256 MiB. */
 export const DEFAULT_SNAPSHOT_CAP_BYTES = 256 * 1024 * 1024;
@@ -176,6 +177,12 @@ export class FileSnapshots {
         last.set(e.path, e);
       }
       for (const [path, entry] of first) {
+        // A directory on the way swapped for a symlink would redirect the restore (a write or
+        // a delete) elsewhere: such a path is a conflict, never followed.
+        if (!stillResolvesTo(path)) {
+          report.conflicts.push({ path, reason: "now leads elsewhere (through a symlink)" });
+          continue;
+        }
         const expected = last.get(path)!.after;
         const data = await readOrNull(path);
         const current = data === null ? null : await sha256(data);

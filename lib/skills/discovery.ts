@@ -22,6 +22,7 @@ import { findProjectRoot } from "../agent/agents_md.ts";
 import { listAssets, readAsset } from "../assets/mod.ts";
 import { log } from "../log.ts";
 import { BUILTIN_SKILL_PREFIX, parseSkillText, type Skill, skillKey } from "./skill.ts";
+import { isSecretFile } from "../tooling/sensitive.ts";
 
 /** A directory searched for skills. */
 export interface SkillsRoot {
@@ -137,6 +138,10 @@ async function readSkill(
   defaultName: string,
   scope: SkillScope,
 ): Promise<Skill | null> {
+  if (isSecretFile(path)) {
+    log("WARNING", "skills", `Skipping skill at ${path}: it leads to a file that holds secrets`);
+    return null;
+  }
   try {
     return parseSkillText(await Deno.readTextFile(path), { defaultName, path, scope });
   } catch (err) {

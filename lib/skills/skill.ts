@@ -11,6 +11,7 @@ import { readAsset } from "../assets/mod.ts";
 import type { Flow } from "../flows/flow.ts";
 import { parseFlowFromMarkdown } from "../flows/markdown.ts";
 import { log } from "../log.ts";
+import { isSecretFile } from "../tooling/sensitive.ts";
 
 /** Prefix of the paths of built-in skills (they are embedded, not files). */
 export const BUILTIN_SKILL_PREFIX = "builtin:";
@@ -149,6 +150,10 @@ export async function readSkillText(skill: Skill): Promise<string | null> {
   try {
     if (skill.path.startsWith(BUILTIN_SKILL_PREFIX)) {
       return readAsset(skill.path.slice(BUILTIN_SKILL_PREFIX.length)).trim();
+    }
+    if (isSecretFile(skill.path)) {
+      log("WARNING", "skills", `Refusing skill file ${skill.path}: it leads to a secret`);
+      return null;
     }
     return (await Deno.readTextFile(skill.path)).trim();
   } catch (err) {

@@ -278,7 +278,15 @@ export class ApprovalRuntime {
         denial: { message: denialMessage(verdict), rule: verdict.rule.pattern },
       };
     }
-    if (this.state.autoApprove) {
+    // Changes to kimi's control files: always a human answer, never yolo, a rule or a grant.
+    const mustAsk = opts.ask.mustAsk === true;
+    if (mustAsk && this.state.isAfk) {
+      return {
+        approved: false,
+        feedback: "No user is present to approve this change, and it is never auto-approved.",
+      };
+    }
+    if (this.state.autoApprove && !mustAsk) {
       if (verdict.kind === "ask" && verdict.unparsable !== null && this.#hasShellDeny()) {
         return {
           approved: false,
@@ -293,19 +301,23 @@ export class ApprovalRuntime {
       }
       return { approved: true };
     }
-    if (verdict.kind === "allow") return { approved: true };
-    if (opts.ask.unruled === "allow" && verdict.rule === null && verdict.unparsable === null) {
-      return { approved: true };
+    // (A must-ask request is asked even when a rule would allow it.)
+    const asked = verdict.kind === "ask" ? verdict : null;
+    if (!mustAsk) {
+      if (asked === null) return { approved: true };
+      if (opts.ask.unruled === "allow" && asked.rule === null && asked.unparsable === null) {
+        return { approved: true };
+      }
     }
 
-    const grant = verdict.grant;
+    const grant = asked && !mustAsk ? asked.grant : [];
     const display = [...opts.ask.display];
-    if (verdict.unparsable !== null) {
-      display.push(brief(`Approval rules could not be applied: ${verdict.unparsable}.`));
-    } else if (verdict.rule !== null) {
+    if (asked?.unparsable) {
+      display.push(brief(`Approval rules could not be applied: ${asked.unparsable}.`));
+    } else if (asked?.rule) {
       display.push(
         brief(
-          `Asked because of the rule \`${verdict.rule.pattern}\` (${ruleLocation(verdict.rule)}).`,
+          `Asked because of the rule \`${asked.rule.pattern}\` (${ruleLocation(asked.rule)}).`,
         ),
       );
     }
@@ -331,7 +343,8 @@ export class ApprovalRuntime {
     this.#pending.set(id, {
       request: req,
       source: opts.source,
-      allowedNow: async () => (await this.evaluate(opts.sender, subject)).kind === "allow",
+      allowedNow: async () =>
+        !mustAsk && (await this.evaluate(opts.sender, subject)).kind === "allow",
     });
     this.hub.publish(req);
     const result = await req.result;

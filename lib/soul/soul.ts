@@ -621,6 +621,7 @@ export class KimiSoul {
     const source = this.#source!;
     const ctx: ToolCallContext = {
       toolCallId: call.id,
+      rawArguments: call.function.arguments,
       signal,
       requestApproval: (ask) =>
         this.approval.request({ sender: call.function.name, toolCallId: call.id, ask, source }),

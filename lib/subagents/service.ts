@@ -321,6 +321,26 @@ export class SubagentManager implements SubagentService {
     return { record, agentId: record.agent_id, actualType, resumed, typeSpec, llm };
   }
 
+  /**
+   * Settle instances left `running_background` by a task that has ended without them (its
+   * process died): they become `failed` (or `killed` when the task was stopped), as the
+   * reference's recovery does. Returns the ids changed.
+   */
+  async recover(): Promise<string[]> {
+    const changed: string[] = [];
+    const env = this.#opts.parentEnv();
+    const manager = getTaskManager(env.sessionDir, env.background);
+    for (const rec of await this.#opts.store.list()) {
+      if (rec.status !== "running_background" || !rec.last_task_id) continue;
+      const task = await manager.get(rec.last_task_id);
+      if (!task || !isTerminalStatus(task.status)) continue;
+      const status = task.status === "killed" ? "killed" : "failed";
+      await this.#opts.store.update(rec.agent_id, { status }).catch(() => {});
+      changed.push(rec.agent_id);
+    }
+    return changed;
+  }
+
   /** Whether a `running_background` instance's task has ended (e.g. its process is gone). */
   async #taskGone(rec: InstanceRecord): Promise<boolean> {
     if (rec.status !== "running_background" || !rec.last_task_id) return false;

@@ -56,6 +56,17 @@ function describe(err: unknown): string {
   return String(err);
 }
 
+/** The access a Deno permission error names (`Requires write access to "/x"`), if any. */
+function deniedAccess(
+  err: unknown,
+): { kind: "read" | "write" | "net" | "run" | "env" | "import"; target?: string } | null {
+  const m = /Requires (read|write|net|run|env|import) access(?: to "([^"]*)")?/.exec(
+    err instanceof Error ? err.message : String(err),
+  );
+  if (!m) return null;
+  return { kind: m[1] as "read", target: m[2] || undefined };
+}
+
 function isPermissionError(err: unknown): boolean {
   return err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.PermissionDenied ||
     (err instanceof Error && /NotCapable|Requires (?:read|import|net) access/i.test(err.message));
@@ -108,6 +119,18 @@ export async function loadCustomTool(
     mod = await import(url);
   } catch (err) {
     if (isPermissionError(err)) {
+      // The module itself may do the denied operation at import time (e.g. write a file):
+      // name what Deno denied, not a guess.
+      const denied = deniedAccess(err);
+      const ownRead = denied?.kind === "read" && url === moduleUrl(denied.target ?? "");
+      if (denied && denied.kind !== "import" && !ownRead) {
+        throw new CustomToolError(
+          ref,
+          `the module needs access this run does not have (${describe(err)}). ${
+            denialMessage(denied.kind, denied.target)
+          }`,
+        );
+      }
       const kind = url.startsWith("file:") ? "read" : "net";
       throw new CustomToolError(
         ref,

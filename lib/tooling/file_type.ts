@@ -5,6 +5,7 @@
  * @module
  */
 import { extname } from "node:path";
+import { type FilePin, openPinned } from "../fs/real_path.ts";
 
 /** How many leading bytes are sniffed. */
 export const MEDIA_SNIFF_BYTES = 512;
@@ -264,9 +265,12 @@ export function detectFileType(path: string, header?: Uint8Array): FileType {
   return { kind: "text", mimeType: "text/plain" };
 }
 
-/** Read up to {@link MEDIA_SNIFF_BYTES} leading bytes of a file. */
-export async function readHeader(path: string): Promise<Uint8Array> {
-  using file = await Deno.open(path, { read: true });
+/**
+ * Read up to {@link MEDIA_SNIFF_BYTES} leading bytes of a file (with a pin: of that file only,
+ * see {@link openPinned}).
+ */
+export async function readHeader(path: string, pin?: FilePin | null): Promise<Uint8Array> {
+  using file = await openPinned(path, pin);
   const buf = new Uint8Array(MEDIA_SNIFF_BYTES);
   let filled = 0;
   while (filled < buf.length) {

@@ -75,5 +75,14 @@ export class DenoPermissionScope implements PermissionScope {
   }
 }
 
+/**
+ * Whether the run has every permission without a target (`-A`, `deno task full`): the only
+ * kind of run where the agent may change kimi's control files (after an explicit approval).
+ */
+export function isFullAccess(scope: PermissionScope): boolean {
+  const kinds: AccessKind[] = ["read", "write", "net", "run", "env"];
+  return kinds.every((k) => scope.check(k).allowed);
+}
+
 /** A scope that allows everything (tests and `-A` runs). */
 export const FULL_SCOPE: PermissionScope = { check: () => ({ allowed: true }) };

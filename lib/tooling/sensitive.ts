@@ -1,12 +1,23 @@
 /**
  * Sensitive-file detection: files that likely hold secrets (`.env`, SSH private keys, cloud
- * credentials, and this program's own `config.toml` and `credentials/` in the share dir) are
- * never read by the file tools and are dropped from Grep results.
+ * credentials), kimi's own secret control files (see {@link ./control_paths.ts}) and the
+ * per-process files under `/proc` (environment, memory, command line of kimi or any other
+ * process) are never read by the file tools, dropped from Grep and Glob results, and never
+ * inlined into prompts.
+ *
+ * Every check here takes a real path (see {@link ../fs/real_path.ts}) so that symlinks and `/proc`
+ * aliases are judged by where they lead.
  *
  * @module
  */
-import { basename, join } from "node:path";
-import { isWithin } from "./workspace.ts";
+import { basename } from "node:path";
+import {
+  type ControlPath,
+  controlPaths,
+  matchSecretControlPath,
+  registeredControlPaths,
+} from "./control_paths.ts";
+import { resolveRealPath } from "../fs/real_path.ts";
 
 /** `.env.*` files that are templates, not secrets. */
 const EXEMPT_NAMES = new Set([".env.example", ".env.sample", ".env.template"]);
@@ -14,14 +25,21 @@ const EXEMPT_NAMES = new Set([".env.example", ".env.sample", ".env.template"]);
 const SENSITIVE_NAMES = new Set([".env", "id_rsa", "id_ed25519", "id_ecdsa", "credentials"]);
 /** Path suffixes that are sensitive. */
 const SENSITIVE_SUFFIXES = [".aws/credentials", ".gcp/credentials"];
+/** Per-process directories of procfs (`/proc/<pid>`, `/proc/self`, `/proc/thread-self`). */
+const PROC_PROCESS = /^\/proc\/(?:\d+|self|thread-self)(?:\/|$)/;
 
 /** Options of {@link isSensitiveFile}. */
 export interface SensitiveOptions {
   /**
-   * The share dir (canonical). Its `config.toml` and everything under its `credentials/` are
-   * sensitive too; only absolute paths can match it.
+   * The share dir. Its secret control files (and the registered ones, e.g. `--config-file`)
+   * are sensitive too; only absolute paths can match them.
    */
   shareDir?: string;
+}
+
+/** Whether an absolute path lies in a per-process directory of `/proc`. */
+export function isProcessProcPath(path: string): boolean {
+  return PROC_PROCESS.test(path);
 }
 
 /** Whether a path (absolute or relative) names a file that likely holds secrets. */
@@ -33,11 +51,44 @@ export function isSensitiveFile(path: string, opts: SensitiveOptions = {}): bool
       if (path.endsWith(suffix) || path.includes("/" + suffix)) return true;
     }
   }
-  if (opts.shareDir && path.startsWith("/")) {
-    if (path === join(opts.shareDir, "config.toml")) return true;
-    if (isWithin(path, join(opts.shareDir, "credentials"))) return true;
+  if (path.startsWith("/")) {
+    if (isProcessProcPath(path)) return true;
+    if (opts.shareDir && matchSecretControlPath(path, controlPaths(opts.shareDir))) return true;
   }
   return false;
+}
+
+/** Why a real path may not be read, as the message to return (quoting `shownPath`); or null. */
+export function readRefusal(
+  realPath: string,
+  shownPath: string,
+  opts: { shareDir: string },
+): string | null {
+  if (isProcessProcPath(realPath)) {
+    return `\`${shownPath}\` leads to \`${realPath}\`, a process's /proc entry (its ` +
+      "environment, memory and open files, which may hold kimi's API keys). Reading it is blocked.";
+  }
+  const cp: ControlPath | null = matchSecretControlPath(realPath, controlPaths(opts.shareDir));
+  if (cp) {
+    return `\`${shownPath}\` is ${cp.what}. Reading it is blocked to protect credentials and ` +
+      "the code kimi runs.";
+  }
+  if (isSensitiveFile(realPath) || isSensitiveFile(shownPath)) {
+    return sensitiveFileMessage(shownPath);
+  }
+  return null;
+}
+
+/**
+ * Whether a file kimi is pointed at by configuration (AGENTS.md, a skill, an agent's system
+ * prompt) is a secret by where it really leads: a sensitive name, a per-process `/proc` entry
+ * or one of the run's registered secret control paths. Such a file is never inlined.
+ */
+export function isSecretFile(path: string): boolean {
+  const real = resolveRealPath(path);
+  const p = real.ok ? real.path : path;
+  return isSensitiveFile(path) || isSensitiveFile(p) ||
+    matchSecretControlPath(p, registeredControlPaths()) !== null;
 }
 
 /** The ReadFile error message for a sensitive file, quoting the path as the model gave it. */

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { type FilePin, openPinned } from "../fs/real_path.ts";
 
 const CHUNK_BYTES = 1 << 20;
 /** Bytes of a line kept before it is known to need truncation (4 bytes per code point max). */
@@ -112,21 +113,39 @@ class LineAssembler {
 /** Decides, line by line, whether to keep collecting. */
 type Collector = (line: WindowLine) => boolean;
 
+/** What a window is read from: a local file path, or a producer of the text's UTF-8 chunks. */
+export type TextSource = string | (() => AsyncIterable<Uint8Array>);
+
+async function* chunksOf(source: TextSource, pin?: FilePin | null): AsyncIterable<Uint8Array> {
+  if (typeof source !== "string") {
+    yield* source();
+    return;
+  }
+  using file = await openPinned(source, pin);
+  const buf = new Uint8Array(CHUNK_BYTES);
+  while (true) {
+    const n = await file.read(buf);
+    if (n === null) return;
+    yield buf.subarray(0, n);
+  }
+}
+
 /**
  * Stream the file once: count all lines, and hand each line from `startLine` on to `collect`
  * until it returns false. Returns the total number of lines.
  */
-async function scan(path: string, startLine: number, collect: Collector | null): Promise<number> {
-  using file = await Deno.open(path, { read: true });
-  const buf = new Uint8Array(CHUNK_BYTES);
+async function scan(
+  source: TextSource,
+  startLine: number,
+  collect: Collector | null,
+  pin?: FilePin | null,
+): Promise<number> {
   const asm = collect ? new LineAssembler(Infinity) : null;
   let lineNo = 1; // number of the line being read
   let collecting = collect !== null && startLine <= 1;
   let partial = false; // bytes seen after the last newline
-  while (true) {
-    const n = await file.read(buf);
-    if (n === null) break;
-    const chunk = buf.subarray(0, n);
+  for await (const chunk of chunksOf(source, pin)) {
+    const n = chunk.length;
     let pos = 0;
     while (pos < n) {
       const nl = chunk.indexOf(NL, pos);
@@ -178,11 +197,13 @@ export interface ReadWindowOptions {
   maxBytes: number;
   /** Max characters of a line. */
   maxLineLength: number;
+  /** The file the path led to when it was checked; another file fails the read. */
+  pin?: FilePin | null;
 }
 
 /** Read up to `nLines` lines starting at line `offset` (1-based). */
 export async function readForward(
-  path: string,
+  path: TextSource,
   offset: number,
   opts: ReadWindowOptions,
 ): Promise<TextWindow> {
@@ -204,7 +225,7 @@ export async function readForward(
       return false;
     }
     return true;
-  });
+  }, opts.pin);
   return { lines, totalLines, maxLinesReached, maxBytesReached };
 }
 
@@ -213,11 +234,11 @@ export async function readForward(
  * trimmed from the front to fit `maxBytes`.
  */
 export async function readTail(
-  path: string,
+  path: TextSource,
   tail: number,
   opts: ReadWindowOptions,
 ): Promise<TextWindow> {
-  const total = await scan(path, Infinity, null);
+  const total = await scan(path, Infinity, null, opts.pin);
   const window: WindowLine[] = [];
   const start = Math.max(1, total - tail + 1);
   if (total > 0) {
@@ -225,7 +246,7 @@ export async function readTail(
       const text = truncateLine(line.text, opts.maxLineLength);
       window.push({ lineNo: line.lineNo, text, truncated: line.truncated || text !== line.text });
       return true;
-    });
+    }, opts.pin);
   }
   const tailWindow = window.slice(-tail);
   let candidates = tailWindow.slice(0, Math.min(opts.nLines, opts.maxLines));

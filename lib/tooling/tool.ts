@@ -21,6 +21,8 @@ import type {
 } from "../wire/messages.ts";
 import type { PermissionScope } from "./scope.ts";
 import type { SubagentService } from "./subagent_service.ts";
+import type { FileBackend } from "./file_backend.ts";
+import type { TerminalBackend } from "./terminal_backend.ts";
 
 export type { ToolReturnValue };
 
@@ -48,6 +50,11 @@ export interface ApprovalAsk {
   description: string;
   /** Blocks shown above the question (diff, shell command). */
   display: DisplayBlock[];
+  /**
+   * Ask even in yolo mode and when the action was approved for the session; refused when no
+   * user is present (afk, print mode). For changes to kimi's own control files.
+   */
+  mustAsk?: boolean;
   /** What approval rules are matched against (default: the calling tool). */
   subject?: ApprovalSubject;
   /**
@@ -96,6 +103,11 @@ export interface Tool<P = any> {
 export interface ToolCallContext {
   /** Id of the tool call being answered. */
   readonly toolCallId: string;
+  /**
+   * The model's argument string for this call, byte for byte as it streamed (null when the
+   * model sent none). Tools that forward a call elsewhere (wire client tools) pass this on.
+   */
+  readonly rawArguments?: string | null;
   /** Aborted when the turn is cancelled; tools must stop and kill children. */
   readonly signal: AbortSignal;
   /** Ask the user to approve an action (auto-approved in yolo/afk or when whitelisted). */
@@ -198,6 +210,13 @@ export interface ToolEnv {
   request<T extends RequestType>(req: PendingRequest<T>): Promise<RequestResult<T>>;
   /** Subagent launching for the `Agent` tool (root agents only; absent in subagents). */
   readonly subagents?: SubagentService;
+  /**
+   * Where file tools read and write text after their path checks (absent: the local disk; an
+   * ACP client's editor buffers when it offers `fs/*`).
+   */
+  readonly files?: FileBackend;
+  /** Where Shell runs foreground commands (absent: a local process; an ACP client terminal). */
+  readonly terminal?: TerminalBackend;
 }
 
 /** Connection details of a web service. */
@@ -222,6 +241,27 @@ export interface BackgroundSettings {
   readonly notificationTailChars: number;
   /** Grace period between SIGTERM and SIGKILL. */
   readonly killGracePeriodMs: number;
+  /** How often a running task's `runtime.json` heartbeat is refreshed (default 5000 ms). */
+  readonly heartbeatIntervalMs?: number;
+  /** How often `control.json` is checked for a stop request (default 500 ms). */
+  readonly controlPollIntervalMs?: number;
+  /** A task whose heartbeat is older than this is no longer running (default 15000 ms). */
+  readonly staleAfterMs?: number;
+  /**
+   * Shell tasks outlive kimi (`background.keep_alive_on_exit`): each runs under a detached
+   * `kimi __background-task-worker` whose command line this builds. `null`/absent: tasks run
+   * in this process and stop when it exits.
+   */
+  readonly keepAliveWorker?: ((launch: WorkerLaunch) => string[]) | null;
+}
+
+/** What a detached background worker is started for. */
+export interface WorkerLaunch {
+  /** The task's folder (the worker reads and writes only there). */
+  readonly taskDir: string;
+  /** The programs the worker may run: what it spawns (the shell or the sandbox wrapping it)
+   * and the shell whose `kill` stops the process group. */
+  readonly programs: readonly string[];
 }
 
 /** Builds a tool for one agent, or returns `null` when it does not apply. */

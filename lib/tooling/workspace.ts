@@ -6,6 +6,8 @@
  * @module
  */
 import { dirname, isAbsolute, join, resolve } from "node:path";
+import { denialMessage } from "./scope.ts";
+import { resolveRealPath } from "../fs/real_path.ts";
 import { toolError } from "./result.ts";
 import type { ToolEnv, ToolReturnValue } from "./tool.ts";
 
@@ -118,9 +120,20 @@ export interface RejectedToolPath {
   error: ToolReturnValue;
 }
 
+/** The refusal for a path whose missing part is a dangling symlink. */
+export function danglingSymlinkError(shownPath: string, at: string): ToolReturnValue {
+  return toolError({
+    message: `\`${shownPath}\` goes through \`${at}\`, a symlink whose target does not exist. ` +
+      "File tools do not create files through dangling symlinks; give the real path instead.",
+    brief: "Invalid path",
+  });
+}
+
 /**
- * Apply the workspace rule to a path given to a file tool: expand `~`, canonicalise against the
- * work dir, and reject a relative path that leads outside the workspace.
+ * Apply the workspace rule to a path given to a file tool: expand `~`, resolve it to its real
+ * path against the work dir (see {@link resolveRealPath}), and reject a relative path that leads
+ * outside the workspace, a dangling symlink, or a component this run may not read (so where
+ * the path leads is unknown).
  */
 export function resolveToolPath(
   raw: string,
@@ -128,7 +141,17 @@ export function resolveToolPath(
   verb: FileVerb,
 ): ResolvedToolPath | RejectedToolPath {
   const expanded = expandHome(raw);
-  const path = canonicalPath(expanded, env.workDir);
+  const real = resolveRealPath(expanded, env.workDir);
+  if (!real.ok) {
+    if (real.reason === "symlink") {
+      return { ok: false, error: danglingSymlinkError(purePathString(expanded), real.at) };
+    }
+    return {
+      ok: false,
+      error: toolError({ message: denialMessage("read", real.at), brief: "Sandbox denied" }),
+    };
+  }
+  const path = real.path;
   const inside = isInsideWorkspace(path, env);
   if (!inside && !isAbsolute(expanded)) {
     return { ok: false, error: notAbsoluteError(purePathString(expanded), verb) };

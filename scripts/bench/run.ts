@@ -1,5 +1,5 @@
 /**
- * `deno task bench`: runs the startup, tool-loop and wire benchmarks (and
+ * `deno task bench`: runs the startup, tool-loop, wire and ACP benchmarks (and
  * `scripts/bench/tools.ts` when present), then prints one Markdown report with the issue's
  * budgets marked met or missed, followed by an import-cost breakdown that explains the startup
  * figures.
@@ -14,6 +14,7 @@ import { formatBytes, formatMs, markdownTable } from "./stats.ts";
 import { runStartupBench, startupMarkdown } from "./startup.ts";
 import { runToolLoopBench, toolLoopMarkdown } from "./tool_loop.ts";
 import { runWireBench, wireMarkdown } from "./wire.ts";
+import { acpMarkdown, runAcpBench } from "./acp.ts";
 
 /** One budget from the issue and the measured median. */
 export interface BudgetCheck {
@@ -74,6 +75,7 @@ if (import.meta.main) {
   const startup = await runStartupBench(quick ? { runs: 5, warmup: 2 } : {});
   const loop = await runToolLoopBench(quick ? { runs: 2 } : {});
   const wire = await runWireBench(quick ? { runs: 5, warmup: 2, turnRuns: 1 } : {});
+  const acp = await runAcpBench(quick ? { runs: 5, warmup: 2 } : {});
   const tools = await runOptionalTools();
   const session = await runOptionalTools("session.ts");
   const imports = await runImportCost(quick ? { runs: 3 } : {});
@@ -121,6 +123,7 @@ if (import.meta.main) {
     `## Startup\n\n${startupMarkdown(startup)}`,
     `## Tool loop (print mode, zero-latency mock server)\n\n${toolLoopMarkdown(loop)}`,
     `## Wire (\`kimi --wire\` driven by \`KimiWireClient\`)\n\n${wireMarkdown(wire)}`,
+    `## ACP (\`kimi acp\` driven by the ACP SDK client)\n\n${acpMarkdown(acp)}`,
     ...(tools ? [`## Tools\n\n${tools}`] : []),
     ...(session ? [`## Sessions\n\n${session}`] : []),
     `## Import costs\n\n${importCostMarkdown(imports)}`,

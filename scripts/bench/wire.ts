@@ -94,7 +94,8 @@ export function throughputScript(lines: number, lineChars: number): string {
   return out.join("\n");
 }
 
-async function writeConfig(sb: ChildSandbox, scripts: string[]): Promise<string> {
+/** Write a `_scripted_echo` config for `scripts` into the sandbox; returns its path. */
+export async function writeConfig(sb: ChildSandbox, scripts: string[]): Promise<string> {
   const scriptsPath = `${sb.root}/scripts-${crypto.randomUUID().slice(0, 8)}.json`;
   await Deno.writeTextFile(scriptsPath, JSON.stringify(scripts));
   const config = {
@@ -138,7 +139,8 @@ async function closeClient(client: KimiWireClient): Promise<void> {
   if (!status.success) throw new Error(`kimi --wire exited with code ${status.code}`);
 }
 
-async function timeInitialize(sb: ChildSandbox, config: string): Promise<number> {
+/** Milliseconds from spawning `main.ts --wire` to its `initialize` response. */
+export async function timeInitialize(sb: ChildSandbox, config: string): Promise<number> {
   const t0 = performance.now();
   const client = spawnClient(sb, config);
   const init = await client.initialize({ client: { name: "bench", version: "0" } });

@@ -343,9 +343,9 @@ Deno.test("a background task started in one turn is listed and read in the next"
     assertStringIncludes(listed, "slow echo");
     const [dir] = await sb.sessionDirs();
     // The task's record and output are kept on disk under the session.
-    const record = JSON.parse(await Deno.readTextFile(`${dir}/tasks/${taskId}/task.json`));
-    assertEquals(record.description, "slow echo");
-    assert((await Deno.stat(`${dir}/tasks/${taskId}/output`)).isFile);
+    const spec = JSON.parse(await Deno.readTextFile(`${dir}/tasks/${taskId}/spec.json`));
+    assertEquals(spec.description, "slow echo");
+    assert((await Deno.stat(`${dir}/tasks/${taskId}/output.log`)).isFile);
   } finally {
     await sb.cleanup();
   }

@@ -60,9 +60,11 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Create a sandbox. */
-export async function kimiSandbox(): Promise<KimiSandbox> {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "kimi-e2e-" }));
+/** Create a sandbox (under `opts.dir`, default the system temp dir). */
+export async function kimiSandbox(opts: { dir?: string } = {}): Promise<KimiSandbox> {
+  const root = await Deno.realPath(
+    await Deno.makeTempDir({ prefix: "kimi-e2e-", dir: opts.dir }),
+  );
   const home = `${root}/home`;
   const shareDir = `${home}/.kimi`;
   const workDir = `${root}/work`;

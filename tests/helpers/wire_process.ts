@@ -98,7 +98,8 @@ export class WireProcess {
   }
 }
 
-class LineSplitter extends TransformStream<string, string> {
+/** Splits a text stream into lines. */
+export class LineSplitter extends TransformStream<string, string> {
   constructor() {
     let buf = "";
     super({

@@ -6,6 +6,7 @@
  * @module
  */
 import { getTaskManager } from "../../background/task_manager.ts";
+import { backgroundSettings } from "../../background/settings.ts";
 import type { KimiApp } from "../../app/kimi_app.ts";
 
 /** Prompt used to hand finished tasks back to the agent. */
@@ -34,13 +35,7 @@ export async function waitForBackgroundTasks(
 ): Promise<BackgroundWaitResult> {
   const bg = app.config.background;
   if (bg.keep_alive_on_exit) return "done";
-  const manager = getTaskManager(app.session.dir, {
-    maxRunningTasks: bg.max_running_tasks,
-    readMaxBytes: bg.read_max_bytes,
-    notificationTailLines: bg.notification_tail_lines,
-    notificationTailChars: bg.notification_tail_chars,
-    killGracePeriodMs: bg.kill_grace_period_ms,
-  });
+  const manager = getTaskManager(app.session.dir, backgroundSettings(bg));
   const notes = app.taskNotifications;
   const active = await manager.list({ activeOnly: true, limit: 1000 });
   if (active.length === 0 && (notes?.size ?? 0) === 0) return "done";

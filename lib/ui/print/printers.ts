@@ -13,7 +13,7 @@ import {
 } from "../../llm/message.ts";
 import { toolResultToMessage } from "../../soul/tool_result_message.ts";
 import type { WireMessage } from "../../wire/messages.ts";
-import { keyArgument } from "../tool_summary.ts";
+import { keyArgument } from "../tool_key_argument.ts";
 import { reprWireMessage } from "./py_repr.ts";
 
 /** Consumes merged wire messages and writes lines. */

@@ -8,7 +8,7 @@
 import { extractText, type NormalizedMessage } from "../../llm/message.ts";
 import type { MarkdownRenderer } from "./markdown.ts";
 import { style } from "./theme.ts";
-import { keyArgument } from "../tool_summary.ts";
+import { keyArgument } from "../tool_key_argument.ts";
 
 /** How many messages of the history are redrawn at most (older ones are counted). */
 const MAX_MESSAGES = 40;

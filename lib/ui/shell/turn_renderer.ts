@@ -8,7 +8,7 @@
 import type { WireMessage } from "../../wire/messages.ts";
 import type { DisplayBlock } from "../../wire/display.ts";
 import { subscribeToolOutput } from "../../tooling/live_output.ts";
-import { keyArgument } from "../tool_summary.ts";
+import { keyArgument } from "../tool_key_argument.ts";
 import { briefOf, formatBlock } from "./display_blocks.ts";
 import { wrapRows } from "./layout.ts";
 import type { MarkdownRenderer } from "./markdown.ts";

@@ -123,7 +123,8 @@ export class ExternalTool implements Tool<unknown> {
     const req = new PendingRequest("ToolCallRequest", {
       id: ctx.toolCallId,
       name: this.name,
-      arguments: JSON.stringify(params ?? {}),
+      // The model's own bytes: clients that hash or diff the arguments see what the model sent.
+      arguments: ctx.rawArguments !== undefined ? ctx.rawArguments : JSON.stringify(params ?? {}),
     });
     this.#emit(req);
     const result = await req.result;

@@ -55,7 +55,7 @@ const DEFAULT_DUMP = {
   notifications: { claim_stale_after_ms: 15000 },
   services: { moonshot_search: null, moonshot_fetch: null },
   mcp: { client: { tool_call_timeout_ms: 60000 } },
-  sandbox: { require_shell_confinement: false },
+  sandbox: { require_shell_confinement: true },
 };
 
 const FULL_CONFIG = {

@@ -4,8 +4,11 @@ import { setCommandWrapper, wrapCommand } from "../../../lib/process/command_wra
 import { BWRAP_PATH_ENV, findBwrap, probeBwrap } from "../../../lib/sandbox/bwrap.ts";
 import {
   bwrapArgv,
+  CONTROL_SOCKET_DIRS,
+  CONTROL_SOCKETS,
   installConfinement,
   planConfinement,
+  SOCKET_ENV_VARS,
 } from "../../../lib/sandbox/confinement.ts";
 import { setupShellConfinement, shellConfinementStatus } from "../../../lib/sandbox/setup.ts";
 import { type AccessKind, FULL_SCOPE, type PermissionScope } from "../../../lib/tooling/scope.ts";
@@ -46,6 +49,22 @@ function fakeScope(opts: { writable: string[] | "all"; net: boolean }): Permissi
       return ok ? { allowed: true } : { allowed: false, message: "denied" };
     },
   };
+}
+
+function kind(path: string): "dir" | "file" | null {
+  try {
+    return Deno.statSync(path).isDirectory ? "dir" : "file";
+  } catch {
+    return null;
+  }
+}
+
+function realOrNull(path: string): string | null {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return null;
+  }
 }
 
 async function tempDir(dir?: string): Promise<string> {
@@ -133,11 +152,19 @@ Deno.test("bwrapArgv: exact argument vector, secrets hidden only where visible",
       shareDir: share,
       scope: fakeScope({ writable: [work], net: false }),
     });
+    const unset = SOCKET_ENV_VARS.flatMap((v) => ["--unsetenv", v]);
+    const hostSockets = [
+      ...CONTROL_SOCKET_DIRS.filter((d) => kind(d) === "dir").flatMap((d) => ["--tmpfs", d]),
+      ...CONTROL_SOCKETS.map((f) => realOrNull(f)).filter((f) => f !== null && kind(f) === "file")
+        .flatMap((f) => ["--dev-bind", "/dev/null", f!]),
+    ];
+    const run = Deno.statSync("/run").isDirectory ? ["--tmpfs", "/run"] : [];
     assertEquals(bwrapArgv(plan, ["bash", "-c", "true"], { cwd: work, shareDir: share }), [
       "bwrap",
       "--die-with-parent",
       "--unshare-pid",
       "--unshare-net",
+      ...unset,
       "--ro-bind",
       "/",
       "/",
@@ -147,14 +174,19 @@ Deno.test("bwrapArgv: exact argument vector, secrets hidden only where visible",
       "/proc",
       "--tmpfs",
       "/tmp",
+      ...run,
       "--bind",
       work,
       work,
-      "--tmpfs",
-      `${share}/credentials`,
+      // The share dir is read-only, its secrets masked (parents first).
+      "--ro-bind",
+      share,
+      share,
       "--dev-bind",
       "/dev/null",
       `${share}/config.toml`,
+      "--tmpfs",
+      `${share}/credentials`,
       "--chdir",
       work,
       "--",
@@ -179,6 +211,7 @@ Deno.test("bwrapArgv: exact argument vector, secrets hidden only where visible",
       "/b/bwrap",
       "--die-with-parent",
       "--unshare-pid",
+      ...unset,
       "--ro-bind",
       "/",
       "/",
@@ -191,6 +224,8 @@ Deno.test("bwrapArgv: exact argument vector, secrets hidden only where visible",
       "--ro-bind",
       work,
       work,
+      // Network on: /run stays, but not the per-user runtime dirs and host control sockets.
+      ...hostSockets,
       "--chdir",
       work,
       "--",
@@ -255,11 +290,12 @@ Deno.test("setupShellConfinement: missing bwrap warns once, or refuses when requ
     assert(refused?.refusal, "a refusal is expected");
     assertEquals(
       refused.refusal,
-      "Shell commands must run confined (sandbox.require_shell_confinement = true), but " +
-        "bubblewrap (bwrap) was not found. Install bubblewrap (e.g. apt-get install " +
-        "bubblewrap) and make sure this run may start it, or set " +
-        "sandbox.require_shell_confinement = false in the config to run shell commands " +
-        "unconfined.",
+      "Shell commands must run confined because this run's Deno permissions are narrower " +
+        "than full access, but bubblewrap (bwrap) was not found. Install bubblewrap (e.g. " +
+        "apt-get install bubblewrap) and make sure this run may start it (--allow-run=bwrap), " +
+        "or set sandbox.require_shell_confinement = false in the config to run shell commands " +
+        "unconfined (they can then write wherever your user can, reach the network and read " +
+        "kimi's configuration).",
     );
     assertThrows(() => wrapCommand(["bash"], { cwd: "/", env: {} }), /must run confined/);
 
@@ -586,7 +622,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "e2e: require_shell_confinement refuses Shell when bwrap is unavailable",
+  name:
+    "e2e: Shell fails closed when bwrap is unavailable; require_shell_confinement = false opts out",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
@@ -600,7 +637,8 @@ Deno.test({
       ];
       const noBwrap = { [BWRAP_PATH_ENV]: `${e.root}/no-such-bwrap` };
       const script = [toolCallLine("t1", "Shell", { command: `touch ${e.work}/x` }), "text: done"];
-      await writeConfig(e, script, { sandbox: { require_shell_confinement: true } });
+      // The default fails closed: no sandbox setting at all.
+      await writeConfig(e, script);
       const refused = await runKimi(e, perms, noBwrap);
       assertEquals(refused.code, 0, refused.stderr);
       const text = refused.results.get("t1") ?? "";
@@ -609,8 +647,8 @@ Deno.test({
       assertStringIncludes(text, "sandbox.require_shell_confinement = false");
       assert(!(await exists(`${e.work}/x`, { noFollow: true })), "the command must not run");
 
-      // Not required: the command runs unconfined, and kimi says so once on stderr.
-      await writeConfig(e, script);
+      // Opted out: the command runs unconfined, and kimi says so once on stderr.
+      await writeConfig(e, script, { sandbox: { require_shell_confinement: false } });
       const warned = await runKimi(e, perms, noBwrap);
       assertEquals(warned.code, 0, warned.stderr);
       assertEquals(warned.results.get("t1"), "<system>Command executed successfully.</system>");
@@ -646,6 +684,8 @@ Deno.test({
       const narrow = ["--allow-read", "--allow-env", `--allow-write=${e.work}`, "--allow-run"];
       const confined = JSON.parse(await kimiInfo(e, narrow, true)).shell_confinement;
       assertEquals(confined, {
+        shell: "confined",
+        required: true,
         confined: true,
         needed: true,
         bwrap: BWRAP,

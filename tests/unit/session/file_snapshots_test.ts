@@ -24,7 +24,7 @@ async function change(
 }
 
 async function withDirs(fn: (session: string, work: string) => Promise<void>): Promise<void> {
-  const root = await Deno.makeTempDir({ prefix: "snapshots-" });
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "snapshots-" }));
   try {
     await Deno.mkdir(`${root}/session`);
     await Deno.mkdir(`${root}/work`);
@@ -92,6 +92,27 @@ Deno.test("a file changed or deleted outside the agent is reported and left alon
     assertEquals(await Deno.readTextFile(`${work}/a`), "a0");
     assertEquals(await Deno.readTextFile(`${work}/b`), "edited by the user");
     assertEquals(await exists(`${work}/c`), false);
+  });
+});
+
+Deno.test("a path swapped for a symlink since is a conflict: the restore never follows it", async () => {
+  await withDirs(async (session, work) => {
+    const snaps = new FileSnapshots(session);
+    const outside = `${work}/../outside`;
+    await Deno.mkdir(`${work}/dir`);
+    await Deno.mkdir(outside);
+    // The agent creates dir/victim with the content of a file outside, then dir becomes a link.
+    await change(snaps, `${work}/dir/victim`, 1, "same bytes");
+    await Deno.writeTextFile(`${outside}/victim`, "same bytes");
+    await Deno.remove(`${work}/dir`, { recursive: true });
+    await Deno.symlink(outside, `${work}/dir`);
+
+    const report = await snaps.restoreSince(0);
+    assertEquals(report.restored, []);
+    assertEquals(report.conflicts, [
+      { path: `${work}/dir/victim`, reason: "now leads elsewhere (through a symlink)" },
+    ]);
+    assertEquals(await Deno.readTextFile(`${outside}/victim`), "same bytes");
   });
 });
 

@@ -9,7 +9,7 @@ import { assert, assertEquals, assertMatch, assertStringIncludes } from "../../h
 import { kimiSandbox, toolCallLine } from "../../helpers/kimi_process.ts";
 import { type MockReply, startMockOpenAI } from "../../helpers/mock_openai.ts";
 import { formatTaskNotification, tailText } from "../../../lib/background/notifications.ts";
-import type { TaskRecord } from "../../../lib/background/task_record.ts";
+import { newTaskRecord, type TaskRecord } from "../../../lib/background/task_record.ts";
 
 const LONG_SUMMARY = "Summary: the background job inspected the repository layout, confirmed " +
   "that every module compiles, found no failing checks and changed no file. Nothing is left " +
@@ -125,12 +125,16 @@ Deno.test("print: Agent(run_in_background) runs as an agent task; TaskList/TaskO
 
     // Files: the task record and the instance.
     const [session] = await sb.sessionDirs();
-    const task = JSON.parse(await Deno.readTextFile(`${session}/tasks/${taskId}/task.json`));
-    assertEquals([task.kind, task.status, task.kind_payload.agent_id], [
+    const taskFile = async (name: string) =>
+      JSON.parse(await Deno.readTextFile(`${session}/tasks/${taskId}/${name}`));
+    const spec = await taskFile("spec.json");
+    const runtime = await taskFile("runtime.json");
+    assertEquals([spec.kind, runtime.status, spec.kind_payload.agent_id], [
       "agent",
       "completed",
       agentId,
     ]);
+    assertEquals(spec.session_id, session.split("/").pop());
     const meta = JSON.parse(await Deno.readTextFile(`${session}/subagents/${agentId}/meta.json`));
     assertEquals([meta.status, meta.last_task_id], ["idle", taskId]);
     assertEquals(
@@ -244,27 +248,21 @@ Deno.test("print: a new explore instance gets <git-context> before its first pro
 
 Deno.test("notification text: headline by terminal reason, tail capped by lines and chars", () => {
   const task: TaskRecord = {
-    version: 1,
+    ...newTaskRecord({
+      kind: "bash",
+      sessionId: "s",
+      description: "build",
+      status: "running",
+      command: "make",
+      cwd: "/w",
+      timeoutS: 5,
+    }),
     id: "bash-0123abcd",
-    kind: "bash",
-    description: "build",
-    command: "make",
-    cwd: "/w",
-    shell_path: null,
-    timeout_s: 5,
-    tool_call_id: null,
     status: "failed",
-    pid: null,
     exit_code: 137,
     interrupted: true,
     timed_out: true,
     failure_reason: "Command timed out after 5s",
-    kill_reason: null,
-    created_at: 1,
-    started_at: 1,
-    finished_at: 2,
-    updated_at: 2,
-    kind_payload: null,
   };
   assertEquals(tailText("1\n2\n3\n4\n\n", 2, 100), "3\n4");
   assertEquals(tailText("abcdef", 5, 3), "def");

@@ -101,7 +101,7 @@ Deno.test("custom tool module: a broken module stops startup with an error namin
     assertEquals(r.code, 1);
     assertStringIncludes(
       r.stderr,
-      `CustomToolError: Cannot load custom tool module ${agentDir}/broken.ts:`,
+      `Cannot load custom tool module ${agentDir}/broken.ts:`,
     );
     assert(!r.stderr.includes("    at "), r.stderr); // reported, not a stack trace
   } finally {

@@ -377,7 +377,7 @@ Deno.test("background Shell task, read with TaskOutput and listed with TaskList"
     const snap = await call(output, { task_id: id, block: true, timeout: 10 }, fakeCtx());
     assertEquals(snap.is_error, false);
     assertEquals(snap.message, "Task output retrieved.");
-    const outputPath = `${await Deno.realPath(dirs.sessionDir)}/tasks/${id}/output`;
+    const outputPath = `${await Deno.realPath(dirs.sessionDir)}/tasks/${id}/output.log`;
     const text = snap.output as string;
     assert(
       text.startsWith(
@@ -392,11 +392,31 @@ Deno.test("background Shell task, read with TaskOutput and listed with TaskList"
     );
     assert(text.endsWith("\n\n[output]\nhello\nbye"), text);
 
-    const record = JSON.parse(await Deno.readTextFile(`${dirs.sessionDir}/tasks/${id}/task.json`));
-    assertEquals(record.status, "completed");
-    assertEquals(record.exit_code, 0);
-    assertEquals(record.tool_call_id, "call-bg");
-    assertEquals(record.command, cmd);
+    const taskDir = `${dirs.sessionDir}/tasks/${id}`;
+    const readJson = async (name: string) =>
+      JSON.parse(await Deno.readTextFile(`${taskDir}/${name}`));
+    assertEquals(
+      (await Array.fromAsync(Deno.readDir(taskDir))).map((e) => e.name).sort(),
+      ["consumer.json", "control.json", "output.log", "runtime.json", "spec.json"],
+    );
+    const spec = await readJson("spec.json");
+    assertEquals(spec.kind, "bash");
+    assertEquals(spec.tool_call_id, "call-bg");
+    assertEquals(spec.command, cmd);
+    const runtime = await readJson("runtime.json");
+    assertEquals(runtime.status, "completed");
+    assertEquals(runtime.exit_code, 0);
+    assertEquals(runtime.worker_pid, Deno.pid);
+    assertEquals(typeof runtime.child_pid, "number");
+    assertEquals(runtime.child_pgid, runtime.child_pid);
+    assertEquals(runtime.heartbeat_at, runtime.finished_at);
+    assertEquals(await readJson("control.json"), {
+      kill_requested_at: null,
+      kill_reason: null,
+      force: false,
+    });
+    const consumer = await readJson("consumer.json");
+    assertEquals(consumer.last_seen_output_size, 10);
     assertEquals(await Deno.readTextFile(outputPath), "hello\nbye\n");
 
     assertEquals(
@@ -520,22 +540,24 @@ Deno.test("background tasks: limit, timeout, root-only and plan mode", async () 
 Deno.test("tasks left running by an earlier run are reported as lost", async () => {
   await withDirs(async (dirs) => {
     const id = "bash-abcdef12";
-    await Deno.mkdir(`${dirs.sessionDir}/tasks/${id}`, { recursive: true });
+    const dir = `${dirs.sessionDir}/tasks/${id}`;
+    await Deno.mkdir(dir, { recursive: true });
     await Deno.writeTextFile(
-      `${dirs.sessionDir}/tasks/${id}/task.json`,
-      JSON.stringify({
-        id,
-        description: "old",
-        status: "running",
-        created_at: 1,
-        updated_at: 1,
-      }),
+      `${dir}/spec.json`,
+      JSON.stringify({ id, kind: "bash", description: "old", created_at: 1 }),
+    );
+    // No heartbeat since it started long ago: its worker is gone.
+    await Deno.writeTextFile(
+      `${dir}/runtime.json`,
+      JSON.stringify({ status: "running", started_at: 1, updated_at: 1 }),
     );
     const manager = getTaskManager(dirs.sessionDir, fakeEnv(dirs).background);
     const [rec] = await manager.list({ activeOnly: false });
     assertEquals(rec.status, "lost");
+    assertEquals(rec.failure_reason, "Background worker never heartbeat after startup");
     assertEquals(await manager.list(), []);
-    const onDisk = JSON.parse(await Deno.readTextFile(`${dirs.sessionDir}/tasks/${id}/task.json`));
+    const onDisk = JSON.parse(await Deno.readTextFile(`${dir}/runtime.json`));
     assertEquals(onDisk.status, "lost");
+    assertEquals(onDisk.failure_reason, "Background worker never heartbeat after startup");
   });
 });

@@ -1,6 +1,6 @@
 /**
- * One-line summaries of tool calls for people (the shell's tool lines, print mode's human
- * output, a resumed session's transcript).
+ * The argument worth showing for a tool call (command, path, pattern, URL, ...): the shell's
+ * tool lines and the ACP tool-call titles both use it.
  *
  * @module
  */
@@ -33,11 +33,11 @@ export function keyArgument(name: string, args: string): string {
   const order = keys[name] ?? Object.keys(parsed);
   for (const k of order) {
     const v = parsed[k];
-    if (typeof v === "string" && v) return shorten(v.replace(/\s+/g, " "), 60);
+    if (typeof v === "string" && v) return shortenArg(v.replace(/\s+/g, " "), 60);
   }
   return "";
 }
 
-function shorten(text: string, max: number): string {
+function shortenArg(text: string, max: number): string {
   return text.length > max ? text.slice(0, max - 1) + "…" : text;
 }

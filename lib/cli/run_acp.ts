@@ -1,0 +1,66 @@
+/**
+ * `kimi acp`: load the configuration and MCP servers of the command line, then serve the
+ * Agent Client Protocol on stdin/stdout (the server module and the ACP SDK load only here).
+ *
+ * @module
+ */
+import { ConfigError } from "../config/errors.ts";
+import { loadConfig } from "../config/load.ts";
+import { ensureShareDir } from "../config/share_dir.ts";
+import { configureLog, log } from "../log.ts";
+import { runAcp } from "../ui/acp/server.ts";
+import { loadRunMcpServers } from "./mcp_run.ts";
+import { type CliOptions, UsageError } from "./options.ts";
+import { safeGetEnv } from "./run_agent.ts";
+
+/** Root flags that make no sense for the ACP server (sessions come from the client). */
+function refuseSessionFlags(opts: CliOptions, given: { prompt: boolean }): void {
+  const bad: string[] = [];
+  if (opts.ui !== "shell") bad.push(`--${opts.ui}`);
+  if (opts.session !== undefined) bad.push("--session");
+  if (opts.continue) bad.push("--continue");
+  if (given.prompt) bad.push("--prompt");
+  if (bad.length > 0) throw new UsageError(`Cannot combine acp, ${bad.join(", ")}.`);
+}
+
+/** Run the ACP server; resolves with the exit code. */
+export async function runAcpCommand(opts: CliOptions): Promise<number> {
+  refuseSessionFlags(opts, { prompt: opts.prompt !== undefined });
+  const shareDir = await ensureShareDir(safeGetEnv);
+  configureLog({ shareDir, debug: opts.debug });
+  let config;
+  let configPath: string | null;
+  try {
+    ({ config, path: configPath } = await loadConfig({
+      shareDir,
+      configFile: opts.configFile,
+      configText: opts.configText,
+    }));
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      return 1;
+    }
+    throw err;
+  }
+  const mcpServers = await loadRunMcpServers(opts, shareDir);
+  log("INFO", "acp", "serving the Agent Client Protocol on stdio");
+  return await runAcp({
+    shareDir,
+    config,
+    configPath,
+    mcpServers,
+    defaults: {
+      modelAlias: opts.model,
+      thinking: opts.thinking,
+      yolo: opts.yolo,
+      plan: opts.plan,
+      agent: opts.agentFile ? { file: opts.agentFile } : { builtin: opts.agent ?? "default" },
+      maxStepsPerTurn: opts.maxStepsPerTurn,
+      maxRetriesPerStep: opts.maxRetriesPerStep,
+      skillsDirs: opts.skillsDirs,
+      maxRalphIterations: opts.maxRalphIterations,
+      getEnv: safeGetEnv,
+    },
+  });
+}
