@@ -78,9 +78,12 @@ export async function main(args: string[]): Promise<number> {
   registerMcpCommands(program, (r) => {
     result = r;
   });
-  program.command("export").description("Zip a session (and recent logs) to share diagnostics.")
+  program.command("export").description("Zip a session (and its log lines) to share diagnostics.")
     .argument("[session_id]", "Session to export (default: the last session of the work dir).")
-    .option("-o, --output <path>", "Where to write the zip (default: session-<id>.zip).")
+    .option(
+      "-o, --output <path>",
+      "Where to write the zip (default: ~/.kimi/exports/session-<id>.zip).",
+    )
     .option("-y, --yes", "Do not ask for confirmation.")
     .option("-w, --work-dir <dir>", "Working directory whose sessions to look in.")
     .action((sessionId, o) => {

@@ -7,7 +7,7 @@ import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts
 import { kimiSandbox } from "../helpers/kimi_process.ts";
 import { startMockOpenAI } from "../helpers/mock_openai.ts";
 
-const USAGE = "Usage: kimi [OPTIONS] COMMAND [ARGS]...\nTry 'kimi --help' for help.\n\nError: ";
+const USAGE = "Usage: kimi [OPTIONS] COMMAND [ARGS]...\nTry 'kimi -h' for help.\n\nError: ";
 
 Deno.test("cli: stray words, a mistyped subcommand and an unknown option get one error style", async () => {
   const sb = await kimiSandbox();
@@ -16,15 +16,16 @@ Deno.test("cli: stray words, a mistyped subcommand and an unknown option get one
     assertEquals(words.code, 2);
     assertEquals(
       words.stderr,
-      USAGE + `'fix the bug' is not a kimi command. To give it to the agent as a prompt, run ` +
-        `kimi -p "fix the bug" (or start kimi and type it; add --print to run without the shell).\n`,
+      USAGE + `Got unexpected extra argument (fix the bug). To give it to the agent as a prompt, ` +
+        `run: kimi -p "fix the bug" (or start kimi and type it; add --print to run without the ` +
+        "shell).\n",
     );
     const typo = await sb.run(["exprot"]);
     assertEquals(typo.code, 2);
     assertEquals(typo.stderr, USAGE + "No such command 'exprot'. Did you mean 'export'?\n");
     const opt = await sb.run(["--yolp"]);
     assertEquals(opt.code, 2);
-    assertEquals(opt.stderr, USAGE + "Unknown option '--yolp'. Did you mean --yolo?\n");
+    assertEquals(opt.stderr, USAGE + "No such option: --yolp Did you mean --yolo?\n");
     const help = await sb.run(["--help"]);
     assertStringIncludes(help.stdout.replace(/\s+/g, " "), "approves every action");
   } finally {
