@@ -2,8 +2,56 @@
  * Runs the whole test suite (`deno test` over `tests/`) and ends with the line
  * `N passed, N failed` that CI reads. Extra arguments are passed to `deno test`.
  *
+ * First it fills the Deno cache with everything the tests load or spawn, so the suite passes on
+ * a fresh machine (empty `DENO_DIR`): every module of the program (the lazily imported ones are
+ * outside any static graph), the tests, and the npm packages tests start as child processes
+ * (MCP servers). Without this a first download inside a test outlasts its timeouts.
+ *
  * @module
  */
+import { SPAWNED_NPM_PACKAGES } from "../tests/helpers/npm_servers.ts";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+
+/** Every `.ts` file under `dirs` (relative to the repo root), sorted. */
+async function tsFiles(dirs: string[]): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    for await (const e of Deno.readDir(`${ROOT}${dir}`)) {
+      const rel = `${dir}/${e.name}`;
+      if (e.isDirectory) await walk(rel);
+      else if (e.isFile && e.name.endsWith(".ts")) out.push(rel);
+    }
+  };
+  for (const dir of dirs) await walk(dir);
+  return out.sort();
+}
+
+/** Run `deno <args>` in the repo root; throws with its output when it fails. */
+async function deno(args: string[], what: string): Promise<void> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!out.success) {
+    const text = new TextDecoder().decode(out.stderr) + new TextDecoder().decode(out.stdout);
+    throw new Error(`Could not ${what} (deno ${args.slice(0, 3).join(" ")} ...):\n${text}`);
+  }
+}
+
+const started = Date.now();
+await deno(
+  ["cache", "--quiet", "main.ts", "mod.ts", ...(await tsFiles(["lib", "tools", "tests"]))],
+  "cache the program and the tests",
+);
+await deno(
+  ["cache", "--quiet", "--no-config", "--no-lock", ...SPAWNED_NPM_PACKAGES],
+  "cache the npm packages the tests spawn",
+);
+console.log(`Deno cache ready (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 
 const junit = await Deno.makeTempFile({ suffix: ".xml" });
 const args = [

@@ -26,6 +26,7 @@ import * as nodePath from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { hasAsset, listAssets, readAsset } from "../assets/mod.ts";
+import { excerpt, looksBinary } from "../excerpt.ts";
 import type { ControlPath } from "../tooling/control_paths.ts";
 import { isSecretFile } from "../tooling/sensitive.ts";
 
@@ -244,12 +245,20 @@ function firstLine(text: string): string {
 }
 
 function parseSpecText(text: string, loc: Location): AgentSection {
+  if (looksBinary(text)) {
+    throw new AgentSpecError(
+      `Agent spec file is not a text file (it holds binary data): ${display(loc)}`,
+    );
+  }
   let data: unknown;
   try {
     data = parseYaml(text);
   } catch (e) {
+    // The parser quotes the offending token whole: keep a short, escaped excerpt of it.
     throw new AgentSpecError(
-      `Invalid YAML in agent spec file: ${firstLine((e as Error).message)} (${display(loc)})`,
+      `Invalid YAML in agent spec file: ${excerpt(firstLine((e as Error).message))} (${
+        display(loc)
+      })`,
     );
   }
   if (data === null || typeof data !== "object" || Array.isArray(data)) {

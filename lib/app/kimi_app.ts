@@ -43,6 +43,7 @@ import { ruleLocation } from "../permission/rules.ts";
 import { canonicalPath } from "../tooling/workspace.ts";
 import { childEnvironment, readableEnvironment } from "./child_env.ts";
 import { Context } from "../soul/context.ts";
+import { closeDanglingToolCalls } from "../soul/tool_pairing.ts";
 import { FileSnapshots } from "../session/file_snapshots.ts";
 import { SOUL_COMMANDS } from "../soul/commands/mod.ts";
 import { skillCommands } from "../soul/commands/skills.ts";
@@ -167,6 +168,7 @@ export class KimiApp {
       sessionId: session.id,
       getEnv: opts.getEnv,
       writeStdout: opts.writeStdout,
+      streamLimits: config.model_stream,
     });
     const agent = await loadAgentSpec(opts.agent);
     registerControlPaths("agent", agentControlPaths(agent));
@@ -210,6 +212,11 @@ export class KimiApp {
       extraDirs: config.extra_skill_dirs,
     });
     const context = await Context.restore(session.contextFile);
+    // Tool calls left without a result (kill, crash, full disk) get an error result. When it
+    // cannot be written, every request still carries it (the soul pairs calls and results).
+    await closeDanglingToolCalls(context).catch((err) =>
+      log("WARNING", "session", `could not close dangling tool calls: ${err}`)
+    );
     if (context.systemPrompt === null) {
       const builtins = await sp.builtinPromptArgs({
         workDir: session.workDir,
@@ -263,6 +270,7 @@ export class KimiApp {
       servers: opts.mcpServers ?? {},
       toolset,
       toolCallTimeoutMs: config.mcp.client.tool_call_timeout_ms,
+      connectTimeoutMs: config.mcp.client.connect_timeout_ms,
       childEnv: () => env.childEnv(),
       workDir: session.workDir,
       shareDir: session.shareDir,

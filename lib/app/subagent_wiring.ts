@@ -65,6 +65,7 @@ export function createSubagentService(
           sessionId: opts.sessionId,
           getEnv: opts.getEnv,
           writeStdout: opts.writeStdout,
+          streamLimits: opts.config.model_stream,
         });
         llms.set(alias, p);
       }

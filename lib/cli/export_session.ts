@@ -7,6 +7,7 @@
 import { zipSync } from "fflate";
 import { ensureShareDir } from "../config/share_dir.ts";
 import { Session } from "../session/session.ts";
+import { LOCK_FILE } from "../session/lock.ts";
 import { VERSION } from "../version.ts";
 import { safeGetEnv } from "./run_agent.ts";
 
@@ -29,6 +30,7 @@ const DAY_MS = 24 * 3600 * 1000;
 async function collect(dir: string, prefix: string, out: Record<string, Uint8Array>) {
   for await (const e of Deno.readDir(dir)) {
     const p = `${dir}/${e.name}`;
+    if (e.name.startsWith(LOCK_FILE)) continue; // who holds the session is not shared
     if (e.isDirectory) await collect(p, `${prefix}${e.name}/`, out);
     else if (e.isFile) out[`${prefix}${e.name}`] = await Deno.readFile(p);
   }

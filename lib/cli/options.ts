@@ -29,6 +29,8 @@ export interface CliOptions {
   session?: string;
   /** `--continue`. */
   continue: boolean;
+  /** `--wait-for-session`: wait while another process holds the session. */
+  waitForSession: boolean;
   /** `--config` text. */
   configText?: string;
   /** `--config-file`. */
@@ -96,6 +98,10 @@ export function rootCommand() {
     .option("-S, --session [id]", "Resume a session by id (created when missing).")
     .addOption(new Option("-r, --resume [id]").hideHelp())
     .option("-C, --continue", "Continue the previous session of the working directory.")
+    .option(
+      "--wait-for-session",
+      "When another kimi process is using the session, wait for it instead of refusing.",
+    )
     .option("--config <text>", "Configuration as TOML or JSON text.")
     .option("--config-file <file>", "Configuration file (TOML, or JSON by extension).")
     .option("-m, --model <alias>", "Model to use (a key of `models` in the config).")
@@ -248,6 +254,7 @@ export function validateOptions(raw: RawOptions, cwd: string): CliOptions {
     addDirs: raw.addDir.map((d) => resolvePath(cwd, d)),
     session: sessionId,
     continue: Boolean(raw.continue),
+    waitForSession: Boolean(raw.waitForSession),
     configText: raw.config,
     configFile: raw.configFile !== undefined ? resolvePath(cwd, raw.configFile) : undefined,
     model: raw.model,

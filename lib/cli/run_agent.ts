@@ -11,6 +11,7 @@ import type { Config } from "../config/schema.ts";
 import { ensureShareDir } from "../config/share_dir.ts";
 import { configureLog, log, setLogSession } from "../log.ts";
 import { Session, SessionError } from "../session/session.ts";
+import { SessionLock, SessionLockedError } from "../session/lock.ts";
 import { KimiApp, type KimiAppOptions } from "../app/kimi_app.ts";
 import { runSessionEnd, runSessionStart } from "../hooks/session_hooks.ts";
 import type { CliOptions } from "./options.ts";
@@ -163,6 +164,17 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     session = await Session.create({ shareDir, workDir: opts.workDir });
   }
   if (opts.ui === "print" && !resumed) session.state.print_run = true;
+  // One writer per session: a second process is refused (or waits, with --wait-for-session).
+  const locks = new SessionLocks(opts.waitForSession);
+  try {
+    await locks.take(session);
+  } catch (err) {
+    if (err instanceof SessionLockedError) {
+      console.error(err.message);
+      return 1;
+    }
+    throw err;
+  }
   setLogSession(session.id);
   log("INFO", "cli", `session ${session.id} in ${session.workDir} (ui: ${opts.ui})`);
   for (const dir of opts.addDirs) {
@@ -173,7 +185,9 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   }
 
   try {
-    return await runUI(opts, { config, path: configPath }, session, resumed, run, newSessionNote);
+    return await runUI(opts, { config, path: configPath }, session, resumed, run, locks, {
+      newSessionNote,
+    });
   } finally {
     await run.app?.mcp?.close(); // stops MCP server processes
     if (!config.background.keep_alive_on_exit) {
@@ -186,6 +200,50 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     if (await session.isEmpty()) {
       await session.delete();
     }
+    await locks.releaseAll();
+  }
+}
+
+/** The session locks this run holds: the current session's, swapped when the shell switches. */
+class SessionLocks {
+  readonly #wait: boolean;
+  readonly #held = new Map<string, SessionLock>();
+
+  constructor(wait: boolean) {
+    this.#wait = wait;
+  }
+
+  /** Take the lock of `session` (no-op when held). Throws SessionLockedError. */
+  async take(session: Session): Promise<void> {
+    if (this.#held.has(session.dir)) return;
+    const lock = await SessionLock.acquire(session.dir, {
+      sessionId: session.id,
+      wait: this.#wait,
+    });
+    this.#held.set(session.dir, lock);
+  }
+
+  /** Release the lock of `session`, when held. */
+  async release(session: Session): Promise<void> {
+    const lock = this.#held.get(session.dir);
+    this.#held.delete(session.dir);
+    await lock?.release();
+  }
+
+  /** Release every lock but the one of `keep`. */
+  async releaseExcept(keep: Session): Promise<void> {
+    for (const [dir, lock] of this.#held) {
+      if (dir === keep.dir) continue;
+      this.#held.delete(dir);
+      await lock.release();
+    }
+  }
+
+  /** Release every lock. */
+  async releaseAll(): Promise<void> {
+    const all = [...this.#held.values()];
+    this.#held.clear();
+    for (const lock of all) await lock.release();
   }
 }
 
@@ -195,7 +253,8 @@ async function runUI(
   session: Session,
   resumed: boolean,
   run: RunResources,
-  newSessionNote?: string,
+  locks: SessionLocks,
+  extra: { newSessionNote?: string } = {},
 ): Promise<number> {
   const config = loaded.config;
   const { withDiscoveredModel } = await lazyImport<typeof import("./env_model.ts")>(
@@ -272,18 +331,29 @@ async function runUI(
       );
       const shell = await runShell(app, {
         createApp: async (s, c, model) => {
-          await run.app?.mcp?.close();
-          return run.app = await KimiApp.create({
-            ...appOptions,
-            session: s,
-            config: c,
-            modelAlias: model ?? appOptions.modelAlias,
-            resumed: true,
-          });
+          const current = (run.app ?? app).session;
+          await locks.take(s); // refused while another process holds the session
+          let next: KimiApp;
+          try {
+            await run.app?.mcp?.close();
+            next = await KimiApp.create({
+              ...appOptions,
+              session: s,
+              config: c,
+              modelAlias: model ?? appOptions.modelAlias,
+              resumed: true,
+            });
+          } catch (err) {
+            // The shell stays on the current session: keep its lock, drop the new one.
+            if (s.dir !== current.dir) await locks.release(s);
+            throw err;
+          }
+          await locks.releaseExcept(s);
+          return run.app = next;
         },
         prompt: opts.prompt,
         modelProblem,
-        notice: newSessionNote,
+        notice: extra.newSessionNote,
         resumed,
         configPath,
       });

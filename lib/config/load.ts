@@ -10,6 +10,7 @@
 import { exists } from "../fs/exists.ts";
 import { dirname, extname, join, resolve } from "node:path";
 import { parse as parseToml, stringify as stringifyToml, TomlError } from "smol-toml";
+import { looksBinary } from "../excerpt.ts";
 import { atomicWriteText } from "../fs/atomic_write.ts";
 import { ConfigError } from "./errors.ts";
 import { describeJsonSyntaxError } from "./json_syntax.ts";
@@ -80,6 +81,12 @@ export async function loadConfig(opts: LoadConfigOptions): Promise<LoadedConfig>
     throw new ConfigError(`Cannot read configuration file ${file}: ${describeFsError(err)}`, {
       cause: err,
     });
+  }
+  if (looksBinary(text)) {
+    throw new ConfigError(
+      `Configuration file ${file} is not a text file (it holds binary data). Point ` +
+        "--config-file at a TOML or JSON file.",
+    );
   }
   const isJson = extname(file).toLowerCase() === ".json";
   let data: unknown;

@@ -138,9 +138,31 @@ export const ServicesSchema = z.object({
 /** Service endpoints. */
 export type Services = z.infer<typeof ServicesSchema>;
 
-/** `mcp`: MCP client settings. */
+/**
+ * `model_stream`: bounds on one streamed model response. A byte limit of 0 means "sized for
+ * the model": 8 bytes per token of its context window, at least 1 MiB. A response that passes a
+ * limit is cut and the step fails (retryable); a stream with no data for `stall_timeout_s`
+ * seconds is abandoned and retried like a lost connection.
+ */
+export const ModelStreamConfigSchema = z.object({
+  max_text_bytes: int().min(0).default(0),
+  max_thinking_bytes: int().min(0).default(0),
+  max_tool_arguments_bytes: int().min(0).default(0),
+  stall_timeout_s: z.number().positive().default(120),
+});
+/** Model stream limits. */
+export type ModelStreamConfig = z.infer<typeof ModelStreamConfigSchema>;
+
+/**
+ * `mcp`: MCP client settings. `connect_timeout_ms` bounds a server's start-up and first
+ * handshake; it is generous because a server fetched by `npx -y` or `deno run npm:` may
+ * download its package on first start.
+ */
 export const MCPConfigSchema = z.object({
-  client: z.object({ tool_call_timeout_ms: int().default(60000) }).prefault({}),
+  client: z.object({
+    tool_call_timeout_ms: int().default(60000),
+    connect_timeout_ms: int().min(1000).default(180000),
+  }).prefault({}),
 });
 /** MCP settings. */
 export type MCPConfig = z.infer<typeof MCPConfigSchema>;
@@ -219,6 +241,7 @@ export const ConfigSchema = z.object({
   notifications: NotificationConfigSchema.prefault({}),
   services: ServicesSchema.prefault({}),
   mcp: MCPConfigSchema.prefault({}),
+  model_stream: ModelStreamConfigSchema.prefault({}),
   sandbox: SandboxConfigSchema.prefault({}),
   hooks: z.array(HookDefSchema).default([]),
   permission: PermissionConfigSchema.optional(),

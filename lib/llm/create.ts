@@ -1,6 +1,7 @@
 /**
  * Builds the run's LLM from the resolved model and provider (reference §2.3 items 4–7).
  * Provider modules are imported lazily so modes that never call a model never load the SDK.
+ * Every provider is wrapped in the stream guard (lib/llm/stream_guard.ts).
  *
  * @module
  */
@@ -9,6 +10,7 @@ import type { ResolvedModel } from "../config/model_resolution.ts";
 import { VERSION } from "../version.ts";
 import { ChatProviderError } from "./errors.ts";
 import type { ChatProvider, LLM } from "./provider.ts";
+import { guardProvider, type StreamLimitsConfig, streamLimitsFor } from "./stream_guard.ts";
 
 /** Options of {@link createLLM}. */
 export interface CreateLLMOptions {
@@ -22,6 +24,8 @@ export interface CreateLLMOptions {
   userAgentSuffix?: string;
   /** Writes a line to stdout (scripted echo trace). */
   writeStdout?: (line: string) => void;
+  /** The `model_stream` config table; absent means the defaults. */
+  streamLimits?: Partial<StreamLimitsConfig>;
 }
 
 const ECHO_TYPES = new Set(["_echo", "_scripted_echo"]);
@@ -104,6 +108,8 @@ export async function createLLM(
           "openai_legacy, openai_responses (or an OpenAI-compatible endpoint).",
       );
   }
+  // Every provider streams through the same guard: size limits, stall timeout, prompt abort.
+  provider = guardProvider(provider, streamLimitsFor(opts.streamLimits, m.max_context_size));
   const caps = resolved.capabilities;
   if (caps.has("always_thinking") || (opts.thinking === true && caps.has("thinking"))) {
     provider = provider.withThinking("high");

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { summarizeErrorBody } from "../excerpt.ts";
 
 /** Base class of every error a chat provider raises. */
 export class ChatProviderError extends Error {
@@ -54,13 +55,43 @@ export class APIEmptyResponseError extends ChatProviderError {
   }
 }
 
+/**
+ * A streamed response passed one of the `model_stream` limits (text, thinking or tool-call
+ * arguments) and was cut, so it never exhausts memory. Retryable: a model stuck repeating
+ * itself usually answers normally on the next attempt.
+ */
+export class APIStreamLimitError extends ChatProviderError {
+  /** Which part of the response overflowed. */
+  readonly part: "text" | "thinking" | "tool_arguments";
+  /** The limit in bytes. */
+  readonly limitBytes: number;
+  /** Create a stream-limit error. */
+  constructor(part: "text" | "thinking" | "tool_arguments", limitBytes: number) {
+    const what = part === "tool_arguments" ? "tool-call arguments" : part;
+    const key = part === "tool_arguments" ? "max_tool_arguments_bytes" : `max_${part}_bytes`;
+    super(
+      `The model's response was cut: its ${what} passed ${formatBytes(limitBytes)}. ` +
+        `Raise model_stream.${key} in the config if such long output is expected.`,
+    );
+    this.name = "APIStreamLimitError";
+    this.part = part;
+    this.limitBytes = limitBytes;
+  }
+}
+
+function formatBytes(n: number): string {
+  if (n >= 1024 * 1024 && n % (1024 * 1024) === 0) return `${n / (1024 * 1024)} MiB`;
+  if (n >= 1024 && n % 1024 === 0) return `${n / 1024} KiB`;
+  return `${n} bytes`;
+}
+
 /** HTTP statuses worth retrying. */
 export const RETRYABLE_STATUS: ReadonlySet<number> = new Set([429, 500, 502, 503, 504]);
 
-/** Whether an error is transient: connection, timeout, empty response, 429 or 5xx. */
+/** Whether an error is transient: connection, timeout or stall, empty or cut-off response, 429, 5xx. */
 export function isRetryableError(err: unknown): boolean {
   if (err instanceof APIConnectionError || err instanceof APITimeoutError) return true;
-  if (err instanceof APIEmptyResponseError) return true;
+  if (err instanceof APIEmptyResponseError || err instanceof APIStreamLimitError) return true;
   if (err instanceof APIStatusError) return RETRYABLE_STATUS.has(err.statusCode);
   return false;
 }
@@ -70,4 +101,27 @@ export function isContextOverflowError(err: unknown): boolean {
   if (!(err instanceof APIStatusError)) return false;
   if (err.statusCode !== 400 && err.statusCode !== 413) return false;
   return /context|too long|maximum.*tokens|token limit|exceeds/i.test(err.message);
+}
+
+/** Longest provider status message passed through as it is. */
+const STATUS_MESSAGE_MAX = 500;
+
+/**
+ * A status error whose message is an HTML page or kilobytes of body, made short: the status and
+ * the page's title (or the body's first line), escaped. Anything else is returned unchanged.
+ */
+export function conciseProviderError(err: unknown): unknown {
+  if (!(err instanceof APIStatusError)) return err;
+  const code = err.statusCode;
+  const body = err.message.startsWith(`${code} `)
+    ? err.message.slice(`${code} `.length)
+    : err.message;
+  const html = /<(!doctype\s+html|html|head|body|title)\b/i.test(body);
+  if (!html && err.message.length <= STATUS_MESSAGE_MAX) return err;
+  const summary = summarizeErrorBody(body);
+  const message = html
+    ? `HTTP ${code}: ${summary} (an HTML error page, not an API response: the provider or a ` +
+      "proxy in front of it failed; retry later, or check the provider's base_url)"
+    : `HTTP ${code}: ${summary}`;
+  return new APIStatusError(code, message, { cause: err });
 }

@@ -43,7 +43,15 @@ export interface McpConnectionOptions {
   workDir: string;
   /** OAuth provider for remote servers with `auth: "oauth"`. */
   authProvider?: OAuthClientProvider;
+  /**
+   * How long starting the server and its handshake may take (`mcp.client.connect_timeout_ms`).
+   * Generous by default: `npx -y` / `deno run npm:` download the package on first start.
+   */
+  connectTimeoutMs?: number;
 }
+
+/** Default of `mcp.client.connect_timeout_ms`. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 180_000;
 
 /** Why a call did not produce a result. */
 export class McpCallError extends Error {
@@ -118,7 +126,9 @@ export class McpConnection {
     const transport = this.#transport();
     this.#pid = () => transport instanceof StdioClientTransport ? transport.pid : null;
     try {
-      await client.connect(transport);
+      await client.connect(transport, {
+        timeout: this.#opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      });
     } catch (err) {
       await client.close().catch(() => {});
       throw err;
@@ -166,7 +176,9 @@ export class McpConnection {
     const out: McpToolInfo[] = [];
     let cursor: string | undefined;
     do {
-      const page = await client.listTools(cursor ? { cursor } : undefined);
+      const page = await client.listTools(cursor ? { cursor } : undefined, {
+        timeout: this.#opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      });
       for (const t of page.tools) {
         out.push({
           name: t.name,

@@ -11,7 +11,7 @@ import type { PermissionScope } from "../tooling/scope.ts";
 import type { Tool } from "../tooling/tool.ts";
 import { event, type MCPStatus, statusUpdate, type WireMessage } from "../wire/messages.ts";
 import { isStdioServer, type McpServerConfig, type McpServers } from "./config.ts";
-import { McpConnection } from "./connection.ts";
+import { DEFAULT_CONNECT_TIMEOUT_MS, McpConnection } from "./connection.ts";
 import { hasOAuthTokens, McpOAuthProvider } from "./oauth.ts";
 import { mcpTool } from "./tool.ts";
 
@@ -48,6 +48,10 @@ export interface McpManagerOptions {
   toolset: McpToolSink;
   /** `mcp.client.tool_call_timeout_ms`. */
   toolCallTimeoutMs: number;
+  /** `mcp.client.connect_timeout_ms`: how long a server may take to start. */
+  connectTimeoutMs?: number;
+  /** After how many ms a server still starting is reported as such. Default 5000. */
+  startingNoticeMs?: number;
   /** Secret-free environment for stdio servers (merged under each server's `env`). */
   childEnv: () => Record<string, string>;
   /** Working directory (client root; default cwd of stdio servers). */
@@ -148,9 +152,19 @@ export class McpManager {
       childEnv: this.#opts.childEnv,
       workDir: this.#opts.workDir,
       authProvider,
+      connectTimeoutMs: this.#opts.connectTimeoutMs,
     });
     this.#connections.set(name, conn);
     info.status = "connecting";
+    // A first start may download the server's package: say it is starting, not failing.
+    const timeoutMs = this.#opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    const notice = setTimeout(() => {
+      if (info.status !== "connecting") return;
+      this.#opts.report?.(
+        `MCP server '${name}' is still starting (a first start may download its package); ` +
+          `waiting up to ${Math.round(timeoutMs / 1000)} s (mcp.client.connect_timeout_ms).`,
+      );
+    }, this.#opts.startingNoticeMs ?? 5000);
     try {
       const tools = await conn.listTools();
       for (const t of tools) {
@@ -180,10 +194,16 @@ export class McpManager {
         return;
       }
       let reason = describeError(err);
+      if (isRequestTimeout(err)) {
+        reason = `it did not finish starting within ${Math.round(timeoutMs / 1000)} s; raise ` +
+          "mcp.client.connect_timeout_ms if its first start downloads a large package";
+      }
       const tail = conn.stderrTail.trim();
       if (tail) reason += ` (stderr: ${tail.split("\n").slice(-3).join(" | ")})`;
       await conn.close();
       this.#fail(info, reason);
+    } finally {
+      clearTimeout(notice);
     }
   }
 
@@ -207,6 +227,11 @@ export class McpManager {
   async close(): Promise<void> {
     await Promise.all([...this.#connections.values()].map((c) => c.close().catch(() => {})));
   }
+}
+
+/** Whether an error is the SDK's request timeout (MCP error -32001). */
+function isRequestTimeout(err: unknown): boolean {
+  return (err as { code?: unknown })?.code === -32001;
 }
 
 /** `Type: message` of an error (the reference's failure format). */

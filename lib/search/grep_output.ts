@@ -222,9 +222,9 @@ export function finishGrep(run: GrepRun, q: GrepQuery, opts: GrepFinishOptions):
     let total = 0;
     let files = 0;
     for (const line of lines) {
+      // `path:N` per file; a single-file search prints just `N`.
       const idx = line.lastIndexOf(":");
-      if (idx <= 0) continue;
-      const n = line.slice(idx + 1).trim();
+      const n = (singleFile ? line.slice(idx + 1) : idx > 0 ? line.slice(idx + 1) : "").trim();
       if (!/^[+-]?\d+$/.test(n)) continue;
       total += Number(n);
       files++;

@@ -18,8 +18,9 @@
  */
 import { dirname } from "node:path";
 import { z } from "zod";
-import { appendLine, atomicWriteBytes } from "../fs/atomic_write.ts";
+import { atomicWriteBytes } from "../fs/atomic_write.ts";
 import { stillResolvesTo } from "../fs/real_path.ts";
+import { appendRecords } from "./jsonl.ts";
 
 /** Default size cap of the stored blobs: 256 MiB. */
 export const DEFAULT_SNAPSHOT_CAP_BYTES = 256 * 1024 * 1024;
@@ -253,7 +254,8 @@ export class FileSnapshots {
 
   async #append(record: ChangeRecord | RewindRecord): Promise<void> {
     await Deno.mkdir(this.dir, { recursive: true, mode: 0o700 });
-    await appendLine(this.#index, JSON.stringify(record));
+    // A failed write (full disk) is cut back to the last complete record.
+    await appendRecords(this.#index, JSON.stringify(record) + "\n", { mode: 0o600 });
   }
 
   /** Store a blob (once per content); returns its hash. */

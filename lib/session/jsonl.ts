@@ -1,6 +1,7 @@
 /**
- * Streaming reader for JSON-lines files (`context.jsonl`, `wire.jsonl`): yields one line at a
- * time so large files are never loaded whole.
+ * JSON-lines files of a session (`context.jsonl`, `wire.jsonl`): a streaming reader that yields
+ * one line at a time so large files are never loaded whole, and an appender that never leaves a
+ * torn record behind when the disk is full.
  *
  * @module
  */
@@ -40,5 +41,94 @@ export function parseJsonLine(line: string): unknown {
     return JSON.parse(line);
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * Appending to a session's JSON-lines file failed (disk full, I/O error). The file was cut back
+ * to its last complete record, so it stays valid JSON Lines and the session stays resumable.
+ */
+export class SessionWriteError extends Error {
+  /** The file that could not be written. */
+  readonly path: string;
+  /** Whether the file was restored to its last complete record. */
+  readonly restored: boolean;
+  /** Create the error. */
+  constructor(path: string, cause: unknown, restored: boolean) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    super(
+      `Could not write ${path}: ${why}. ` +
+        (restored
+          ? "The file was restored to its last complete record; "
+          : "The file could not be restored and may end with a torn record (it is skipped when " +
+            "read); ") +
+        "free some disk space, then resume the session.",
+      { cause },
+    );
+    this.name = "SessionWriteError";
+    this.path = path;
+    this.restored = restored;
+  }
+}
+
+/** The file operations {@link appendRecords} needs (a `Deno.FsFile`; tests inject failures). */
+export interface AppendTarget {
+  /** Current size. */
+  stat(): Promise<{ size: number }>;
+  /** Write some bytes at the end; resolves with how many were written. */
+  write(data: Uint8Array): Promise<number>;
+  /** Cut the file to `len` bytes. */
+  truncate(len?: number): Promise<void>;
+  /** Close it. */
+  close(): void;
+}
+
+/** Options of {@link appendRecords}. */
+export interface AppendRecordsOptions {
+  /** Permission bits when the file is created. */
+  mode?: number;
+  /** Opens the file for appending (default `Deno.open` with `append` and `create`). */
+  open?: (path: string) => Promise<AppendTarget>;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Append complete records (`text` is one or more lines, each ending in `\n`) to `path` with
+ * `O_APPEND` writes. When a write fails part-way (ENOSPC, EIO), the file is truncated back to
+ * its size before the append, so it never ends in a torn or partial record, and a
+ * {@link SessionWriteError} is thrown. A file only ever has one writer (the session lock).
+ */
+export async function appendRecords(
+  path: string,
+  text: string,
+  opts: AppendRecordsOptions = {},
+): Promise<void> {
+  const data = encoder.encode(text);
+  if (data.length === 0) return;
+  let file: AppendTarget;
+  try {
+    file = await (opts.open ?? ((p) =>
+      Deno.open(p, { append: true, create: true, mode: opts.mode ?? 0o600 })))(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotCapable) throw err;
+    throw new SessionWriteError(path, err, true);
+  }
+  try {
+    const before = (await file.stat()).size;
+    try {
+      let off = 0;
+      while (off < data.length) off += await file.write(data.subarray(off));
+    } catch (err) {
+      let restored = true;
+      try {
+        await file.truncate(before);
+      } catch {
+        restored = false;
+      }
+      throw new SessionWriteError(path, err, restored);
+    }
+  } finally {
+    file.close();
   }
 }

@@ -14,8 +14,7 @@ import {
 } from "../llm/message.ts";
 import { pyJsonDumps } from "../wire/py_json.ts";
 import { estimateMessageTokens } from "../llm/token_estimate.ts";
-
-const encoder = new TextEncoder();
+import { appendRecords } from "../session/jsonl.ts";
 
 /** Rotation of the live file to `context_<n>.jsonl`, reserving the name atomically. */
 async function rotate(path: string): Promise<string> {
@@ -85,7 +84,7 @@ export class Context {
     if (lastByte !== 0x0a) {
       // A kill mid-write left a torn last line: end it so the next record starts on its own
       // line (readers skip the torn one).
-      await Deno.writeTextFile(file, "\n", { append: true });
+      await appendRecords(file, "\n", { mode: 0o600 });
     }
     return ctx;
   }
@@ -158,54 +157,54 @@ export class Context {
     return this.#systemPrompt;
   }
 
+  /**
+   * Append records to the file. A failed write (disk full) leaves the file at its last complete
+   * record and throws `SessionWriteError`; callers update memory only after it succeeded, so
+   * memory and file never disagree.
+   */
   async #append(lines: string[]): Promise<void> {
     if (lines.length === 0) return;
-    const f = await Deno.open(this.file, { append: true, create: true, mode: 0o600 });
-    try {
-      const data = encoder.encode(lines.map((l) => l + "\n").join(""));
-      let off = 0;
-      while (off < data.length) off += await f.write(data.subarray(off));
-    } finally {
-      f.close();
-    }
+    await appendRecords(this.file, lines.map((l) => l + "\n").join(""), { mode: 0o600 });
   }
 
   /** Write the system prompt record (first line of a new context). */
   async writeSystemPrompt(prompt: string): Promise<void> {
-    this.#systemPrompt = prompt;
     await this.#append([pyJsonDumps({ role: "_system_prompt", content: prompt })]);
+    this.#systemPrompt = prompt;
   }
 
   /** Add a checkpoint; returns its id. With `withUserMarker`, also a `CHECKPOINT n` message. */
   async checkpoint(withUserMarker = false): Promise<number> {
-    const id = this.#nCheckpoints++;
+    const id = this.#nCheckpoints;
     const lines = [pyJsonDumps({ role: "_checkpoint", id })];
+    let marker: NormalizedMessage | null = null;
     if (withUserMarker) {
-      const marker: NormalizedMessage = {
+      marker = {
         role: "user",
         content: [{ type: "text", text: `<system>CHECKPOINT ${id}</system>` }],
       };
-      this.#history.push(marker);
       lines.push(JSON.stringify(messageToJSON(marker)));
     }
     await this.#append(lines);
+    this.#nCheckpoints = id + 1;
+    if (marker) this.#history.push(marker);
     return id;
   }
 
   /** Append messages. */
   async append(...messages: NormalizedMessage[]): Promise<void> {
+    await this.#append(messages.map((m) => JSON.stringify(messageToJSON(m))));
     for (const m of messages) {
       this.#history.push(m);
       this.#pendingTokens += estimateMessageTokens(m);
     }
-    await this.#append(messages.map((m) => JSON.stringify(messageToJSON(m))));
   }
 
   /** Record the provider-reported token count. */
   async updateTokenCount(count: number): Promise<void> {
+    await this.#append([pyJsonDumps({ role: "_usage", token_count: count })]);
     this.#tokenCount = count;
     this.#pendingTokens = 0;
-    await this.#append([pyJsonDumps({ role: "_usage", token_count: count })]);
   }
 
   /**

@@ -32,6 +32,7 @@ import type { ApprovalRuntime, ApprovalSource } from "./approval.ts";
 import type { Context } from "./context.ts";
 import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "./errors.ts";
 import { sleep, withRetry } from "./retry.ts";
+import { withToolResults } from "./tool_pairing.ts";
 import { compactHistory } from "./compaction.ts";
 import { DenwaRenji, dmailMessage, dmailRestoreNote } from "./dmail.ts";
 import type { FileSnapshots } from "../session/file_snapshots.ts";
@@ -524,7 +525,7 @@ export class KimiSoul {
         content: [{ type: "text", text: injections.map(systemReminder).join("\n") }],
       });
     }
-    const normalized = mergeAdjacentUserMessages(history);
+    const normalized = mergeAdjacentUserMessages(withToolResults(history));
     const systemPrompt = this.context.systemPrompt ?? "";
     const tools = this.toolset.specs();
     let maxCompletionTokens: number | undefined;

@@ -3,10 +3,11 @@
  * Line 1 is `{"type": "metadata", "protocol_version": "1.10"}`; every further line is
  * `{"timestamp": <unix seconds>, "message": {"type": T, "payload": {...}}}`. Lines are
  * appended with one write each, so a kill at any moment leaves at most one torn last line,
- * which readers skip.
+ * which readers skip; a failed write (disk full) is cut back to the last complete record.
  *
  * @module
  */
+import { appendRecords } from "../session/jsonl.ts";
 import { WIRE_PROTOCOL_VERSION } from "../version.ts";
 import type { Subscription } from "./broadcast.ts";
 import { type Envelope, toEnvelope, type WireMessage } from "./messages.ts";
@@ -19,8 +20,6 @@ export interface WireRecord {
   /** The message envelope. */
   message: Envelope;
 }
-
-const encoder = new TextEncoder();
 
 /** Appends messages to a session's `wire.jsonl`. */
 export class WireFile {
@@ -109,15 +108,8 @@ export class WireFile {
   }
 }
 
-async function appendText(path: string, text: string): Promise<void> {
-  const f = await Deno.open(path, { append: true, create: true });
-  try {
-    const data = encoder.encode(text);
-    let off = 0;
-    while (off < data.length) off += await f.write(data.subarray(off));
-  } finally {
-    f.close();
-  }
+function appendText(path: string, text: string): Promise<void> {
+  return appendRecords(path, text, { mode: 0o644 });
 }
 
 async function endsWithNewline(path: string, size: number): Promise<boolean> {
@@ -144,13 +136,25 @@ async function readFirstLine(path: string): Promise<string> {
   }
 }
 
-/** Record everything from a merged subscription until it ends. */
-export async function recordWire(sub: Subscription<WireMessage>, file: WireFile): Promise<void> {
+/**
+ * Record everything from a merged subscription until it ends. The first failed write is
+ * reported (through `report`, default stderr) and recording stops for the rest of the
+ * subscription, so the file keeps a gap-free prefix instead of records with holes; the
+ * subscription is still drained so the turn goes on.
+ */
+export async function recordWire(
+  sub: Subscription<WireMessage>,
+  file: WireFile,
+  report: (line: string) => void = (line) => console.error(line),
+): Promise<void> {
+  let failed = false;
   for await (const msg of sub) {
+    if (failed) continue;
     try {
       await file.append(msg);
     } catch (err) {
-      console.error(`kimi: could not write ${file.path}: ${(err as Error).message}`);
+      failed = true;
+      report(`kimi: ${(err as Error).message} Wire messages of this turn are no longer recorded.`);
     }
   }
 }

@@ -29,7 +29,7 @@ function tryParse(s: string): boolean {
 }
 
 Deno.test("kill -9 at 50 random moments: every session stays resumable with its records intact", async () => {
-  const sb = await kimiSandbox();
+  const sb = await kimiSandbox({ sessionFiles: { allowTorn: true } });
   try {
     const longText = Array.from({ length: 400 }, (_, i) => `text: chunk ${i} `).join("\n");
     const steps: string[] = [];

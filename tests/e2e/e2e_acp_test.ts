@@ -730,3 +730,42 @@ Deno.test("acp: a prompt a UserPromptSubmit hook blocks ends with refusal", asyn
     await sb.cleanup();
   }
 });
+
+Deno.test("acp: a session another process is writing is refused naming it; free once it closes", async () => {
+  const sb = await kimiSandbox();
+  const config = await sb.scriptedConfig(["text: one", "text: two"]);
+  try {
+    const first = spawnAcp(sb, { rootArgs: ["--config-file", config] });
+    await first.initialize();
+    const { sessionId: sid } = await first.newSession(sb.workDir);
+    await first.prompt(sid, "hello there");
+
+    const second = spawnAcp(sb, { rootArgs: ["--config-file", config] });
+    await second.initialize();
+    const refused = await rpcError(second.agent.request(acp.methods.agent.session.load, {
+      sessionId: sid,
+      cwd: sb.workDir,
+      mcpServers: [],
+    }));
+    assertEquals(refused.code, -32603);
+    assert(
+      refused.message.startsWith(
+        `Session ${sid} is in use by another kimi process (pid ${first.child.pid}, since `,
+      ),
+      refused.message,
+    );
+    assertEquals((refused.data as { pid: number }).pid, first.child.pid);
+
+    // The first client closes the session: the lock goes with it.
+    await first.agent.request(acp.methods.agent.session.close, { sessionId: sid });
+    await second.agent.request(acp.methods.agent.session.load, {
+      sessionId: sid,
+      cwd: sb.workDir,
+      mcpServers: [],
+    });
+    assertEquals((await first.finish()).code, 0);
+    assertEquals((await second.finish()).code, 0);
+  } finally {
+    await sb.cleanup();
+  }
+});

@@ -173,6 +173,80 @@ Deno.test(
 );
 
 Deno.test(
+  "shell: /sessions refuses a session another process is using, naming it, and stays put",
+  opts,
+  () =>
+    withShell(async (sb) => {
+      const mock = await startMockOpenAI();
+      let holder: Deno.ChildProcess | null = null;
+      try {
+        const t1 = await TmuxKimi.start(sb, [
+          "--config-file",
+          await sb.scriptedConfig(["text: one."]),
+        ]);
+        try {
+          await t1.waitFor(promptReady);
+          await t1.type("busy-session-message");
+          await t1.keys("Enter");
+          await t1.waitFor((s) => s.includes("one.") && promptReady(s));
+          await t1.keys("C-d");
+          await t1.waitFor("[exit 0]");
+        } finally {
+          await t1.close();
+        }
+        const [busy] = await sb.sessionDirs();
+        const busyId = busy.split("/").at(-1)!;
+        // Another kimi works in that session: its model call hangs until it is killed.
+        mock.enqueue({ text: "late", delayMs: 600_000 });
+        const held = sb.run(
+          [
+            "--print",
+            "--session",
+            busyId,
+            "--config-file",
+            await sb.openaiConfig(mock.url),
+            "-p",
+            "x",
+          ],
+          { onSpawn: (c) => (holder = c) },
+        );
+        while (mock.requests.length === 0) await new Promise((r) => setTimeout(r, 20));
+        const t2 = await TmuxKimi.start(sb, [
+          "--config-file",
+          await sb.scriptedConfig(["text: two."]),
+        ]);
+        try {
+          await t2.waitFor(promptReady);
+          await t2.type("/sessions");
+          await t2.keys("Enter");
+          await t2.waitFor("Resume a session");
+          await t2.keys("Enter");
+          const screen = await t2.waitFor("is in use by another kimi process");
+          assertMatch(
+            screen.replace(/\n/g, ""),
+            new RegExp(
+              `Session ${busyId} is in use by another kimi process \\(pid ${holder!.pid}, since`,
+            ),
+          );
+          await t2.type("/usage");
+          await t2.keys("Enter");
+          const usage = await t2.waitFor("Session:  ");
+          assert(!usage.includes(`Session:  ${busyId}`), "the shell stayed on its own session");
+          await t2.type("still here");
+          await t2.keys("Enter");
+          await t2.waitFor((s) => s.includes("two.") && promptReady(s));
+        } finally {
+          await t2.close();
+        }
+        (holder as Deno.ChildProcess | null)?.kill("SIGKILL");
+        await held;
+      } finally {
+        await mock.close();
+      }
+    }),
+);
+
+Deno.test(
   "shell: /sessions picks an earlier session and resumes it",
   opts,
   () =>

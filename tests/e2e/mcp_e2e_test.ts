@@ -9,8 +9,9 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { z } from "zod";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
 import { type KimiSandbox, kimiSandbox, toolCallLine } from "../helpers/kimi_process.ts";
+import { MCP_SERVER_EVERYTHING } from "../helpers/npm_servers.ts";
 
-const EVERYTHING = "npm:@modelcontextprotocol/server-everything@2026.8.31";
+const EVERYTHING = MCP_SERVER_EVERYTHING;
 const DENO_JSON = new URL("../../deno.json", import.meta.url).pathname;
 const FIXTURE = new URL("../helpers/mcp_stdio_server.ts", import.meta.url).pathname;
 

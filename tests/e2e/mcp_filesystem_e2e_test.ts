@@ -5,8 +5,9 @@
  */
 import { assertEquals } from "../helpers/assert.ts";
 import { type KimiSandbox, kimiSandbox, toolCallLine } from "../helpers/kimi_process.ts";
+import { MCP_SERVER_FILESYSTEM } from "../helpers/npm_servers.ts";
 
-const FILESYSTEM = "npm:@modelcontextprotocol/server-filesystem@2026.8.31";
+const FILESYSTEM = MCP_SERVER_FILESYSTEM;
 
 type Line = Record<string, unknown>;
 

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { assertSessionFilesValid, type SessionFilesCheckOptions } from "./session_files.ts";
 
 /** Path of the entry point. */
 export const MAIN_TS = new URL("../../main.ts", import.meta.url).pathname;
@@ -28,14 +29,32 @@ export interface KimiSandbox {
   /** Write an OpenAI-compatible config pointing at `baseUrl`; returns the config path. */
   openaiConfig(
     baseUrl: string,
-    opts?: { type?: string; model?: string; apiKey?: string; capabilities?: string[] },
+    opts?: {
+      type?: string;
+      model?: string;
+      apiKey?: string;
+      capabilities?: string[];
+      /** Extra top-level config keys (e.g. `loop_control`, `model_stream`). */
+      extra?: Record<string, unknown>;
+    },
   ): Promise<string>;
   /** Run `main.ts` with arguments. */
   run(args: string[], opts?: RunOptions): Promise<RunResult>;
   /** Paths of session dirs under the share dir. */
   sessionDirs(): Promise<string[]>;
-  /** Remove the sandbox. */
+  /** Check the session files ({@link assertSessionFilesValid}), then remove the sandbox. */
   cleanup(): Promise<void>;
+}
+
+/** Options of {@link kimiSandbox}. */
+export interface KimiSandboxOptions {
+  /** Parent directory of the sandbox (default the system temp dir). */
+  dir?: string;
+  /**
+   * How `cleanup()` checks the session files: strict by default, `{ allowTorn: true }` for
+   * tests that kill kimi mid-write, `false` for tests that plant broken files on purpose.
+   */
+  sessionFiles?: SessionFilesCheckOptions | false;
 }
 
 /** Options of a run. */
@@ -48,6 +67,8 @@ export interface RunOptions {
   permissions?: string[];
   /** Working directory (default the sandbox work dir). */
   cwd?: string;
+  /** Called with the child right after it is spawned (pid, signals). */
+  onSpawn?: (child: Deno.ChildProcess) => void;
 }
 
 /** The outcome of a run. */
@@ -60,10 +81,10 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Create a sandbox (under `opts.dir`, default the system temp dir). */
-export async function kimiSandbox(opts: { dir?: string } = {}): Promise<KimiSandbox> {
+/** Create a sandbox (under `sandboxOpts.dir`, default the system temp dir). */
+export async function kimiSandbox(sandboxOpts: KimiSandboxOptions = {}): Promise<KimiSandbox> {
   const root = await Deno.realPath(
-    await Deno.makeTempDir({ prefix: "kimi-e2e-", dir: opts.dir }),
+    await Deno.makeTempDir({ prefix: "kimi-e2e-", dir: sandboxOpts.dir }),
   );
   const home = `${root}/home`;
   const shareDir = `${home}/.kimi`;
@@ -115,6 +136,7 @@ export async function kimiSandbox(opts: { dir?: string } = {}): Promise<KimiSand
             api_key: opts.apiKey ?? "sk-test",
           },
         },
+        ...opts.extra,
       };
       const path = `${root}/config-${crypto.randomUUID().slice(0, 8)}.json`;
       await Deno.writeTextFile(path, JSON.stringify(config));
@@ -137,6 +159,7 @@ export async function kimiSandbox(opts: { dir?: string } = {}): Promise<KimiSand
         stdout: "piped",
         stderr: "piped",
       }).spawn();
+      opts.onSpawn?.(child);
       if (opts.stdin !== undefined) {
         const w = child.stdin.getWriter();
         await w.write(new TextEncoder().encode(opts.stdin));
@@ -163,7 +186,13 @@ export async function kimiSandbox(opts: { dir?: string } = {}): Promise<KimiSand
       return dirs;
     },
     async cleanup() {
-      await Deno.remove(root, { recursive: true }).catch(() => {});
+      try {
+        if (sandboxOpts.sessionFiles !== false) {
+          await assertSessionFilesValid(shareDir, sandboxOpts.sessionFiles ?? {});
+        }
+      } finally {
+        await Deno.remove(root, { recursive: true }).catch(() => {});
+      }
     },
   };
   return sandbox;

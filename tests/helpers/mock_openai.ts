@@ -59,6 +59,13 @@ export interface MockStreamReply {
    * servers stream), so chunk boundaries fall anywhere: inside words, markup and blank lines.
    */
   chunkChars?: number;
+  /**
+   * Chat only: after the reasoning and text chunks, stream this part forever (64 KiB chunks of
+   * `x`) until the client goes away. `tool_arguments` opens one call (`endless_call`) first.
+   */
+  endless?: "text" | "reasoning" | "tool_arguments";
+  /** Chat only: after the reasoning and text chunks, send nothing more and never end. */
+  stall?: boolean;
 }
 
 /** An HTTP error reply. */
@@ -71,6 +78,10 @@ export interface MockErrorReply {
   headers?: Record<string, string>;
   /** Delay before answering, in ms. */
   delayMs?: number;
+  /** A raw body instead of the JSON error object (e.g. a proxy's HTML page). */
+  body?: string;
+  /** Content type of a raw `body`. Default `text/html; charset=utf-8`. */
+  contentType?: string;
 }
 
 /** Any reply the mock can give. */
@@ -98,6 +109,11 @@ export interface MockOpenAIOptions {
   models?: string[];
   /** Default {@link MockStreamReply.chunkChars} of every streamed reply. */
   chunkChars?: number;
+  /**
+   * Chat only: answer 400 like OpenAI when an assistant's tool calls are not each followed by
+   * a tool message (or a tool message answers no call).
+   */
+  checkToolPairing?: boolean;
 }
 
 /** A running mock server. */
@@ -120,6 +136,7 @@ export async function startMockOpenAI(opts: MockOpenAIOptions = {}): Promise<Moc
   const requests: CapturedRequest[] = [];
   let counter = 0;
   const ready = Promise.withResolvers<number>();
+  const closing = new AbortController();
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: ({ port }) => ready.resolve(port) },
     async (req) => {
@@ -152,10 +169,26 @@ export async function startMockOpenAI(opts: MockOpenAIOptions = {}): Promise<Moc
           status: 404,
         });
       }
+      const unpaired = isChat && opts.checkToolPairing ? toolPairingError(body) : null;
+      if (unpaired) {
+        return Response.json({
+          error: { message: unpaired, type: "invalid_request_error", param: "messages" },
+        }, { status: 400 });
+      }
       const reply = queue.shift() ?? opts.auto?.(body, captured) ?? opts.defaultReply ??
         { text: "done" };
-      if (reply.delayMs) await sleep(reply.delayMs);
+      // Delays end early when the mock closes (a killed client never reads the reply).
+      if (reply.delayMs) await sleep(reply.delayMs, closing.signal);
       if ("status" in reply) {
+        if (reply.body !== undefined) {
+          return new Response(reply.body, {
+            status: reply.status,
+            headers: {
+              "content-type": reply.contentType ?? "text/html; charset=utf-8",
+              ...reply.headers,
+            },
+          });
+        }
         return Response.json(
           { error: { message: reply.error ?? `Mock error ${reply.status}`, type: "mock_error" } },
           { status: reply.status, headers: reply.headers },
@@ -165,27 +198,23 @@ export async function startMockOpenAI(opts: MockOpenAIOptions = {}): Promise<Moc
       const sized = opts.chunkChars && reply.chunkChars === undefined
         ? { ...reply, chunkChars: opts.chunkChars }
         : reply;
-      const events = isChat
-        ? chatEvents(sized, body?.model ?? "mock-model", counter)
-        : responsesEvents(sized, body?.model ?? "mock-model", counter);
-      let cancelled = false;
+      const events: Iterator<string> = isChat
+        ? (sized.endless || sized.stall
+          ? endlessChatEvents(sized, body?.model ?? "mock-model", counter)
+          : chatEvents(sized, body?.model ?? "mock-model", counter).values())
+        : responsesEvents(sized, body?.model ?? "mock-model", counter).values();
       const stream = new ReadableStream<Uint8Array>({
-        async start(controller) {
-          try {
-            for (const ev of events) {
-              if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs);
-              if (cancelled) return;
-              controller.enqueue(encoder.encode(ev));
-            }
-            controller.close();
-          } catch {
-            // the client went away
+        // Pulled, so an endless reply streams only as fast as the client reads.
+        async pull(controller) {
+          if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs);
+          const next = events.next();
+          if (next.done) {
+            if (!reply.stall) controller.close();
+            return new Promise<void>(() => {}); // stall: never ready again
           }
+          controller.enqueue(encoder.encode(next.value));
         },
-        cancel() {
-          cancelled = true;
-        },
-      });
+      }, { highWaterMark: 0 });
       return new Response(stream, {
         headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
       });
@@ -197,13 +226,47 @@ export async function startMockOpenAI(opts: MockOpenAIOptions = {}): Promise<Moc
     requests,
     enqueue: (...replies) => void queue.push(...replies),
     close: async () => {
+      closing.abort();
       await server.shutdown();
     },
   };
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** OpenAI's complaint about tool calls and tool messages that do not pair up, or null. */
+function toolPairingError(body: any): string | null {
+  const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i];
+    if (m.role === "tool") {
+      return "Invalid parameter: messages with role 'tool' must be a response to a preceeding " +
+        "message with 'tool_calls'.";
+    }
+    if (m.role !== "assistant" || !m.tool_calls?.length) continue;
+    const ids = new Set<string>(m.tool_calls.map((c: any) => c.id));
+    while (messages[i + 1]?.role === "tool") {
+      const answered = messages[++i].tool_call_id;
+      if (!ids.delete(answered)) {
+        return "Invalid parameter: messages with role 'tool' must be a response to a " +
+          "preceeding message with 'tool_calls'.";
+      }
+    }
+    if (ids.size > 0) {
+      return "An assistant message with 'tool_calls' must be followed by tool messages " +
+        "responding to each 'tool_call_id'. The following tool_call_ids did not have response " +
+        `messages: ${[...ids].join(", ")}`;
+    }
+  }
+  return null;
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(t);
+      resolve();
+    }, { once: true });
+  });
 }
 
 function chunks(v: string | string[] | undefined, size?: number): string[] {
@@ -259,6 +322,39 @@ function chatEvents(reply: MockStreamReply, model: string, n: number): string[] 
   }
   out.push("data: [DONE]\n\n");
   return out;
+}
+
+/** SSE lines of a chat reply that streams forever (`endless`) or stops sending (`stall`). */
+function* endlessChatEvents(reply: MockStreamReply, model: string, n: number): Generator<string> {
+  const base = {
+    id: reply.id ?? `chatcmpl-mock-${n}`,
+    object: "chat.completion.chunk",
+    created: 0,
+    model,
+  };
+  const line = (delta: Record<string, unknown>) =>
+    `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
+  yield line({ role: "assistant", content: "" });
+  const key = reply.reasoningKey ?? "reasoning_content";
+  for (const r of chunks(reply.reasoning, reply.chunkChars)) yield line({ [key]: r });
+  for (const t of chunks(reply.text, reply.chunkChars)) yield line({ content: t });
+  if (!reply.endless) return;
+  const filler = "x".repeat(64 * 1024);
+  if (reply.endless === "tool_arguments") {
+    yield line({
+      tool_calls: [{
+        index: 0,
+        id: "endless_call",
+        type: "function",
+        function: { name: "Shell", arguments: '{"command": "' },
+      }],
+    });
+  }
+  for (;;) {
+    if (reply.endless === "text") yield line({ content: filler });
+    else if (reply.endless === "reasoning") yield line({ [key]: filler });
+    else yield line({ tool_calls: [{ index: 0, function: { arguments: filler } }] });
+  }
 }
 
 /** SSE lines of a streamed Responses API reply. */

@@ -15,6 +15,7 @@ import { log } from "../../log.ts";
 import type { McpServerConfig, McpServers } from "../../mcp/config.ts";
 import { canonicalWorkDir, loadMetadata } from "../../session/metadata.ts";
 import { Session } from "../../session/session.ts";
+import { SessionLock, SessionLockedError } from "../../session/lock.ts";
 import { KimiApp, type KimiAppOptions } from "../../app/kimi_app.ts";
 import { VERSION } from "../../version.ts";
 import { type AcpLogin, NO_LOGIN, noModelError } from "./auth.ts";
@@ -104,6 +105,8 @@ export class AcpServer {
   readonly #opts: AcpServerOptions;
   readonly #login: AcpLogin;
   readonly #sessions = new Map<string, AcpSession>();
+  /** Locks of the open sessions, by session id. */
+  readonly #locks = new Map<string, SessionLock>();
   #clientCaps: acp.ClientCapabilities | undefined;
 
   /** Create a server. */
@@ -210,8 +213,39 @@ export class AcpServer {
     return choice;
   }
 
-  /** Build the agent of a session, with the client's files/terminal and MCP servers. */
+  /**
+   * Open a session for writing: take its lock (refused, naming the holder, while another
+   * process works in it), then build its agent. The lock is let go when the session closes.
+   */
   async #open(
+    session: Session,
+    client: acp.AgentContext,
+    opts: { mcpServers: readonly acp.McpServer[]; resumed: boolean },
+  ): Promise<AcpSession> {
+    let lock: SessionLock;
+    try {
+      lock = await SessionLock.acquire(session.dir, { sessionId: session.id });
+    } catch (err) {
+      if (err instanceof SessionLockedError) {
+        throw new acp.RequestError(-32603, err.message, {
+          pid: err.holder.pid,
+          since: err.holder.since,
+        });
+      }
+      throw err;
+    }
+    try {
+      const s = await this.#build(session, client, opts);
+      this.#locks.set(session.id, lock);
+      return s;
+    } catch (err) {
+      await lock.release();
+      throw err;
+    }
+  }
+
+  /** Build the agent of a session, with the client's files/terminal and MCP servers. */
+  async #build(
     session: Session,
     client: acp.AgentContext,
     opts: { mcpServers: readonly acp.McpServer[]; resumed: boolean },
@@ -350,6 +384,9 @@ export class AcpServer {
       await closeTaskManager(session.dir, "ACP session closed").catch(() => {});
     }
     if (await session.isEmpty()) await session.delete().catch(() => {});
+    const lock = this.#locks.get(session.id);
+    this.#locks.delete(session.id);
+    await lock?.release();
   }
 
   /** Close every session (connection closed or the process is stopping). */

@@ -5,17 +5,11 @@
  * @module
  */
 import { providerErrorHint } from "../provider_hint.ts";
-import {
-  APIConnectionError,
-  APIEmptyResponseError,
-  APIStatusError,
-  APITimeoutError,
-  ChatProviderError,
-  RETRYABLE_STATUS,
-} from "../../llm/errors.ts";
+import { ChatProviderError, isRetryableError } from "../../llm/errors.ts";
 import { extractText, MessageSchema, normalizeMessage } from "../../llm/message.ts";
 import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "../../soul/errors.ts";
 import type { KimiApp } from "../../app/kimi_app.ts";
+import { SessionWriteError } from "../../session/jsonl.ts";
 import { runTurn } from "../../soul/run_turn.ts";
 import { WireFile } from "../../wire/recorder.ts";
 import { waitForBackgroundTasks } from "./background_wait.ts";
@@ -51,16 +45,12 @@ function stdoutLine(line: string): void {
   while (off < data.length) off += Deno.stdout.writeSync(data.subarray(off));
 }
 
-/** Classify a provider error into an exit code. */
+/**
+ * Classify a provider error into an exit code: 75 for what the soul would retry (connection,
+ * timeout or stall, empty or cut-off response, 429/5xx), 1 otherwise.
+ */
 export function providerExitCode(err: ChatProviderError): number {
-  if (
-    err instanceof APIConnectionError || err instanceof APITimeoutError ||
-    err instanceof APIEmptyResponseError
-  ) return ExitCode.RETRYABLE;
-  if (err instanceof APIStatusError && RETRYABLE_STATUS.has(err.statusCode)) {
-    return ExitCode.RETRYABLE;
-  }
-  return ExitCode.FAILURE;
+  return isRetryableError(err) ? ExitCode.RETRYABLE : ExitCode.FAILURE;
 }
 
 async function* stdinLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
@@ -176,6 +166,10 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
       const hint = providerErrorHint(err);
       if (hint) console.error(hint);
       return providerExitCode(err);
+    }
+    if (err instanceof SessionWriteError) {
+      out(err.message);
+      return ExitCode.FAILURE;
     }
     out(`Unknown error: ${(err as Error)?.message ?? err}`);
     throw err;

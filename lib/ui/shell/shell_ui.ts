@@ -7,6 +7,7 @@
  */
 import type { Config } from "../../config/schema.ts";
 import { ChatProviderError } from "../../llm/errors.ts";
+import { SessionWriteError } from "../../session/jsonl.ts";
 import { log } from "../../log.ts";
 import type { Session } from "../../session/session.ts";
 import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "../../soul/errors.ts";
@@ -494,6 +495,7 @@ function describeTurnError(err: unknown): string {
     return style.error(err.message);
   }
   if (err instanceof ChatProviderError) return style.error(`Model error: ${err.message}`);
+  if (err instanceof SessionWriteError) return style.error(err.message);
   log("ERROR", "shell", `turn failed: ${(err as Error)?.stack ?? err}`);
   return style.error(`Unexpected error: ${(err as Error)?.message ?? err}`);
 }

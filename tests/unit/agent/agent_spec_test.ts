@@ -306,3 +306,41 @@ Deno.test("errors: cyclic extend and unknown built-in", async () => {
     message: "Unknown built-in agent: nope (available: default, okabe)",
   });
 });
+
+Deno.test("agent spec: a binary or garbled file is named in a short message, never quoted whole", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const binary = `${dir}/binary.yaml`;
+    const bytes = new Uint8Array(20000);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7919) % 256;
+    await Deno.writeFile(binary, bytes);
+    let err: unknown;
+    try {
+      await loadAgentSpec({ file: binary });
+    } catch (e) {
+      err = e;
+    }
+    assertEquals(
+      (err as Error).message,
+      `Agent spec file is not a text file (it holds binary data): ${binary}`,
+    );
+    // A parse error quoting a huge token is cut to a short, escaped excerpt.
+    const garbled = `${dir}/garbled.yaml`;
+    await Deno.writeTextFile(
+      garbled,
+      "agent:\n  name: x\n" + '"\u0007' + "z".repeat(30000) + '"\n  bad',
+    );
+    try {
+      await loadAgentSpec({ file: garbled });
+      err = null;
+    } catch (e) {
+      err = e;
+    }
+    const message = (err as Error).message;
+    assert(message.startsWith("Invalid YAML in agent spec file: "), message);
+    assert(message.length < 400, `${message.length} chars`);
+    assert(!message.includes("\u0007"), "control characters are escaped");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -54,7 +54,13 @@ const DEFAULT_DUMP = {
   },
   notifications: { claim_stale_after_ms: 15000 },
   services: { moonshot_search: null, moonshot_fetch: null },
-  mcp: { client: { tool_call_timeout_ms: 60000 } },
+  mcp: { client: { tool_call_timeout_ms: 60000, connect_timeout_ms: 180000 } },
+  model_stream: {
+    max_text_bytes: 0,
+    max_thinking_bytes: 0,
+    max_tool_arguments_bytes: 0,
+    stall_timeout_s: 120,
+  },
   sandbox: { require_shell_confinement: true },
 };
 

@@ -471,3 +471,28 @@ Deno.test("ripgrep arguments follow the reference", () => {
   ); // deno-fmt-ignore
   assertEquals(buildRgArgs({ ...q, outputMode: "count_matches" }).slice(-4), ["--count-matches", "--", "-x", "/w"]);
 });
+
+Deno.test("Grep: the count summary agrees with the output, single-file searches included", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "grep_count_" }));
+  try {
+    await Deno.writeTextFile(join(dir, "a.txt"), "hello\nhello hello\nx\n");
+    await Deno.writeTextFile(join(dir, "b.txt"), "hello\n");
+    const env = makeToolEnv({ workDir: dir, shareDir: join(dir, ".share") });
+    const engines = rgAvailable ? ["ripgrep", "typescript"] as const : ["typescript"] as const;
+    for (const engine of engines) {
+      const grep = (await grepToolWith({ engine })(env))!;
+      const single = await runTool(grep, {
+        pattern: "hello",
+        output_mode: "count_matches",
+        path: join(dir, "a.txt"),
+      });
+      assertEquals(single.output, "3", engine);
+      assertEquals(single.message, "Found 3 total occurrences across 1 files.", engine);
+      const all = await runTool(grep, { pattern: "hello", output_mode: "count_matches" });
+      assertEquals(all.output, "./a.txt:3\n./b.txt:1", engine);
+      assertEquals(all.message, "Found 4 total occurrences across 2 files.", engine);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,0 +1,42 @@
+/**
+ * `kimi --version` and `kimi --help` stay light: the module probe (V8 inspector) shows they
+ * compile no MCP, soul, LLM, UI, wire or tool module and no npm package beyond commander.
+ */
+import { assertEquals } from "../helpers/assert.ts";
+import { denoDir, MAIN_TS } from "../helpers/kimi_process.ts";
+import { probeModules } from "../../scripts/bench/module_probe.ts";
+
+const REPO_ROOT = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
+const HEAVY_LOCAL = /^(lib\/llm|lib\/mcp|lib\/ui|lib\/app|lib\/soul|lib\/wire|tools)\//;
+
+for (
+  const [flag, allowedNpm] of [["--version", []], ["--help", [
+    "commander",
+    "@commander-js/extra-typings",
+  ]]] as const
+) {
+  Deno.test(`kimi ${flag} loads no MCP, zod, soul or provider module`, async () => {
+    const home = await Deno.makeTempDir({ prefix: "kimi-probe-" });
+    try {
+      const probe = await probeModules({
+        scriptArgs: [MAIN_TS, flag],
+        denoFlags: ["--no-prompt", "-A"],
+        cwd: home,
+        env: {
+          HOME: home,
+          KIMI_SHARE_DIR: `${home}/.kimi`,
+          DENO_DIR: denoDir(),
+          PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+        },
+        repoRoot: REPO_ROOT,
+        timeoutMs: 120_000,
+      });
+      assertEquals(probe.code, 0, probe.stdout);
+      assertEquals(probe.localModules.filter((m) => HEAVY_LOCAL.test(m)), []);
+      const npm = probe.npmPackages.map((p) => p.slice(0, p.lastIndexOf("@")));
+      assertEquals(npm.filter((n) => !(allowedNpm as readonly string[]).includes(n)), []);
+    } finally {
+      await Deno.remove(home, { recursive: true });
+    }
+  });
+}
