@@ -4,8 +4,21 @@
  *
  * @module
  */
+import { lazyImport } from "./lib/lazy_import.ts";
 import { startupPermissionProblem } from "./lib/sandbox/startup_permissions.ts";
 import { VERSION } from "./lib/version.ts";
+
+/** Subcommands of `kimi`; any other first argument starts the agent. */
+const SUBCOMMANDS = new Set(["info", "mcp", "export", "acp", "help"]);
+
+/**
+ * Whether `args` will most likely start the agent (not `--help`, `--version` or a
+ * subcommand). A wrong guess only loads modules that end up unused.
+ */
+export function startsAgent(args: readonly string[]): boolean {
+  if (args.length > 0 && SUBCOMMANDS.has(args[0])) return false;
+  return !args.some((a) => a === "-h" || a === "--help" || a === "-V" || a === "--version");
+}
 
 if (import.meta.main) {
   const args = Deno.args;
@@ -28,9 +41,16 @@ if (import.meta.main) {
     console.error(problem);
     Deno.exit(1);
   }
-  // A non-literal specifier: Deno preloads literal dynamic imports, which would make even the
-  // `--version` fast path above load the whole CLI graph.
-  const entry = "./lib/cli/entry.ts";
-  const { runMain } = await import(entry) as typeof import("./lib/cli/entry.ts");
+  // A run-time specifier: Deno preloads literal dynamic imports, which would make even the
+  // `--version` fast path above load the whole CLI graph. An agent run starts loading its
+  // modules now, while the command line parser loads and parses.
+  if (startsAgent(args)) {
+    lazyImport<typeof import("./lib/cli/run_agent.ts")>("./lib/cli/run_agent.ts", import.meta.url)
+      .catch(() => {});
+  }
+  const { runMain } = await lazyImport<typeof import("./lib/cli/entry.ts")>(
+    "./lib/cli/entry.ts",
+    import.meta.url,
+  );
   Deno.exit(await runMain(args));
 }

@@ -1,12 +1,17 @@
 /**
  * Generates `lib/assets/embedded.gen.ts` from the text assets under `tools/`, `agents/` and
  * `skills/` (`.md`, `.yaml`, `.yml`), so prompts and tool descriptions load without read
- * permission on the program's own files and from a bundle or a URL.
+ * permission on the program's own files and from a bundle or a URL. Their YAML (agent specs,
+ * skill frontmatter) is embedded parsed too, so runs that use only built-ins never load `yaml`.
  *
- * Usage: `deno run --allow-read --allow-write scripts/embed_assets.ts [--check]`.
+ * Usage: `deno run --allow-read --allow-write --allow-env scripts/embed_assets.ts [--check]`
+ * (the `yaml` package reads `LOG_TOKENS`/`LOG_STREAM`).
  *
  * @module
  */
+
+import { parse } from "yaml";
+import { splitFrontmatter } from "../lib/skills/skill.ts";
 
 const ROOT = new URL("../", import.meta.url);
 const DIRS = ["tools", "agents", "skills"];
@@ -28,6 +33,13 @@ async function* walk(dir: URL, rel: string): AsyncGenerator<string> {
   }
 }
 
+/** The YAML text of an asset that has some: a whole `.yaml`/`.yml` file, or a `.md` frontmatter. */
+function yamlTextOf(rel: string, text: string): string | null {
+  if (/\.ya?ml$/.test(rel)) return text;
+  const [frontmatter] = splitFrontmatter(text);
+  return frontmatter;
+}
+
 /** Render the generated module's source. */
 export async function renderEmbedded(): Promise<string> {
   const lines = [
@@ -37,11 +49,29 @@ export async function renderEmbedded(): Promise<string> {
     "/** Text assets by repository-relative path. */",
     "export const EMBEDDED_ASSETS: Readonly<Record<string, string>> = {",
   ];
+  const yamlTexts = new Map<string, unknown>();
   for (const d of DIRS) {
     for await (const rel of walk(new URL(`${d}/`, ROOT), `/${d}`)) {
       const text = await Deno.readTextFile(new URL(rel, ROOT));
       lines.push(`  ${JSON.stringify(rel)}: ${JSON.stringify(text)},`);
+      const yamlText = yamlTextOf(rel, text);
+      if (yamlText !== null && !yamlTexts.has(yamlText)) {
+        try {
+          yamlTexts.set(yamlText, parse(yamlText));
+        } catch (err) {
+          throw new Error(`Invalid YAML in ${rel}: ${(err as Error).message}`);
+        }
+      }
     }
+  }
+  lines.push(
+    "};",
+    "",
+    "/** The parse of each YAML text above (whole `.yaml` files, `.md` frontmatter), by text. */",
+    "export const EMBEDDED_YAML: Readonly<Record<string, unknown>> = {",
+  );
+  for (const [text, value] of yamlTexts) {
+    lines.push(`  ${JSON.stringify(text)}: ${JSON.stringify(value)},`);
   }
   lines.push("};", "");
   return lines.join("\n");

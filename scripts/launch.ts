@@ -9,8 +9,10 @@
  * - `full`: every permission (`-A`).
  *
  * The launcher computes the flags for this machine and this run (share dir, model host from the
- * config, `rg` path, work dir), then runs `deno run --no-prompt <flags> main.ts ...` with the
- * terminal inherited and exits with its code. `--dry-run` prints the command instead.
+ * config, `rg` path, work dir), then runs `deno run --no-prompt <config> <flags> main.ts ...`
+ * with the terminal inherited and exits with its code. `--dry-run` prints the command instead.
+ * It works from a checkout, from the raw source served over http, and from the bundle
+ * (`dist/kimi/scripts/launch.js`), starting the `kimi` beside it (see {@link kimiProgram}).
  *
  * @module
  */
@@ -117,10 +119,56 @@ export function scanKimiArgs(args: readonly string[]): KimiArgsInfo {
   return info;
 }
 
+/** Where the launched `kimi` comes from, and the flags `deno run` needs to load it. */
+export interface KimiProgram {
+  /** URL of the entry: `main.ts` beside this launcher's directory, or `main.js` in a bundle. */
+  main: string;
+  /** Config flags: `--config`/`--import-map` for the source, `--no-config` for the bundle. */
+  configFlags: string[];
+  /** `--allow-import` for the host serving a remote program (its modules load lazily). */
+  importFlags: string[];
+}
+
+/**
+ * The program this launcher starts, from the launcher's own URL: the source checkout (or the
+ * raw source served over http) runs `main.ts` with the repository's `deno.json` as config or
+ * import map, so it works from any directory; the bundle (`dist/kimi/scripts/launch.js`) runs the
+ * bundle's `main.js` with no config at all.
+ */
+export function kimiProgram(launcherUrl: string = import.meta.url): KimiProgram {
+  const bundled = launcherUrl.endsWith(".js");
+  const main = new URL(bundled ? "../main.js" : "../main.ts", launcherUrl);
+  const remote = main.protocol !== "file:";
+  const configFlags = bundled
+    ? ["--no-config"]
+    : remote
+    ? [`--import-map=${new URL("../deno.json", launcherUrl).href}`]
+    : [`--config=${decodeURIComponent(new URL("../deno.json", launcherUrl).pathname)}`];
+  const importFlags = remote ? [`--allow-import=${main.host}`] : [];
+  return {
+    main: remote ? main.href : decodeURIComponent(main.pathname),
+    configFlags,
+    importFlags,
+  };
+}
+
 /** The full `deno` argument list for a profile run. */
-export function launchArgs(profile: Profile, ctx: ProfileContext, kimiArgs: string[]): string[] {
-  const mainTs = new URL("../main.ts", import.meta.url).pathname;
-  return ["run", "--no-prompt", ...profileFlags(profile, ctx), mainTs, ...kimiArgs];
+export function launchArgs(
+  profile: Profile,
+  ctx: ProfileContext,
+  kimiArgs: string[],
+  program: KimiProgram = kimiProgram(),
+): string[] {
+  const flags = profileFlags(profile, ctx);
+  return [
+    "run",
+    "--no-prompt",
+    ...program.configFlags,
+    ...flags,
+    ...(flags.includes("-A") ? [] : program.importFlags),
+    program.main,
+    ...kimiArgs,
+  ];
 }
 
 function usage(): never {

@@ -135,7 +135,7 @@ class StrReplaceFileTool implements Tool<StrReplaceFileParams> {
           : 0;
       }
 
-      const diff = buildDiffBlocks(p, original, content);
+      const diff = await buildDiffBlocks(p, original, content);
       const refused = await approveFileChange(target, {
         env,
         ctx,

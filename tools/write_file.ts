@@ -72,7 +72,7 @@ class WriteFileTool implements Tool<WriteFileParams> {
       const newText = params.mode === "overwrite"
         ? params.content
         : (oldText ?? "") + params.content;
-      const diff = buildDiffBlocks(p, oldText ?? "", newText);
+      const diff = await buildDiffBlocks(p, oldText ?? "", newText);
 
       const refused = await approveFileChange(target, {
         env,

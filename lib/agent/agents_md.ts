@@ -26,13 +26,14 @@ export const AGENTS_MD_MAX_BYTES = 32 * 1024;
  */
 export async function findProjectRoot(workDir: string): Promise<string> {
   const start = resolve(workDir);
-  let current = start;
-  while (true) {
-    if (isPresent(await pathStatus(join(current, ".git")))) return current;
-    const parent = dirname(current);
-    if (parent === current) return start;
-    current = parent;
-  }
+  const dirs = [start];
+  for (let d = dirname(start); d !== dirs[dirs.length - 1]; d = dirname(d)) dirs.push(d);
+  // Every ancestor is checked at once; the nearest one with `.git` wins, as walking up would.
+  const found = await Promise.all(
+    dirs.map(async (d) => isPresent(await pathStatus(join(d, ".git")))),
+  );
+  const i = found.indexOf(true);
+  return i >= 0 ? dirs[i] : start;
 }
 
 /** Directories from `root` down to `leaf`, both included (just `leaf` if it is not below). */

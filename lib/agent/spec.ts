@@ -23,9 +23,9 @@
  * @module
  */
 import * as nodePath from "node:path";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { hasAsset, listAssets, readAsset } from "../assets/mod.ts";
+import { parseYaml } from "../assets/yaml.ts";
 import { excerpt, looksBinary } from "../excerpt.ts";
 import type { ControlPath } from "../tooling/control_paths.ts";
 import { isSecretFile } from "../tooling/sensitive.ts";
@@ -244,7 +244,7 @@ function firstLine(text: string): string {
   return text.split("\n", 1)[0].trim().replace(/:$/, "");
 }
 
-function parseSpecText(text: string, loc: Location): AgentSection {
+async function parseSpecText(text: string, loc: Location): Promise<AgentSection> {
   if (looksBinary(text)) {
     throw new AgentSpecError(
       `Agent spec file is not a text file (it holds binary data): ${display(loc)}`,
@@ -252,7 +252,7 @@ function parseSpecText(text: string, loc: Location): AgentSection {
   }
   let data: unknown;
   try {
-    data = parseYaml(text);
+    data = await parseYaml(text);
   } catch (e) {
     // The parser quotes the offending token whole: keep a short, escaped excerpt of it.
     throw new AgentSpecError(
@@ -288,7 +288,7 @@ async function loadPartial(loc: Location, visited: Set<string>): Promise<Partial
     throw new AgentSpecError(`Cyclic agent extend chain detected at ${key}`);
   }
   visited.add(key);
-  const section = parseSpecText(await readLocation(loc, "spec"), loc);
+  const section = await parseSpecText(await readLocation(loc, "spec"), loc);
 
   const own: PartialSpec = {
     name: section.name,

@@ -10,7 +10,7 @@ import { lazyImport } from "../lazy_import.ts";
 import { log } from "../log.ts";
 import type { AgentSpecSource, ResolvedAgentSpec } from "../agent/spec.ts";
 import type { Config } from "../config/schema.ts";
-import { createLLM } from "../llm/create.ts";
+import { createLLM, prefetchProvider } from "../llm/create.ts";
 import type { LLM } from "../llm/provider.ts";
 import {
   capabilityNotes,
@@ -36,7 +36,7 @@ import {
 } from "../wire/messages.ts";
 import { createSubagentService } from "./subagent_wiring.ts";
 import { SubagentManager } from "../subagents/service.ts";
-import { loadAgentTools } from "./tool_loading.ts";
+import { loadAgentTools, prefetchBuiltinTools } from "./tool_loading.ts";
 import { ApprovalRuntime, ApprovalState } from "../soul/approval.ts";
 import { PermissionRuleSet } from "../permission/rule_set.ts";
 import { ruleLocation } from "../permission/rules.ts";
@@ -147,6 +147,16 @@ export class KimiApp {
     return this.soul.llm;
   }
 
+  /**
+   * Start loading what {@link create} will need for the model `modelAlias` (default: the
+   * config's), without waiting: call it as soon as the config is known.
+   */
+  static prefetch(config: Config, modelAlias?: string): void {
+    const providerName = config.models[modelAlias ?? config.default_model]?.provider;
+    const type = providerName ? config.providers[providerName]?.type : undefined;
+    if (type) prefetchProvider(type);
+  }
+
   /** Build the agent for a session. */
   static async create(opts: KimiAppOptions): Promise<KimiApp> {
     const { config, session } = opts;
@@ -163,14 +173,22 @@ export class KimiApp {
     ]);
     const resolved = resolveModel(config, { modelAlias: opts.modelAlias, getEnv: opts.getEnv });
     const thinking = opts.thinking ?? config.default_thinking;
-    const llm = await createLLM(resolved, {
-      thinking,
-      sessionId: session.id,
-      getEnv: opts.getEnv,
-      writeStdout: opts.writeStdout,
-      streamLimits: config.model_stream,
-    });
-    const agent = await loadAgentSpec(opts.agent);
+    // The provider (e.g. the OpenAI SDK) and the agent spec load at once. Errors keep their
+    // order: model first.
+    const [llmResult, agentResult] = await Promise.allSettled([
+      createLLM(resolved, {
+        thinking,
+        sessionId: session.id,
+        getEnv: opts.getEnv,
+        writeStdout: opts.writeStdout,
+        streamLimits: config.model_stream,
+      }),
+      loadAgentSpec(opts.agent),
+    ]);
+    if (llmResult.status === "rejected") throw llmResult.reason;
+    if (agentResult.status === "rejected") throw agentResult.reason;
+    const llm = llmResult.value;
+    const agent = agentResult.value;
     registerControlPaths("agent", agentControlPaths(agent));
 
     const state = session.state;
@@ -202,6 +220,8 @@ export class KimiApp {
         searchHost: urlHost(config.services.moonshot_search?.base_url),
       }).map((t) => t.name),
     );
+    // The agent's tool modules load while skills, context and the rest are set up.
+    prefetchBuiltinTools(agent.tools.filter((name) => !disabled.has(name)));
 
     const skills = await loadSkills({
       workDir: session.workDir,

@@ -18,6 +18,16 @@ export interface LoadAgentToolsOptions {
 }
 
 /**
+ * Start loading the modules of the built-in tools among `names` without waiting (start-up
+ * overlaps their loading with other work); {@link loadAgentTools} later gets the same modules.
+ */
+export function prefetchBuiltinTools(names: readonly string[]): void {
+  for (const name of names) {
+    if (Object.hasOwn(BUILTIN_TOOLS, name)) BUILTIN_TOOLS[name]().catch(() => {});
+  }
+}
+
+/**
  * Build the tools named by `names` for `env`, in order. Unknown built-in names are skipped;
  * factories returning null are left out.
  *
@@ -31,10 +41,18 @@ export async function loadAgentTools(
 ): Promise<Tool[]> {
   const out: Tool[] = [];
   const seen = new Set<string>();
+  // Import every built-in tool module at once (their loading overlaps); build them in order.
+  const factories = new Map(
+    names
+      .filter((n) => Object.hasOwn(BUILTIN_TOOLS, n) && !opts.disabled?.has(n))
+      .map((n) => [n, BUILTIN_TOOLS[n]()] as const),
+  );
+  // A failed import rejects when its tool is built, in order; never unhandled before that.
+  for (const f of factories.values()) f.catch(() => {});
   for (const name of names) {
     if (Object.hasOwn(BUILTIN_TOOLS, name)) {
       if (opts.disabled?.has(name)) continue;
-      const tool = await (await BUILTIN_TOOLS[name]())(env);
+      const tool = await (await factories.get(name)!)(env);
       if (tool && !seen.has(tool.name)) {
         seen.add(tool.name);
         out.push(tool);

@@ -45,6 +45,26 @@ export function resumeCommand(workDir: string, id: string): string {
   return `kimi --work-dir ${dir} --session ${id}`;
 }
 
+/**
+ * Start loading the UI module of `ui` without waiting, so its loading overlaps the config,
+ * session and agent set-up (`runUI` then gets the same module).
+ */
+function prefetchUi(ui: CliOptions["ui"]): void {
+  let p: Promise<unknown> | null = null;
+  if (ui === "print") {
+    p = lazyImport<typeof import("../ui/print/print_ui.ts")>(
+      "../ui/print/print_ui.ts",
+      import.meta.url,
+    );
+  } else if (ui === "wire") {
+    p = lazyImport<typeof import("../ui/wire_server/run_wire.ts")>(
+      "../ui/wire_server/run_wire.ts",
+      import.meta.url,
+    );
+  }
+  p?.catch(() => {});
+}
+
 /** The control paths named on the command line: the config and MCP config files in use. */
 function cliControlPaths(opts: CliOptions): ControlPath[] {
   const paths: ControlPath[] = [];
@@ -91,6 +111,7 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     }
     opts = { ...opts, prompt: piped };
   }
+  prefetchUi(opts.ui);
   const shareDir = await ensureShareDir(safeGetEnv);
   configureLog({ shareDir, debug: opts.debug });
   let config: Config;
@@ -117,6 +138,8 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   }
   registerControlPaths("share", shareControlPaths(shareDir));
   registerControlPaths("cli", cliControlPaths(opts));
+  // The model's provider SDK loads while MCP config and the session are set up.
+  KimiApp.prefetch(config, opts.model);
   const run: RunResources = { mcpServers: await loadRunMcpServers(opts, shareDir), app: null };
 
   let session: Session;

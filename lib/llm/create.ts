@@ -31,8 +31,29 @@ export interface CreateLLMOptions {
 const ECHO_TYPES = new Set(["_echo", "_scripted_echo"]);
 
 /**
+ * Start loading the provider module (and its SDK) of a provider type without waiting, so it
+ * loads while the session is set up; {@link createLLM} later gets the same module. Unknown
+ * types do nothing.
+ */
+export function prefetchProvider(type: string): void {
+  let p: Promise<unknown> | null = null;
+  if (type === "kimi" || type === "openai_legacy" || type === "_chaos") {
+    p = lazyImport<typeof import("./providers/openai_chat.ts")>(
+      "./providers/openai_chat.ts",
+      import.meta.url,
+    );
+  } else if (type === "openai_responses") {
+    p = lazyImport<typeof import("./providers/openai_responses.ts")>(
+      "./providers/openai_responses.ts",
+      import.meta.url,
+    );
+  }
+  p?.catch(() => {});
+}
+
+/**
  * Create the LLM, or null when the model is not usable (no base URL or model id for a real
- * provider): the soul then reports "LLM is not set".
+ * provider): the soul then reports "LLM not set" (the wire answers -32001 "LLM is not set").
  */
 export async function createLLM(
   resolved: ResolvedModel,

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { lazyPackage } from "../lazy_import.ts";
+import { lazyPackage, lazyPackageFile } from "../lazy_import.ts";
 import { unwrapCommand } from "./shell_wrappers.ts";
 
 /** The parts of a tree-sitter syntax node used here (typed locally: the package is lazy). */
@@ -35,7 +35,10 @@ interface SyntaxTree {
 /** The parts of `@vscode/tree-sitter-wasm` used here. */
 interface TreeSitterModule {
   Parser: {
-    init(opts: { locateFile(name: string, dir: string): string }): Promise<void>;
+    init(opts: {
+      locateFile(name: string, dir: string): string;
+      wasmBinary?: Uint8Array;
+    }): Promise<void>;
     new (): { setLanguage(lang: unknown): void; parse(text: string): SyntaxTree | null };
   };
   Language: { load(bytes: Uint8Array): Promise<unknown> };
@@ -95,14 +98,22 @@ function loadParser(): Promise<BashParser> {
       "@vscode/tree-sitter-wasm",
     );
     const mod = ts.default ?? ts;
+    // From the bundle the wasm files come with it; from the source, from the package directory.
+    const [runtimeWasm, bashWasm] = await Promise.all([
+      lazyPackageFile("@vscode/tree-sitter-wasm", "tree-sitter.wasm"),
+      lazyPackageFile("@vscode/tree-sitter-wasm", "tree-sitter-bash.wasm"),
+    ]);
     let wasmDir = "";
     await mod.Parser.init({
+      ...(runtimeWasm ? { wasmBinary: runtimeWasm } : {}),
       locateFile(name: string, dir: string) {
         wasmDir = dir;
         return dir + name;
       },
     });
-    const lang = await mod.Language.load(await Deno.readFile(wasmDir + "tree-sitter-bash.wasm"));
+    const lang = await mod.Language.load(
+      bashWasm ?? await Deno.readFile(wasmDir + "tree-sitter-bash.wasm"),
+    );
     const parser = new mod.Parser();
     parser.setLanguage(lang);
     return parser;

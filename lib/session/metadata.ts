@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
 import { join, resolve } from "node:path";
+import { md5Hex } from "./md5.ts";
 import { z } from "zod";
 import { atomicWriteText } from "../fs/atomic_write.ts";
 
@@ -47,7 +47,7 @@ export function canonicalWorkDir(workDir: string): string {
  * `<kaos>_` for non-local backends.
  */
 export function workDirKey(workDir: string, kaos = "local"): string {
-  const digest = createHash("md5").update(canonicalWorkDir(workDir), "utf8").digest("hex");
+  const digest = md5Hex(canonicalWorkDir(workDir));
   return kaos === "local" ? digest : `${kaos}_${digest}`;
 }
 

@@ -96,11 +96,13 @@ export class Session {
     const id = opts.id ?? crypto.randomUUID();
     assertValidId(id);
     const metadata = await loadMetadata(opts.shareDir);
+    const known = Boolean(findWorkDir(metadata, opts.workDir));
     ensureWorkDir(metadata, opts.workDir);
     const session = new Session(opts, id, defaultState());
     await Deno.mkdir(session.dir, { recursive: true });
     await Deno.writeTextFile(session.contextFile, "");
-    await saveMetadata(opts.shareDir, metadata);
+    // `kimi.json` changes only for a new work dir (no synced rewrite of an unchanged file).
+    if (!known) await saveMetadata(opts.shareDir, metadata);
     return session;
   }
 

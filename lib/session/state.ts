@@ -106,10 +106,13 @@ export async function saveState(
   opts: SaveStateOptions = {},
 ): Promise<void> {
   if (opts.keepExternalFields ?? true) {
-    const fresh = await readStateFile(sessionDir);
+    const fresh = await readStateFileText(sessionDir);
     for (const key of EXTERNAL_FIELDS) {
-      (state as Record<string, unknown>)[key] = fresh[key];
+      (state as Record<string, unknown>)[key] = fresh.state[key];
     }
+    // Unchanged state is not rewritten (one synced write less per start-up).
+    await writeStateFile(sessionDir, state, fresh.text);
+    return;
   }
   await writeStateFile(sessionDir, state);
 }
@@ -129,24 +132,38 @@ export async function updateState(
 }
 
 async function readStateFile(sessionDir: string): Promise<SessionState> {
+  return (await readStateFileText(sessionDir)).state;
+}
+
+/** The state on disk, and the file's text (`null` when it could not be read). */
+async function readStateFileText(
+  sessionDir: string,
+): Promise<{ state: SessionState; text: string | null }> {
   let text: string;
   try {
     text = await Deno.readTextFile(stateFilePath(sessionDir));
   } catch {
-    return defaultState();
+    return { state: defaultState(), text: null };
   }
   try {
     const parsed = SessionStateSchema.safeParse(JSON.parse(text));
-    return parsed.success ? parsed.data : defaultState();
+    return { state: parsed.success ? parsed.data : defaultState(), text };
   } catch {
-    return defaultState();
+    return { state: defaultState(), text };
   }
 }
 
-async function writeStateFile(sessionDir: string, state: SessionState): Promise<void> {
-  await Deno.mkdir(sessionDir, { recursive: true });
+/** Write the state atomically, unless `onDisk` (the file's current text) already is it. */
+async function writeStateFile(
+  sessionDir: string,
+  state: SessionState,
+  onDisk: string | null = null,
+): Promise<void> {
   const normalized = SessionStateSchema.parse(state);
-  await atomicWriteText(stateFilePath(sessionDir), JSON.stringify(normalized, null, 2));
+  const text = JSON.stringify(normalized, null, 2);
+  if (text === onDisk) return;
+  await Deno.mkdir(sessionDir, { recursive: true });
+  await atomicWriteText(stateFilePath(sessionDir), text);
 }
 
 async function migrateLegacyMetadata(sessionDir: string, state: SessionState): Promise<void> {

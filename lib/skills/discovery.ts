@@ -20,6 +20,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import type { SkillScope } from "../agent/skills_listing.ts";
 import { findProjectRoot } from "../agent/agents_md.ts";
 import { listAssets, readAsset } from "../assets/mod.ts";
+import { loadYaml } from "../assets/yaml.ts";
 import { log } from "../log.ts";
 import { BUILTIN_SKILL_PREFIX, parseSkillText, type Skill, skillKey } from "./skill.ts";
 import { isSecretFile } from "../tooling/sensitive.ts";
@@ -56,20 +57,21 @@ async function brandAndGeneric(
   generic: readonly string[],
   mergeAll: boolean,
 ): Promise<string[]> {
+  // Every candidate is checked at once (start-up waits on one round of stats, not nine);
+  // the choice below is the same as checking them in order.
+  const isDir = async (rel: string) => (await pathStatus(join(base, rel))) === "directory";
+  const [brandFound, genericFound] = await Promise.all([
+    Promise.all(brand.map(isDir)),
+    Promise.all(generic.map(isDir)),
+  ]);
   const out: string[] = [];
-  for (const rel of brand) {
-    const dir = join(base, rel);
-    if (!((await pathStatus(dir)) === "directory")) continue;
-    out.push(dir);
+  for (const [i, rel] of brand.entries()) {
+    if (!brandFound[i]) continue;
+    out.push(join(base, rel));
     if (!mergeAll) break;
   }
-  for (const rel of generic) {
-    const dir = join(base, rel);
-    if ((await pathStatus(dir)) === "directory") {
-      out.push(dir);
-      break;
-    }
-  }
+  const g = genericFound.indexOf(true);
+  if (g >= 0) out.push(join(base, generic[g]));
   return out;
 }
 
@@ -104,32 +106,35 @@ export async function resolveSkillsRoots(opts: SkillsDiscoveryOptions): Promise<
       candidates.push({ dir: expandDir(d, opts.home, resolve(opts.workDir)), scope: "extra" });
     }
   } else {
-    for (const dir of await findProjectSkillsDirs(projectRoot, mergeAll)) {
-      candidates.push({ dir, scope: "project" });
-    }
-    if (opts.home) {
-      for (const dir of await findUserSkillsDirs(opts.home, mergeAll)) {
-        candidates.push({ dir, scope: "user" });
-      }
-    }
+    const [project, user] = await Promise.all([
+      findProjectSkillsDirs(projectRoot, mergeAll),
+      opts.home ? findUserSkillsDirs(opts.home, mergeAll) : Promise.resolve([]),
+    ]);
+    for (const dir of project) candidates.push({ dir, scope: "project" });
+    for (const dir of user) candidates.push({ dir, scope: "user" });
   }
   for (const d of opts.extraDirs ?? []) {
     candidates.push({ dir: expandDir(d, opts.home, projectRoot), scope: "extra" });
   }
   candidates.push({ dir: join(opts.shareDir, "plugins"), scope: "extra" });
 
+  // Existence and real path of every candidate at once; kept in precedence order.
+  const reals = await Promise.all(candidates.map(async (c) => {
+    if ((await pathStatus(c.dir)) !== "directory") return null;
+    try {
+      return await Deno.realPath(c.dir);
+    } catch {
+      return c.dir; // keep the path as given
+    }
+  }));
   const seen = new Set<string>();
   const roots: SkillsRoot[] = [];
-  for (const c of candidates) {
-    if (!((await pathStatus(c.dir)) === "directory")) continue;
-    let real = c.dir;
-    try {
-      real = await Deno.realPath(c.dir);
-    } catch { /* keep the path as given */ }
-    if (seen.has(real)) continue;
+  candidates.forEach((c, i) => {
+    const real = reals[i];
+    if (real === null || seen.has(real)) return;
     seen.add(real);
     roots.push(c);
-  }
+  });
   return roots;
 }
 
@@ -143,7 +148,9 @@ async function readSkill(
     return null;
   }
   try {
-    return parseSkillText(await Deno.readTextFile(path), { defaultName, path, scope });
+    const text = await Deno.readTextFile(path);
+    await loadYaml();
+    return parseSkillText(text, { defaultName, path, scope });
   } catch (err) {
     log("INFO", "skills", `Skipping invalid skill at ${path}: ${(err as Error).message}`);
     return null;
@@ -221,8 +228,7 @@ export function mergeSkills(lists: readonly (readonly Skill[])[]): Skill[] {
 /** Discover every skill available to a run, sorted by name. */
 export async function loadSkills(opts: SkillsDiscoveryOptions): Promise<Skill[]> {
   const roots = await resolveSkillsRoots(opts);
-  const lists: Skill[][] = [];
-  for (const root of roots) lists.push(await discoverSkills(root));
+  const lists: Skill[][] = await Promise.all(roots.map((root) => discoverSkills(root)));
   if (opts.builtin ?? true) lists.push(builtinSkills());
   return mergeSkills(lists);
 }

@@ -5,9 +5,9 @@
  *
  * @module
  */
-import { parse as parseYaml } from "yaml";
 import type { SkillScope } from "../agent/skills_listing.ts";
 import { readAsset } from "../assets/mod.ts";
+import { parseYamlSync } from "../assets/yaml.ts";
 import type { Flow } from "../flows/flow.ts";
 import { parseFlowFromMarkdown } from "../flows/markdown.ts";
 import { log } from "../log.ts";
@@ -60,7 +60,8 @@ export function splitFrontmatter(text: string): [string | null, string] {
 }
 
 /**
- * The frontmatter mapping of a skill text ({} when there is none).
+ * The frontmatter mapping of a skill text ({} when there is none). Frontmatter that is not
+ * built in needs the YAML parser loaded first (`loadYaml()` in `lib/assets/yaml.ts`).
  *
  * @throws {InvalidSkillError} when the frontmatter is not valid YAML or not a mapping.
  */
@@ -69,7 +70,7 @@ export function parseFrontmatter(text: string): Record<string, unknown> {
   if (yaml === null) return {};
   let data: unknown;
   try {
-    data = parseYaml(yaml);
+    data = parseYamlSync(yaml);
   } catch (err) {
     throw new InvalidSkillError(`Invalid YAML frontmatter: ${(err as Error).message}`);
   }

@@ -270,6 +270,14 @@ export class ApprovalRuntime {
     source: ApprovalSource;
   }): Promise<ApprovalOutcome> {
     const subject = opts.ask.subject ?? { kind: "tool" as const };
+    // Auto-approval with no deny rule: nothing a rule could say changes the answer, so the
+    // command is not parsed (the parser is the costliest part of a step).
+    if (
+      this.state.autoApprove && opts.ask.mustAsk !== true &&
+      !this.effectiveRules().some((r) => r.decision === "deny")
+    ) {
+      return { approved: true };
+    }
     const verdict = await this.evaluate(opts.sender, subject);
     if (verdict.kind === "deny") {
       return {

@@ -9,7 +9,7 @@
 export class LLMNotSet extends Error {
   /** Create the error. */
   constructor() {
-    super("LLM is not set");
+    super("LLM not set");
     this.name = "LLMNotSet";
   }
 }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { diffArrays } from "diff";
+import { lazyPackage } from "../lazy_import.ts";
 import type { DiffBlock } from "../wire/display.ts";
 
 /** Context lines kept around each change. */
@@ -27,7 +27,9 @@ export function splitLines(text: string): string[] {
 /** One opcode: tag plus old range [i1, i2) and new range [j1, j2). */
 type Opcode = [tag: "equal" | "change", i1: number, i2: number, j1: number, j2: number];
 
-function opcodes(oldLines: string[], newLines: string[]): Opcode[] {
+type DiffArrays = typeof import("diff").diffArrays;
+
+function opcodes(diffArrays: DiffArrays, oldLines: string[], newLines: string[]): Opcode[] {
   const codes: Opcode[] = [];
   let i = 0;
   let j = 0;
@@ -100,8 +102,13 @@ function diffBlock(path: string, fields: Partial<DiffBlock>): DiffBlock {
 /**
  * Diff blocks between the old and new text of a file. Identical texts give no blocks; files over
  * {@link HUGE_FILE_LINES} lines give one summary block (`(N lines)` / `(M lines[, modified])`).
+ * The `diff` package loads on the first real diff (not at start-up).
  */
-export function buildDiffBlocks(path: string, oldText: string, newText: string): DiffBlock[] {
+export async function buildDiffBlocks(
+  path: string,
+  oldText: string,
+  newText: string,
+): Promise<DiffBlock[]> {
   if (oldText === newText) return [];
   const oldLines = splitLines(oldText);
   const newLines = splitLines(newText);
@@ -114,7 +121,9 @@ export function buildDiffBlocks(path: string, oldText: string, newText: string):
     })];
   }
   const blocks: DiffBlock[] = [];
-  for (const group of groupedOpcodes(opcodes(oldLines, newLines), DIFF_CONTEXT_LINES)) {
+  const { diffArrays } = await lazyPackage<typeof import("diff")>("diff");
+  const codes = opcodes(diffArrays, oldLines, newLines);
+  for (const group of groupedOpcodes(codes, DIFF_CONTEXT_LINES)) {
     const i1 = group[0][1];
     const i2 = group[group.length - 1][2];
     const j1 = group[0][3];

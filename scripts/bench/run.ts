@@ -1,13 +1,15 @@
 /**
- * `deno task bench`: runs the startup, tool-loop, wire and ACP benchmarks (and
+ * `deno task bench`: bundles kimi (`scripts/bundle.ts`, into a temp dir), runs the startup and
+ * tool-loop benchmarks from the source and from the bundle, the wire and ACP benchmarks (and
  * `scripts/bench/tools.ts` when present), then prints one Markdown report with the issue's
  * budgets marked met or missed, followed by an import-cost breakdown that explains the startup
- * figures.
+ * figures. Every figure has its empty-script baseline measured in the same run.
  *
  * Usage: `deno run --no-prompt -A scripts/bench/run.ts [--quick]` (`--quick`: fewer runs).
  *
  * @module
  */
+import { bundle } from "../bundle.ts";
 import { REPO_ROOT } from "./child_env.ts";
 import { importCostMarkdown, runImportCost } from "./import_cost.ts";
 import { formatBytes, formatMs, markdownTable } from "./stats.ts";
@@ -72,8 +74,15 @@ async function runOptionalTools(script = "tools.ts"): Promise<string | undefined
 
 if (import.meta.main) {
   const quick = Deno.args.includes("--quick");
-  const startup = await runStartupBench(quick ? { runs: 5, warmup: 2 } : {});
+  const bundleDir = await Deno.makeTempDir({ prefix: "kimi-bench-bundle-" });
+  await bundle({ outDir: bundleDir });
+  const startup = await runStartupBench({ ...(quick ? { runs: 5, warmup: 2 } : {}), bundleDir });
   const loop = await runToolLoopBench(quick ? { runs: 2 } : {});
+  const bundleLoop = await runToolLoopBench({
+    ...(quick ? { runs: 2 } : {}),
+    entry: ["-A", "--no-config", `${bundleDir}/main.js`],
+  });
+  await Deno.remove(bundleDir, { recursive: true });
   const wire = await runWireBench(quick ? { runs: 5, warmup: 2, turnRuns: 1 } : {});
   const acp = await runAcpBench(quick ? { runs: 5, warmup: 2 } : {});
   const tools = await runOptionalTools();
@@ -85,10 +94,26 @@ if (import.meta.main) {
     : undefined;
   const checks: BudgetCheck[] = [
     { name: "`kimi --version`", budget: 30, value: startup.version.median, format: formatMs },
+    { name: "`kimi --help`", budget: 40, value: startup.help.median, format: formatMs },
+    ...(startup.bundleHelp
+      ? [{
+        name: "`kimi --help` (bundle)",
+        budget: 40,
+        value: startup.bundleHelp.median,
+        format: formatMs,
+      }]
+      : []),
     {
-      name: "Launch → first model request",
+      name: "Launch → first model request (source)",
       budget: 150,
       value: loop.firstRequest.median,
+      format: formatMs,
+      notComparable: fallback,
+    },
+    {
+      name: "Launch → first model request (bundle)",
+      budget: 120,
+      value: bundleLoop.firstRequest.median,
       format: formatMs,
       notComparable: fallback,
     },
@@ -100,9 +125,16 @@ if (import.meta.main) {
       notComparable: fallback,
     },
     {
-      name: "Peak RSS (10-step print run)",
-      budget: 100 * MB,
+      name: "Peak RSS (10-step print run, source)",
+      budget: 90 * MB,
       value: loop.peakRss.median,
+      format: formatMb,
+      notComparable: fallback,
+    },
+    {
+      name: "Peak RSS (10-step print run, bundle)",
+      budget: 90 * MB,
+      value: bundleLoop.peakRss.median,
       format: formatMb,
       notComparable: fallback,
     },
@@ -121,7 +153,10 @@ if (import.meta.main) {
     `${navigator.hardwareConcurrency} CPUs, ${new Date().toISOString()}.`,
     `## Budgets\n\n${budgetTable(checks)}`,
     `## Startup\n\n${startupMarkdown(startup)}`,
-    `## Tool loop (print mode, zero-latency mock server)\n\n${toolLoopMarkdown(loop)}`,
+    `## Tool loop from the source (print mode, zero-latency mock server)\n\n${
+      toolLoopMarkdown(loop)
+    }`,
+    `## Tool loop from the bundle (\`deno task bundle\`)\n\n${toolLoopMarkdown(bundleLoop)}`,
     `## Wire (\`kimi --wire\` driven by \`KimiWireClient\`)\n\n${wireMarkdown(wire)}`,
     `## ACP (\`kimi acp\` driven by the ACP SDK client)\n\n${acpMarkdown(acp)}`,
     ...(tools ? [`## Tools\n\n${tools}`] : []),

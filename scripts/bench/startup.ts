@@ -6,7 +6,10 @@
  * Runs are interleaved round-robin (baseline, baseline + config, --version, --help) after
  * warm-up runs, so drift in machine load affects every command alike.
  *
- * Usage: `deno run --no-prompt -A scripts/bench/startup.ts [--runs=N] [--warmup=N]`
+ * With `--bundle=DIR` (a `deno task bundle` output), the bundle's `--version` and `--help` are
+ * timed in the same rounds.
+ *
+ * Usage: `deno run --no-prompt -A scripts/bench/startup.ts [--runs=N] [--warmup=N] [--bundle=DIR]`
  *
  * @module
  */
@@ -28,6 +31,8 @@ export interface StartupOptions {
   runs?: number;
   /** Discarded warm-up runs per command. Default 3. */
   warmup?: number;
+  /** A `deno task bundle` output directory: also time `--version`/`--help` of its `main.js`. */
+  bundleDir?: string;
 }
 
 /** The module check of one command. */
@@ -50,6 +55,10 @@ export interface StartupResult {
   version: Summary;
   /** `kimi --help`. */
   help: Summary;
+  /** `kimi --version` from the bundle (when a bundle was given). */
+  bundleVersion?: Summary;
+  /** `kimi --help` from the bundle (when a bundle was given). */
+  bundleHelp?: Summary;
   /** Module checks of `--version` and `--help`. */
   modules: ModuleCheck[];
   /** Whether the probe detected the `openai` package in a control script that imports it. */
@@ -82,6 +91,11 @@ export async function runStartupBench(opts: StartupOptions = {}): Promise<Startu
       version: ["run", "--no-prompt", "-A", MAIN_TS, "--version"],
       help: ["run", "--no-prompt", "-A", MAIN_TS, "--help"],
     };
+    if (opts.bundleDir) {
+      const main = `${opts.bundleDir}/main.js`;
+      commands.bundleVersion = ["run", "--no-prompt", "-A", "--no-config", main, "--version"];
+      commands.bundleHelp = ["run", "--no-prompt", "-A", "--no-config", main, "--help"];
+    }
     const samples: Record<string, number[]> = {};
     for (const key of Object.keys(commands)) samples[key] = [];
     for (let i = 0; i < warmup + runs; i++) {
@@ -128,6 +142,12 @@ export async function runStartupBench(opts: StartupOptions = {}): Promise<Startu
       baselineWithConfig: summarize(samples.baselineWithConfig),
       version: summarize(samples.version),
       help: summarize(samples.help),
+      ...(opts.bundleDir
+        ? {
+          bundleVersion: summarize(samples.bundleVersion),
+          bundleHelp: summarize(samples.bundleHelp),
+        }
+        : {}),
       modules,
       probeControlPassed,
     };
@@ -151,6 +171,8 @@ export function startupMarkdown(r: StartupResult): string {
       row("`deno run --config deno.json` empty script", r.baselineWithConfig),
       row("`kimi --version`", r.version),
       row("`kimi --help`", r.help),
+      ...(r.bundleVersion ? [row("`kimi --version` (bundle)", r.bundleVersion)] : []),
+      ...(r.bundleHelp ? [row("`kimi --help` (bundle)", r.bundleHelp)] : []),
     ],
   );
   const checks = r.modules.map((m) => {
@@ -174,6 +196,7 @@ function intFlag(name: string): number | undefined {
 }
 
 if (import.meta.main) {
-  const r = await runStartupBench({ runs: intFlag("runs"), warmup: intFlag("warmup") });
+  const bundleDir = Deno.args.find((a) => a.startsWith("--bundle="))?.slice("--bundle=".length);
+  const r = await runStartupBench({ runs: intFlag("runs"), warmup: intFlag("warmup"), bundleDir });
   console.log(startupMarkdown(r));
 }

@@ -40,6 +40,11 @@ export interface ToolLoopOptions {
   runs?: number;
   /** Tool steps per run. Default 10. */
   steps?: number;
+  /**
+   * What `deno run --no-prompt` starts: flags and entry, without kimi's arguments. Default
+   * `["-A", "<repo>/main.ts"]` (the source); `["-A", "--no-config", "<dir>/main.js"]` for a bundle.
+   */
+  entry?: string[];
 }
 
 /** Measurements of one run. */
@@ -169,8 +174,11 @@ function spawnWithRss(
 
 class DefaultAgentUnavailable extends Error {}
 
+/** The default {@link ToolLoopOptions.entry}: the source. */
+export const SOURCE_ENTRY: readonly string[] = ["-A", MAIN_TS];
+
 async function oneRun(
-  opts: { steps: number; gnuTime: boolean; agentFile?: string },
+  opts: { steps: number; gnuTime: boolean; agentFile?: string; entry: readonly string[] },
 ): Promise<ToolLoopRun> {
   const sb = await createSandbox();
   const arrivals: number[] = [];
@@ -195,7 +203,7 @@ async function oneRun(
   try {
     const cfg = `${sb.root}/config.json`;
     await Deno.writeTextFile(cfg, JSON.stringify(CONFIG_TEMPLATE(mock.url)));
-    const args = ["run", "--no-prompt", "-A", MAIN_TS, "--print", "--output-format"];
+    const args = ["run", "--no-prompt", ...opts.entry, "--print", "--output-format"];
     args.push("stream-json", "--config-file", cfg, "-p", "Run the steps.");
     if (opts.agentFile) args.push("--agent-file", opts.agentFile);
     const t0 = performance.now();
@@ -287,6 +295,7 @@ async function baselineRun(gnuTime: boolean): Promise<{ firstLineMs: number; rss
 export async function runToolLoopBench(opts: ToolLoopOptions = {}): Promise<ToolLoopResult> {
   const runs = opts.runs ?? 5;
   const steps = opts.steps ?? 10;
+  const entry = opts.entry ?? SOURCE_ENTRY;
   const gnuTime = await hasGnuTime();
 
   let agent: ToolLoopResult["agent"] = "default";
@@ -295,7 +304,7 @@ export async function runToolLoopBench(opts: ToolLoopOptions = {}): Promise<Tool
   let agentFile: string | undefined;
   // Warm-up run, which also decides whether the default agent loads.
   try {
-    await oneRun({ steps, gnuTime });
+    await oneRun({ steps, gnuTime, entry });
   } catch (err) {
     if (!(err instanceof DefaultAgentUnavailable)) throw err;
     agent = "fallback";
@@ -303,7 +312,7 @@ export async function runToolLoopBench(opts: ToolLoopOptions = {}): Promise<Tool
     agentDir = await Deno.makeTempDir({ prefix: "kimi-bench-agent-" });
     agentFile = `${agentDir}/agent.yaml`;
     await Deno.writeTextFile(agentFile, FALLBACK_AGENT);
-    await oneRun({ steps, gnuTime, agentFile });
+    await oneRun({ steps, gnuTime, agentFile, entry });
   }
 
   try {
@@ -315,7 +324,7 @@ export async function runToolLoopBench(opts: ToolLoopOptions = {}): Promise<Tool
       const b = await baselineRun(gnuTime);
       baseFirst.push(b.firstLineMs);
       baseRss.push(b.rss);
-      measured.push(await oneRun({ steps, gnuTime, agentFile }));
+      measured.push(await oneRun({ steps, gnuTime, agentFile, entry }));
     }
     return {
       agent,
@@ -379,6 +388,11 @@ function intFlag(name: string): number | undefined {
 }
 
 if (import.meta.main) {
-  const r = await runToolLoopBench({ runs: intFlag("runs"), steps: intFlag("steps") });
+  const bundleDir = Deno.args.find((a) => a.startsWith("--bundle="))?.slice("--bundle=".length);
+  const r = await runToolLoopBench({
+    runs: intFlag("runs"),
+    steps: intFlag("steps"),
+    entry: bundleDir ? ["-A", "--no-config", `${bundleDir}/main.js`] : undefined,
+  });
   console.log(toolLoopMarkdown(r));
 }

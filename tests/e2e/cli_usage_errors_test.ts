@@ -87,14 +87,14 @@ Deno.test("a bad config file is a fatal error: logged, 'See logs' line, exit 1",
   }
 });
 
-Deno.test("print mode without a model says 'LLM is not set' on stdout and exits 1", async () => {
+Deno.test("print mode without a model says 'LLM not set' (the reference's text) on stdout and exits 1", async () => {
   const sb = await kimiSandbox();
   try {
     const r = await sb.run(["--print", "-p", "hi", "--config", "{}"], {
       env: { KIMI_BASE_URL: "", KIMI_MODEL_NAME: "" },
     });
     assertEquals(r.code, 1);
-    assertEquals(r.stdout.split("\n").filter(Boolean).at(-1), "LLM is not set");
+    assertEquals(r.stdout.split("\n").filter(Boolean).at(-1), "LLM not set");
   } finally {
     await sb.cleanup();
   }

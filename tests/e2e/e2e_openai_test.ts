@@ -128,12 +128,12 @@ Deno.test("openai path: a persistent 500 ends with exit 75 after three attempts"
   }
 });
 
-Deno.test("no usable model: print mode says LLM is not set and exits 1", async () => {
+Deno.test("no usable model: print mode says LLM not set and exits 1", async () => {
   const sb = await kimiSandbox();
   try {
     const r = await sb.run(["--print", "--output-format", "text", "-p", "hi"]);
     assertEquals(r.code, 1);
-    assertEquals(r.stdout, "hi\nTurnBegin(user_input='hi')\nTurnEnd()\nLLM is not set\n");
+    assertEquals(r.stdout, "hi\nTurnBegin(user_input='hi')\nTurnEnd()\nLLM not set\n");
     const config = await sb.scriptedConfig(["text: x"]);
     const unknown = await sb.run([
       "--quiet",
@@ -145,7 +145,7 @@ Deno.test("no usable model: print mode says LLM is not set and exits 1", async (
       "hi",
     ]);
     assertEquals(unknown.code, 1);
-    assertEquals(unknown.stdout, "LLM is not set\n");
+    assertEquals(unknown.stdout, "LLM not set\n");
   } finally {
     await sb.cleanup();
   }

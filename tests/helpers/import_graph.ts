@@ -8,6 +8,7 @@
 
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { scanSource } from "../../scripts/lazy_scan.ts";
 
 /** One edge of the module graph: `from` imports `to` (both repository-relative paths). */
 export interface ImportEdge {
@@ -25,7 +26,6 @@ export type ImportGraph = Map<string, ImportEdge[]>;
 const STATIC_RE =
   /(?:^|[\s;}])(?:import|export)\s+(?:type\s+)?(?:[\w*{}\s,$]+?\s+from\s+)?["']([^"']+)["']/g;
 const DYNAMIC_RE = /\bimport\s*\(\s*["']([^"']+)["']\s*\)/g;
-const LAZY_RE = /\blazyImport\s*(?:<(?:[^<>]|<[^<>]*>)*>)?\s*\(\s*["']([^"']+)["']/g;
 
 /** `source` without its comment blocks and whole-line `//` comments (examples in JSDoc are not
  * imports). Comments that start mid-line are kept, so string contents like globs stay intact. */
@@ -39,7 +39,10 @@ export function importSpecifiers(text: string): { spec: string; kind: ImportEdge
   const out: { spec: string; kind: ImportEdge["kind"] }[] = [];
   for (const m of source.matchAll(STATIC_RE)) out.push({ spec: m[1], kind: "static" });
   for (const m of source.matchAll(DYNAMIC_RE)) out.push({ spec: m[1], kind: "dynamic" });
-  for (const m of source.matchAll(LAZY_RE)) out.push({ spec: m[1], kind: "lazy" });
+  // Lazy imports are found by the same scanner the bundle and the compile build use.
+  for (const c of scanSource("module.ts", source)) {
+    if (c.kind === "module" && c.specifier !== null) out.push({ spec: c.specifier, kind: "lazy" });
+  }
   return out.filter((s) => s.spec.startsWith("./") || s.spec.startsWith("../"));
 }
 

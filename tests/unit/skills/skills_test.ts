@@ -14,6 +14,11 @@ import {
   readSkillText,
 } from "../../../lib/skills/skill.ts";
 import { skillCommands, skillPrompt } from "../../../lib/soul/commands/skills.ts";
+import { loadYaml } from "../../../lib/assets/yaml.ts";
+
+// parseSkillText parses frontmatter that is not built in with the `yaml` package, which
+// discovery loads before reading skill files; these tests call it directly.
+await loadYaml();
 
 async function write(path: string, text: string): Promise<void> {
   await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });

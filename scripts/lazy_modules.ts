@@ -1,0 +1,84 @@
+/**
+ * THE list of lazily imported modules and packages (see `lib/lazy_import.ts`): Deno cannot see
+ * them statically, so `deno task bundle` makes each one an entry point and `deno task build`
+ * passes each one to `deno compile --include`. `tests/lazy_modules_test.ts` scans the source
+ * and fails when a `lazyImport`/`lazyPackage` call names something missing here (or when an
+ * entry here is no longer imported lazily).
+ *
+ * @module
+ */
+
+/** Repository-relative paths of the modules imported through `lazyImport`. */
+export const LAZY_MODULES: readonly string[] = [
+  "lib/cli/entry.ts",
+  "lib/cli/info.ts",
+  "lib/cli/export_session.ts",
+  "lib/cli/run_agent.ts",
+  "lib/cli/mcp_command_actions.ts",
+  "lib/cli/run_acp.ts",
+  "lib/cli/env_model.ts",
+  "lib/background/task_manager.ts",
+  "lib/config/model_resolution.ts",
+  "lib/agent/spec.ts",
+  "lib/agent/system_prompt.ts",
+  "lib/llm/providers/echo.ts",
+  "lib/llm/providers/scripted_echo.ts",
+  "lib/llm/providers/openai_chat.ts",
+  "lib/llm/providers/chaos.ts",
+  "lib/llm/providers/openai_responses.ts",
+  "lib/mcp/manager.ts",
+  "lib/mcp/oauth.ts",
+  "lib/mcp/connection.ts",
+  "lib/search/ts_grep.ts",
+  "lib/ui/print/print_ui.ts",
+  "lib/ui/wire_server/run_wire.ts",
+  "lib/ui/shell/shell_ui.ts",
+  "lib/ui/shell/editor.ts",
+  "lib/ui/shell/session_picker.ts",
+  "lib/ui/shell/permissions_command.ts",
+  "tools/agent.ts",
+  "tools/ask_user_question.ts",
+  "tools/set_todo_list.ts",
+  "tools/shell.ts",
+  "tools/task_list.ts",
+  "tools/task_output.ts",
+  "tools/task_stop.ts",
+  "tools/read_file.ts",
+  "tools/read_media_file.ts",
+  "tools/glob.ts",
+  "tools/grep.ts",
+  "tools/write_file.ts",
+  "tools/str_replace_file.ts",
+  "tools/search_web.ts",
+  "tools/fetch_url.ts",
+  "tools/think.ts",
+  "tools/send_dmail.ts",
+  "tools/enter_plan_mode.ts",
+  "tools/exit_plan_mode.ts",
+];
+
+/** Import-map names of the packages imported through `lazyPackage`. */
+export const LAZY_PACKAGES: readonly string[] = [
+  "@vscode/ripgrep",
+  "@vscode/tree-sitter-wasm",
+  "diff",
+  "linkedom",
+  "@mozilla/readability",
+  "turndown",
+  "yaml",
+];
+
+/**
+ * Files that lazily imported packages read from their own directory, by package: the bundle
+ * carries them (see `lazyPackageFile` in `lib/lazy_import.ts`); `deno compile` embeds the
+ * whole package directory anyway.
+ */
+export const PACKAGE_FILES: Readonly<Record<string, readonly string[]>> = {
+  "@vscode/tree-sitter-wasm": ["wasm/tree-sitter.wasm", "wasm/tree-sitter-bash.wasm"],
+};
+
+/**
+ * Entry points of the program besides the lazy modules: the CLI, and the profile launcher
+ * (bundled so profiles can be installed from the bundle's URL).
+ */
+export const PROGRAM_ENTRIES: readonly string[] = ["main.ts", "scripts/launch.ts"];

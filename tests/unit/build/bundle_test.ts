@@ -1,0 +1,75 @@
+/**
+ * The bundle's post-processing (scripts/bundle.ts): `require` made lazy and usable from an http
+ * URL, and commander's rarely used Node built-ins deferred, without changing what code sees.
+ *
+ * @module
+ */
+import {
+  deferBuiltinImports,
+  patchCreateRequire,
+  stripCachePaths,
+} from "../../../scripts/bundle.ts";
+import { assert, assertEquals } from "../../helpers/assert.ts";
+
+async function importSource(src: string): Promise<Record<string, any>> {
+  return await import(`data:application/javascript;base64,${btoa(src)}`);
+}
+
+Deno.test("bundle: deferred node:fs / node:child_process behave like the modules", async () => {
+  const src = 'import childProcess from "node:child_process";\n' +
+    'import path from "node:path";\n' +
+    'import fs from "node:fs";\n' +
+    "export const exists = (p) => fs.existsSync(p);\n" +
+    'export const hasSpawn = () => typeof childProcess.spawn === "function" && "spawn" in childProcess;\n' +
+    'export const keys = () => Object.keys(fs).includes("readFileSync");\n' +
+    "export const base = (p) => path.basename(p);\n";
+  const out = deferBuiltinImports(src);
+  assert(!out.includes('from "node:fs"') && !out.includes('from "node:child_process"'), out);
+  assert(out.includes('import path from "node:path";'), "other imports are kept");
+  const m = await importSource(out);
+  assertEquals([
+    m.exists("/"),
+    m.exists("/nonexistent-kimi"),
+    m.hasSpawn(),
+    m.keys(),
+    m.base("/a/b.ts"),
+  ], [
+    true,
+    false,
+    true,
+    true,
+    "b.ts",
+  ]);
+  assertEquals(deferBuiltinImports("export const x = 1;\n"), "export const x = 1;\n");
+});
+
+Deno.test("bundle: require works from an http-style URL and only loads on first call", async () => {
+  const eager = 'import { createRequire as __deno_internal_createRequire } from "node:module";\n' +
+    "var __require = __deno_internal_createRequire(import.meta.url);\n" +
+    'export const req = () => __require("node:path").basename("/x/y.js");\n';
+  const out = patchCreateRequire(eager);
+  assert(!out.includes('node:module";'), out);
+  // A data: URL is not a file: URL, like an http(s) one; the eager form throws on import.
+  const m = await importSource(out);
+  assertEquals(m.req(), "y.js");
+  let threw = false;
+  try {
+    await importSource(eager);
+  } catch {
+    threw = true;
+  }
+  assert(threw, "the unpatched form must fail outside file: URLs (or the test proves nothing)");
+});
+
+Deno.test("bundle: the build machine's cache paths are not written into the bundle", () => {
+  assertEquals(
+    stripCachePaths(
+      "// ../../home/user/.cache/deno/npm/registry.npmjs.org/yaml/2.9.1/dist/nodes/identity.js\n" +
+        '  "../../home/u/.cache/deno/npm/registry.npmjs.org/@scope/pkg/1.0.0/index.js"(exports) {\n' +
+        "// lib/cli/main.ts\n",
+    ),
+    "// npm:yaml/2.9.1/dist/nodes/identity.js\n" +
+      '  "npm:@scope/pkg/1.0.0/index.js"(exports) {\n' +
+      "// lib/cli/main.ts\n",
+  );
+});
