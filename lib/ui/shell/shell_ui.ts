@@ -488,7 +488,7 @@ function describeTurnError(err: unknown): string {
   if (err instanceof RunCancelled) return style.warn("Interrupted by user");
   if (err instanceof LLMNotSet) {
     return style.error(
-      "LLM is not set: no usable model. Run /setup to choose a platform and model.",
+      "LLM not set: no usable model. Run /setup to choose a platform and model.",
     );
   }
   if (err instanceof LLMNotSupported || err instanceof MaxStepsReached) {
