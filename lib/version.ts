@@ -15,9 +15,10 @@ export const WIRE_PROTOCOL_VERSION = "1.10";
 /**
  * The wire protocol version spoken by `kimi --wire` (`initialize`, `kimi info`): 1.11 adds the
  * approval rule choices (`ApprovalRequest.grant_patterns`/`rule_file`/`options` and the
- * `approve_always` answer). Clients declaring an older version get 1.10 messages.
+ * `approve_always` answer), 1.12 the goal and swarm events (`GoalUpdate`, `SwarmUpdate`).
+ * Clients declaring an older version get the messages of their version.
  */
-export const WIRE_SERVER_PROTOCOL_VERSION = "1.11";
+export const WIRE_SERVER_PROTOCOL_VERSION = "1.12";
 
 /** Agent spec versions accepted by the YAML loader. */
 export const AGENT_SPEC_VERSIONS: readonly string[] = ["1"];

@@ -55,6 +55,11 @@ export const LAZY_MODULES: readonly string[] = [
   "tools/send_dmail.ts",
   "tools/enter_plan_mode.ts",
   "tools/exit_plan_mode.ts",
+  "tools/create_goal.ts",
+  "tools/get_goal.ts",
+  "tools/update_goal.ts",
+  "tools/set_goal_budget.ts",
+  "tools/agent_swarm.ts",
 ];
 
 /** Import-map names of the packages imported through `lazyPackage`. */

@@ -72,4 +72,21 @@ export const BUILTIN_TOOLS: Readonly<Record<string, ToolLoader>> = {
   ExitPlanMode: async () =>
     (await lazyImport<typeof import("./exit_plan_mode.ts")>("./exit_plan_mode.ts", import.meta.url))
       .exitPlanModeTool,
+  CreateGoal: async () =>
+    (await lazyImport<typeof import("./create_goal.ts")>("./create_goal.ts", import.meta.url))
+      .createGoalTool,
+  GetGoal: async () =>
+    (await lazyImport<typeof import("./get_goal.ts")>("./get_goal.ts", import.meta.url))
+      .getGoalTool,
+  UpdateGoal: async () =>
+    (await lazyImport<typeof import("./update_goal.ts")>("./update_goal.ts", import.meta.url))
+      .updateGoalTool,
+  SetGoalBudget: async () =>
+    (await lazyImport<typeof import("./set_goal_budget.ts")>(
+      "./set_goal_budget.ts",
+      import.meta.url,
+    )).setGoalBudgetTool,
+  AgentSwarm: async () =>
+    (await lazyImport<typeof import("./agent_swarm.ts")>("./agent_swarm.ts", import.meta.url))
+      .agentSwarmTool,
 };

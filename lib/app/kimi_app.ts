@@ -50,6 +50,8 @@ import { skillCommands } from "../soul/commands/skills.ts";
 import { loadSkills } from "../skills/discovery.ts";
 import { formatSkillsListing } from "../agent/skills_listing.ts";
 import { PlanMode } from "../soul/plan_mode.ts";
+import { describeGoal, GoalStore, SESSION_RESUMED } from "../soul/goal.ts";
+import { systemReminder } from "../soul/tool_result_message.ts";
 import { KimiSoul } from "../soul/soul.ts";
 import { Toolset } from "../soul/toolset.ts";
 import type { McpServers } from "../mcp/config.ts";
@@ -278,6 +280,12 @@ export class KimiApp {
       store: { state: () => session.state, save: () => session.saveState() },
     });
     const fileSnapshots = new FileSnapshots(session.dir);
+    const goals = new GoalStore({
+      store: { state: () => session.state, save: () => session.saveState() },
+      nCheckpoints: () => context.nCheckpoints,
+      emit: (m) => soul.emit(m),
+      onChange: (goal) => offerGoalTools(toolset, goal !== null),
+    });
     // Finished background tasks, told to the root agent at its next step (set up with `env`).
     let taskNotes: TaskNotificationQueue | null = null;
     const hooks = new HookEngine({
@@ -312,6 +320,7 @@ export class KimiApp {
         maxRalphIterations: opts.maxRalphIterations ?? config.loop_control.max_ralph_iterations,
       },
       compactionNotes: () => compactionNotes(session, plan),
+      goals,
       afterUserTurn: (input) => autoTitle(session, input),
       fileSnapshots,
       commandServices: {
@@ -324,6 +333,7 @@ export class KimiApp {
           session.state.additional_dirs.push(dir);
           await session.saveState();
         },
+        swarms: () => env.subagents?.swarms() ?? [],
       },
       isRoot: true,
       checkpointMarkers: agent.tools.includes("SendDMail"),
@@ -339,6 +349,8 @@ export class KimiApp {
     hooks.setEmitter((e) => soul.emit(e));
     approval.setCheckpointSource(() => soul.context.nCheckpoints - 1);
     await plan.restore();
+    // A goal that was running when the last process ended waits for `/goal resume`.
+    if (opts.resumed) await goals.pause(SESSION_RESUMED);
     if (opts.plan || (!opts.resumed && config.default_plan_mode)) {
       if (plan.active) plan.scheduleActivationReminder();
       else await plan.set(true, "manual");
@@ -397,6 +409,7 @@ export class KimiApp {
         },
       },
       emit: (e) => soul.emit(e),
+      goals,
       askQuestions: async (toolCallId: string, questions: Question[]) => {
         if (!app.supportsQuestions) return null;
         const req = new PendingRequest("QuestionRequest", {
@@ -449,12 +462,20 @@ export class KimiApp {
     for (const tool of await loadAgentTools(agent.tools, env, { disabled, scope })) {
       toolset.add(tool);
     }
+    offerGoalTools(toolset, goals.current() !== null);
     taskNotes = new TaskNotificationQueue(getTaskManager(session.dir, env.background));
     app.taskNotifications = taskNotes;
     app.mcp = mcp;
     mcp?.start(); // connects in the background; the first turn waits
     return app;
   }
+}
+
+/** Goal tools offered to the model only while there is a goal (CreateGoal always is). */
+const GOAL_LOOP_TOOLS = ["GetGoal", "UpdateGoal", "SetGoalBudget"] as const;
+
+function offerGoalTools(toolset: Toolset, hasGoal: boolean): void {
+  for (const name of GOAL_LOOP_TOOLS) toolset.setHidden(name, !hasGoal);
 }
 
 /**
@@ -469,6 +490,12 @@ async function compactionNotes(session: Session, plan: PlanMode | null): Promise
     notes.push(
       `<system-reminder>\nThe todo list before compaction (still current):\n${lines}\n</system-reminder>`,
     );
+  }
+  const goal = session.state.goal;
+  if (goal) {
+    notes.push(systemReminder(
+      `The session goal before compaction (still current):\n${describeGoal(goal, [])}`,
+    ));
   }
   if (plan?.active) {
     const text = await plan.readPlan().catch(() => null);

@@ -74,5 +74,6 @@ export function createSubagentService(
     renderSystemPrompt: opts.renderSystemPrompt,
     loadTools: opts.loadTools,
     agentTaskTimeoutS: opts.config.background.agent_task_timeout_s,
+    swarmConcurrency: opts.config.swarm.max_concurrency,
   });
 }

@@ -113,6 +113,16 @@ export const BackgroundConfigSchema = z.object({
 /** Background task settings. */
 export type BackgroundConfig = z.infer<typeof BackgroundConfigSchema>;
 
+/** Most subagents an AgentSwarm runs at once, whatever the config says. */
+export const SWARM_CONCURRENCY_CEILING = 128;
+
+/** `swarm`: AgentSwarm settings. */
+export const SwarmConfigSchema = z.object({
+  max_concurrency: int().min(1).max(SWARM_CONCURRENCY_CEILING).default(8),
+});
+/** AgentSwarm settings. */
+export type SwarmConfig = z.infer<typeof SwarmConfigSchema>;
+
 /** `notifications`: notification runtime settings. */
 export const NotificationConfigSchema = z.object({
   claim_stale_after_ms: int().min(1000).default(15000),
@@ -238,6 +248,7 @@ export const ConfigSchema = z.object({
   providers: z.record(z.string(), ProviderConfigSchema).default({}),
   loop_control: LoopControlSchema.prefault({}),
   background: BackgroundConfigSchema.prefault({}),
+  swarm: SwarmConfigSchema.prefault({}),
   notifications: NotificationConfigSchema.prefault({}),
   services: ServicesSchema.prefault({}),
   mcp: MCPConfigSchema.prefault({}),

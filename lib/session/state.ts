@@ -1,12 +1,13 @@
 /**
- * `state.json` of a session: approval settings, extra dirs, title, plan mode, archive flags and
- * the todo list. A missing or corrupt file yields the defaults.
+ * `state.json` of a session: approval settings, extra dirs, title, plan mode, archive flags, the
+ * todo list and the goal (with its queue and undo log). A missing or corrupt file yields the defaults.
  *
  * @module
  */
 import { join } from "node:path";
 import { z } from "zod";
 import { atomicWriteText } from "../fs/atomic_write.ts";
+import { GoalLogEntrySchema, GoalSchema } from "./goal_state.ts";
 
 /** File name of the session state inside a session dir. */
 export const STATE_FILE_NAME = "state.json";
@@ -47,6 +48,9 @@ export const SessionStateSchema = z.object({
   archived_at: z.number().nullable().default(null),
   auto_archive_exempt: z.boolean().default(false),
   todos: z.array(TodoItemStateSchema).default([]),
+  goal: GoalSchema.nullable().default(null),
+  goal_queue: z.array(z.string()).default([]),
+  goal_log: z.array(GoalLogEntrySchema).default([]),
   /**
    * Created by a `--print` run (session pickers mark it). Not a reference field: written only
    * when true, so other sessions' state.json stays as the reference writes it.

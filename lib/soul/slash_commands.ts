@@ -11,6 +11,9 @@ import type { Context } from "./context.ts";
 import type { FlowHost } from "./flow_runner.ts";
 import type { PlanMode } from "./plan_mode.ts";
 import type { TurnResult } from "./turn.ts";
+import type { GoalStore } from "./goal.ts";
+import type { SwarmSnapshot } from "../tooling/subagent_service.ts";
+import type { GoalRunEnd } from "./goal_runner.ts";
 
 /**
  * What a command may do to the soul that runs it (the soul implements it; commands never see
@@ -39,6 +42,10 @@ export interface CommandHost extends FlowHost {
   turn(message: NormalizedMessage): Promise<TurnResult>;
   /** Run `input` on a throwaway copy of the soul over `context`, nested in the running turn. */
   runWithContext(context: Context, input: UserInput): Promise<TurnResult>;
+  /** The session goal, or null when there is no goal mode. */
+  readonly goals: GoalStore | null;
+  /** Pursue the goal in the running turn (`first`: the goal's first message, if any). */
+  runGoal(first: NormalizedMessage | null): Promise<GoalRunEnd>;
 }
 
 /** Session services available to commands (absent for souls without a session). */
@@ -55,6 +62,8 @@ export interface CommandServices {
   additionalDirs(): readonly string[];
   /** Add a workspace directory (persisted). */
   addDir(path: string): Promise<void>;
+  /** The running and recent agent swarms (absent: the agent has no subagents). */
+  swarms?(): readonly SwarmSnapshot[];
 }
 
 /** What a command gets when it runs. */
@@ -90,6 +99,7 @@ export const clearCommand: SoulCommand = {
     const prompt = soul.context.systemPrompt ?? "";
     await soul.context.clear();
     await soul.fileSnapshots?.keepSince(0);
+    await soul.goals?.contextReset();
     await soul.context.writeSystemPrompt(prompt);
     say("The context has been cleared.");
     soul.emitContextStatus(0);

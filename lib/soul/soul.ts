@@ -45,6 +45,8 @@ import type { Toolset } from "./toolset.ts";
 import { runRalphLoop } from "./flow_runner.ts";
 import type { HookEngine } from "../hooks/engine.ts";
 import * as soulHooks from "../hooks/soul_hooks.ts";
+import type { GoalStore } from "./goal.ts";
+import { type GoalRunEnd, pursueGoal } from "./goal_runner.ts";
 
 /** Loop limits (config `loop_control`). */
 export interface LoopControl {
@@ -109,6 +111,8 @@ export interface SoulOptions {
    * to the context as user messages (e.g. finished background tasks).
    */
   notifications?: () => Promise<string[]>;
+  /** The session goal (root agent with a session); absent: no goal mode. */
+  goals?: GoalStore;
 }
 
 /** Matches a slash command at the start of the input. */
@@ -155,6 +159,8 @@ export class KimiSoul {
   #compactionNotes: () => Promise<string[]>;
   #afterUserTurn: (input: UserInput) => Promise<void>;
   #commandServices: CommandServices | undefined;
+  #goals: GoalStore | null;
+  #tokensUsed = 0;
   /** Pending D-Mail of the current step. */
   readonly denwaRenji: DenwaRenji = new DenwaRenji(() => this.context.nCheckpoints);
 
@@ -178,6 +184,7 @@ export class KimiSoul {
     this.#mcp = opts.mcp ?? null;
     this.#sourceIdentity = opts.approvalSource ?? {};
     this.#notifications = opts.notifications ?? null;
+    this.#goals = opts.goals ?? null;
     this.hooks = opts.hooks ?? null;
     if (this.hooks) {
       this.toolset.beforeCall = (call, args) => soulHooks.preToolUse(this.#hookSite()!, call, args);
@@ -219,6 +226,36 @@ export class KimiSoul {
     if (this.#plan) return await this.#plan.set(on, source);
     this.#planMode = on;
     return on;
+  }
+
+  /** The session goal, or null when this soul has no goal mode. */
+  get goals(): GoalStore | null {
+    return this.#goals;
+  }
+
+  /** Tokens the model reported for this soul's steps so far (goal budgets). */
+  get tokensUsed(): number {
+    return this.#tokensUsed;
+  }
+
+  /** Checkpoints of the live context. */
+  get nCheckpoints(): number {
+    return this.context.nCheckpoints;
+  }
+
+  /** Whether the running turn was cancelled. */
+  get cancelled(): boolean {
+    return this.#signal?.aborted ?? false;
+  }
+
+  /**
+   * Pursue the session goal inside the running turn: `first` (the goal's first message) is
+   * run as the turn's body, then continuation turns follow while the goal is active.
+   */
+  async runGoal(first: NormalizedMessage | null): Promise<GoalRunEnd> {
+    if (!this.#goals) throw new Error("This agent has no goal mode.");
+    if (!this.#wire) throw new Error("runGoal needs a running turn");
+    return await pursueGoal(this, this.#goals, first);
   }
 
   /** Whether a turn is running. */
@@ -327,10 +364,16 @@ export class KimiSoul {
         return (await this.#stopHook()) ?? { reason: "command", finalMessage: null, steps: 0 };
       }
       this.#steers = [];
+      if (this.isRoot && this.#goals?.active) {
+        const run = await this.runGoal(userMessage(input));
+        return (await this.#stopHook()) ?? run.result;
+      }
       const ralph = this.isRoot ? this.loop.maxRalphIterations ?? 0 : 0;
-      const result = ralph !== 0
+      let result = ralph !== 0
         ? await runRalphLoop(this, input, ralph)
         : await this.turn(userMessage(input));
+      // The model started a goal (CreateGoal) during the turn: keep going toward it.
+      if (this.isRoot && this.#goals?.active) result = (await this.runGoal(null)).result;
       return (await this.#stopHook()) ?? result;
     } catch (err) {
       if (opts.signal.aborted) throw new RunCancelled();
@@ -374,6 +417,7 @@ export class KimiSoul {
     const missing = needed.filter((c) => !llm.capabilities.has(c));
     if (missing.length > 0) throw new LLMNotSupported(llm.provider.modelName, missing);
     this.toolset.resetRepeatTracking();
+    this.#goals?.takeStopRequest();
     await this.context.checkpoint(this.#checkpointMarkers);
     await this.context.append(message);
     return await this.#agentLoop(llm);
@@ -461,6 +505,7 @@ export class KimiSoul {
     const prompt = this.context.systemPrompt ?? "";
     await this.context.clear();
     await this.fileSnapshots?.keepSince(0);
+    await this.#goals?.contextReset();
     await this.context.writeSystemPrompt(prompt);
     await this.context.checkpoint(this.#checkpointMarkers);
     await this.context.append(...result.messages);
@@ -580,7 +625,10 @@ export class KimiSoul {
     );
 
     this.emit(event("StatusUpdate", this.#statusPayload(llm, result.usage, result.id)));
-    if (result.usage) await this.context.updateTokenCount(usageInput(result.usage));
+    if (result.usage) {
+      this.#tokensUsed += usageTotal(result.usage);
+      await this.context.updateTokenCount(usageInput(result.usage));
+    }
 
     const planBefore = this.planMode;
     const results = await raceAbort(Promise.all(pending), signal);
@@ -597,6 +645,9 @@ export class KimiSoul {
       return { stop: "tool_rejected", message: null };
     }
     if (this.toolset.forceStopRequested) return { stop: "tool_call_repeat", message: null };
+    if (calls.length > 0 && this.#goals?.takeStopRequest()) {
+      return { stop: "goal_stopped", message: null };
+    }
     if (calls.length > 0) return { stop: null, message: null };
     return { stop: "no_tool_calls", message: result.message };
   }

@@ -7,7 +7,7 @@
 import type { NormalizedMessage } from "../llm/message.ts";
 
 /** Why a turn stopped. */
-export type StopReason = "no_tool_calls" | "tool_rejected" | "tool_call_repeat";
+export type StopReason = "no_tool_calls" | "tool_rejected" | "tool_call_repeat" | "goal_stopped";
 
 /** How a finished turn ended. */
 export interface TurnResult {

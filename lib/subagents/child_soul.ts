@@ -72,6 +72,7 @@ export async function buildSubagentSoul(opts: BuildSubagentSoulOptions): Promise
     planControl: undefined,
     dmail: undefined,
     subagents: undefined,
+    goals: undefined,
     terminal: undefined, // a client terminal shows the root agent's tool calls only
     todos: {
       get: () => todos,

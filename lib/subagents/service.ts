@@ -30,7 +30,11 @@ import type {
   ForegroundRunResult,
   SubagentService,
   SubagentTypeInfo,
+  SwarmRequest,
+  SwarmRunResult,
+  SwarmSnapshot,
 } from "../tooling/subagent_service.ts";
+import { SwarmRegistry } from "./swarm.ts";
 import { runWithSummaryContinuation, type SubagentForwarding } from "./turn_runner.ts";
 
 /** Options of {@link SubagentManager}. */
@@ -53,6 +57,8 @@ export interface SubagentManagerOptions {
   loadTools: (names: readonly string[], env: ToolEnv) => Promise<Tool[]>;
   /** Default timeout of background runs in seconds (`background.agent_task_timeout_s`). */
   agentTaskTimeoutS: number;
+  /** Subagents a swarm runs at once unless the call says (`swarm.max_concurrency`). */
+  swarmConcurrency: number;
 }
 
 const RUNNING = new Set(["running_foreground", "running_background"]);
@@ -61,10 +67,27 @@ const RUNNING = new Set(["running_foreground", "running_background"]);
 export class SubagentManager implements SubagentService {
   readonly #opts: SubagentManagerOptions;
   readonly #specs = new Map<string, Promise<ResolvedAgentSpec>>();
+  readonly #swarms: SwarmRegistry;
 
   /** Create the service. */
   constructor(opts: SubagentManagerOptions) {
     this.#opts = opts;
+    this.#swarms = new SwarmRegistry({
+      runItem: (req, ctx) => this.runForeground(req, ctx),
+      hasType: (name) => Object.hasOwn(opts.rootSpec.subagents, name),
+      emit: (m) => opts.parent.emit(m),
+      defaultConcurrency: opts.swarmConcurrency,
+    });
+  }
+
+  /** Run a swarm of foreground subagents (see `swarm.ts`). */
+  runSwarm(req: SwarmRequest, ctx: AgentRunContext): Promise<SwarmRunResult | AgentRunError> {
+    return this.#swarms.run(req, ctx);
+  }
+
+  /** The running and recent swarms. */
+  swarms(): readonly SwarmSnapshot[] {
+    return this.#swarms.snapshots();
   }
 
   /** The instance store. */
@@ -114,6 +137,7 @@ export class SubagentManager implements SubagentService {
     const prepared = await this.#prepare(req);
     if ("status" in prepared) return prepared;
     const { agentId, actualType, resumed } = prepared;
+    ctx.onStarted?.(agentId);
 
     let status: InstanceRecord["status"] = prepared.record.status;
     let timer: ReturnType<typeof setTimeout> | undefined;

@@ -42,6 +42,8 @@ export interface AgentRunContext {
   readonly toolCallId: string;
   /** Aborted when the parent turn is cancelled. */
   readonly signal: AbortSignal;
+  /** Called with the instance id once the run has its instance (foreground runs). */
+  readonly onStarted?: (agentId: string) => void;
 }
 
 /** Why a run could not start or failed (the Agent tool returns it as a tool error). */
@@ -91,6 +93,67 @@ export type BackgroundStartResult =
   }
   | AgentRunError;
 
+/** Most items one AgentSwarm call may run. */
+export const MAX_SWARM_ITEMS = 128;
+
+/** One AgentSwarm call: a prompt template run over a list of items. */
+export interface SwarmRequest {
+  /** Short description of the whole swarm. */
+  readonly description: string;
+  /** The prompt of every item, `{{item}}` replaced by the item. */
+  readonly promptTemplate: string;
+  /** The items (at most {@link MAX_SWARM_ITEMS}). */
+  readonly items: readonly string[];
+  /** Subagent type of every item. */
+  readonly subagentType: string;
+  /** Subagents at once (null: the configured default); capped by the configured ceiling. */
+  readonly concurrency: number | null;
+}
+
+/** How one swarm item ended. */
+export interface SwarmItemResult {
+  /** 1-based position of the item. */
+  readonly index: number;
+  /** The item. */
+  readonly item: string;
+  /** `ok`: finished with a summary; `error`: failed; `cancelled`: stopped or never started. */
+  readonly status: "ok" | "error" | "cancelled";
+  /** The subagent instance (null when the item never started). */
+  readonly agentId: string | null;
+  /** The summary (ok) or what went wrong (error, cancelled). */
+  readonly output: string;
+}
+
+/** How a swarm ended. */
+export interface SwarmRunResult {
+  /** Swarm id. */
+  readonly swarmId: string;
+  /** Subagents that ran at once. */
+  readonly concurrency: number;
+  /** One result per item, in item order. */
+  readonly results: readonly SwarmItemResult[];
+}
+
+/** A swarm as `/swarm` shows it. */
+export interface SwarmSnapshot {
+  /** Swarm id. */
+  readonly swarmId: string;
+  /** Description. */
+  readonly description: string;
+  /** Subagents at once. */
+  readonly concurrency: number;
+  /** Whether every item has ended. */
+  readonly done: boolean;
+  /** Items in order: state, instance and (for errors) the error. */
+  readonly items: readonly {
+    readonly index: number;
+    readonly item: string;
+    readonly state: "pending" | "running" | "ok" | "error" | "cancelled";
+    readonly agentId: string | null;
+    readonly error: string | null;
+  }[];
+}
+
 /** Subagent launching, available to root agents only. */
 export interface SubagentService {
   /** The subagent types the root agent declares, in declaration order. */
@@ -101,4 +164,11 @@ export interface SubagentService {
   runForeground(req: AgentRunRequest, ctx: AgentRunContext): Promise<ForegroundRunResult>;
   /** Start a subagent as a background task of kind `agent` and return at once. */
   runBackground(req: AgentRunRequest, ctx: AgentRunContext): Promise<BackgroundStartResult>;
+  /**
+   * Run a swarm: one foreground subagent per item, at most `concurrency` at once; cancelling
+   * `ctx.signal` stops every running item and skips the rest. Never throws for item failures.
+   */
+  runSwarm(req: SwarmRequest, ctx: AgentRunContext): Promise<SwarmRunResult | AgentRunError>;
+  /** The current and recent swarms of this session (this process), oldest first. */
+  swarms(): readonly SwarmSnapshot[];
 }

@@ -20,6 +20,7 @@ import type {
   WireEvent,
 } from "../wire/messages.ts";
 import type { PermissionScope } from "./scope.ts";
+import type { GoalService } from "./goal_service.ts";
 import type { SubagentService } from "./subagent_service.ts";
 import type { FileBackend } from "./file_backend.ts";
 import type { TerminalBackend } from "./terminal_backend.ts";
@@ -217,6 +218,8 @@ export interface ToolEnv {
   readonly files?: FileBackend;
   /** Where Shell runs foreground commands (absent: a local process; an ACP client terminal). */
   readonly terminal?: TerminalBackend;
+  /** The session goal for the goal tools (root agent with a session only). */
+  readonly goals?: GoalService;
 }
 
 /** Connection details of a web service. */

@@ -1,5 +1,6 @@
 /**
- * Every message type of wire protocol 1.11 (1.10 plus the approval rule choices), as zod schemas with inferred types, plus the
+ * Every message type of wire protocol 1.12 (1.10 plus the approval rule choices of
+ * 1.11 and the goal and swarm events of 1.12), as zod schemas with inferred types, plus the
  * `{type, payload}` envelope (with the legacy names older clients and files use).
  *
  * Field order in the schemas is the order on the wire; nullable fields are always present.
@@ -22,6 +23,7 @@ import {
   VideoURLPartSchema,
 } from "../llm/message.ts";
 import { DisplayBlockSchema, TodoItemSchema } from "./display.ts";
+import { GoalSchema } from "../session/goal_state.ts";
 
 /** User input: a string or a list of content parts. */
 export const UserInputSchema = z.union([z.string(), z.array(ContentPartSchema)]);
@@ -78,6 +80,44 @@ export const ApprovalOptionSchema = z.object({
 });
 /** One choice of an approval. */
 export type ApprovalOption = z.infer<typeof ApprovalOptionSchema>;
+
+/** How a goal run ended (GoalUpdate `outcome`). */
+export const GoalOutcomeSchema = z.enum([
+  "achieved",
+  "blocked",
+  "budget_exhausted",
+  "paused",
+  "cancelled",
+]);
+/** How a goal run ended. */
+export type GoalOutcome = z.infer<typeof GoalOutcomeSchema>;
+
+/** State of one swarm item. */
+export const SwarmItemStateSchema = z.enum(["pending", "running", "ok", "error", "cancelled"]);
+/** State of one swarm item. */
+export type SwarmItemState = z.infer<typeof SwarmItemStateSchema>;
+
+/** One item of a swarm as reported on the wire. */
+export const SwarmItemSchema = z.object({
+  index: z.number().int(),
+  item: z.string(),
+  state: SwarmItemStateSchema,
+  agent_id: z.string().nullable().default(null),
+  error: z.string().nullable().default(null),
+});
+/** One item of a swarm. */
+export type SwarmItem = z.infer<typeof SwarmItemSchema>;
+
+/** Item counts of a swarm, by state. */
+export const SwarmCountsSchema = z.object({
+  pending: z.number().int(),
+  running: z.number().int(),
+  ok: z.number().int(),
+  error: z.number().int(),
+  cancelled: z.number().int(),
+});
+/** Item counts of a swarm. */
+export type SwarmCounts = z.infer<typeof SwarmCountsSchema>;
 
 /** Payload schemas of every event, by type name. */
 export const EventPayloadSchemas = {
@@ -140,6 +180,21 @@ export const EventPayloadSchemas = {
     id: z.string(),
     response: z.string().nullable().default(null),
     error: z.string().nullable().default(null),
+  }),
+  GoalUpdate: z.object({
+    goal: GoalSchema.nullable(),
+    queue: z.array(z.string()).default([]),
+    outcome: GoalOutcomeSchema.nullable().default(null),
+  }),
+  SwarmUpdate: z.object({
+    swarm_id: z.string(),
+    parent_tool_call_id: z.string(),
+    description: z.string(),
+    total: z.number().int(),
+    concurrency: z.number().int(),
+    counts: SwarmCountsSchema,
+    item: SwarmItemSchema.nullable().default(null),
+    done: z.boolean().default(false),
   }),
   HookTriggered: z.object({
     event: z.string(),

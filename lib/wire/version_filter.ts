@@ -22,6 +22,12 @@ export function atLeast(v: ProtocolVersion, min: ProtocolVersion): boolean {
   return v[0] !== min[0] ? v[0] > min[0] : v[1] >= min[1];
 }
 
+/**
+ * The protocol version that added goals (`GoalUpdate`) and agent swarms (`SwarmUpdate`).
+ * Clients that declare an older version never see them.
+ */
+export const GOALS_AND_SWARMS_VERSION: ProtocolVersion = [1, 12];
+
 /** The version that introduced each message type (types not listed exist since 1.0). */
 export const MESSAGE_MIN_VERSION: Readonly<Record<string, ProtocolVersion>> = {
   TurnEnd: [1, 2],
@@ -34,6 +40,8 @@ export const MESSAGE_MIN_VERSION: Readonly<Record<string, ProtocolVersion>> = {
   BtwBegin: [1, 9],
   BtwEnd: [1, 9],
   StepRetry: [1, 10],
+  GoalUpdate: GOALS_AND_SWARMS_VERSION,
+  SwarmUpdate: GOALS_AND_SWARMS_VERSION,
 };
 
 /** The version that added approval rule choices (grant patterns, options, `approve_always`). */

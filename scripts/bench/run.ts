@@ -87,6 +87,7 @@ if (import.meta.main) {
   const acp = await runAcpBench(quick ? { runs: 5, warmup: 2 } : {});
   const tools = await runOptionalTools();
   const session = await runOptionalTools("session.ts");
+  const swarm = await runOptionalTools("swarm.ts");
   const imports = await runImportCost(quick ? { runs: 3 } : {});
 
   const fallback = loop.agent === "fallback"
@@ -161,6 +162,7 @@ if (import.meta.main) {
     `## ACP (\`kimi acp\` driven by the ACP SDK client)\n\n${acpMarkdown(acp)}`,
     ...(tools ? [`## Tools\n\n${tools}`] : []),
     ...(session ? [`## Sessions\n\n${session}`] : []),
+    ...(swarm ? [`## Agent swarm (128 items, zero-latency mock server)\n\n${swarm}`] : []),
     `## Import costs\n\n${importCostMarkdown(imports)}`,
   ];
   console.log(sections.join("\n\n"));

@@ -295,7 +295,7 @@ Deno.test("CLI errors: mutually exclusive flags, empty prompt, --version and inf
     const v = await sb.run(["--version"]);
     assertEquals(v.stdout, "kimi, version 1.49.0\n");
     const info = JSON.parse((await sb.run(["info", "--json"])).stdout);
-    assertEquals(info.wire_protocol_version, "1.11");
+    assertEquals(info.wire_protocol_version, "1.12");
     assertEquals(info.permission_rules, []);
     assertEquals(info.permission_problems, []);
     assertEquals(info.agent_spec_versions, ["1"]);

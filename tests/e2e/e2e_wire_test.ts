@@ -69,7 +69,7 @@ Deno.test("wire: initialize golden, external tools accepted/rejected, round trip
       jsonrpc: "2.0",
       id: "init",
       result: {
-        protocol_version: "1.11",
+        protocol_version: "1.12",
         server: { name: "Kimi Code CLI", version: "<VERSION>" },
         slash_commands: [
           {
@@ -113,6 +113,17 @@ Deno.test("wire: initialize golden, external tools accepted/rejected, round trip
             name: "undo",
             description:
               "Undo the last n turns (default 1): rewind the conversation and restore files",
+            aliases: [],
+          },
+          {
+            name: "goal",
+            description:
+              "Set or manage the session goal. Usage: /goal [objective|status|pause|resume|...]",
+            aliases: [],
+          },
+          {
+            name: "swarm",
+            description: "Show the agent swarms of this session and their items",
             aliases: [],
           },
           {

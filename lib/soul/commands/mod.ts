@@ -12,9 +12,11 @@ import {
 } from "../slash_commands.ts";
 import { addDirCommand } from "./add_dir.ts";
 import { exportCommand } from "./export.ts";
+import { goalCommand } from "./goal.ts";
 import { importCommand } from "./import.ts";
 import { initCommand } from "./init.ts";
 import { planCommand } from "./plan.ts";
+import { swarmCommand } from "./swarm.ts";
 import { undoCommand } from "./undo.ts";
 
 /** Soul commands available in every UI. */
@@ -29,4 +31,6 @@ export const SOUL_COMMANDS: readonly SoulCommand[] = [
   exportCommand,
   importCommand,
   undoCommand,
+  goalCommand,
+  swarmCommand,
 ];

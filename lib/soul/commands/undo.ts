@@ -83,6 +83,13 @@ export function undoSummary(
   return lines.join("\n");
 }
 
+/** What `/undo` says when it put back an earlier state of the session goal. */
+export function goalRewindNote(objective: string | null): string {
+  return objective === null
+    ? "The goal set in the undone turns was removed."
+    : `The goal was rewound with the turns (now paused; /goal resume continues it): ${objective}`;
+}
+
 /** The `/undo` command. */
 export const undoCommand: SoulCommand = {
   name: "undo",
@@ -118,6 +125,7 @@ export const undoCommand: SoulCommand = {
     }
     const checkpoint = turns[turns.length - n];
     await soul.context.revertTo(checkpoint);
+    const goalRewound = (await soul.goals?.rewindTo(checkpoint)) ?? false;
     const report = soul.fileSnapshots ? await soul.fileSnapshots.restoreSince(checkpoint) : null;
     const revoked = await soul.approval.state.revokeSince(checkpoint);
     const workDir = services?.workDir;
@@ -133,6 +141,7 @@ export const undoCommand: SoulCommand = {
         `${revoked.map((p) => `\`${p}\``).join(", ")}.`;
     }
     say(summary);
+    if (goalRewound) say(goalRewindNote(soul.goals?.current()?.objective ?? null));
     soul.emitContextStatus();
   },
 };

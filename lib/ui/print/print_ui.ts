@@ -13,10 +13,36 @@ import { SessionWriteError } from "../../session/jsonl.ts";
 import { runTurn } from "../../soul/run_turn.ts";
 import { WireFile } from "../../wire/recorder.ts";
 import { waitForBackgroundTasks } from "./background_wait.ts";
+import type { GoalOutcome } from "../../wire/messages.ts";
 import { createPrinter, type OutputFormat } from "./printers.ts";
 
-/** Exit codes. */
-export const ExitCode = { SUCCESS: 0, FAILURE: 1, RETRYABLE: 75 } as const;
+/**
+ * Exit codes. A run that pursued a goal ends with the goal's outcome: achieved 0, blocked 3,
+ * budget exhausted 4, stopped (paused or interrupted) 6; errors keep 1 and 75.
+ */
+export const ExitCode = {
+  SUCCESS: 0,
+  FAILURE: 1,
+  GOAL_BLOCKED: 3,
+  GOAL_BUDGET_EXHAUSTED: 4,
+  GOAL_STOPPED: 6,
+  RETRYABLE: 75,
+} as const;
+
+/** The exit code of a goal run's outcome. */
+export function goalExitCode(outcome: GoalOutcome): number {
+  switch (outcome) {
+    case "achieved":
+      return ExitCode.SUCCESS;
+    case "blocked":
+      return ExitCode.GOAL_BLOCKED;
+    case "budget_exhausted":
+      return ExitCode.GOAL_BUDGET_EXHAUSTED;
+    case "paused":
+    case "cancelled":
+      return ExitCode.GOAL_STOPPED;
+  }
+}
 
 /** Options of {@link runPrint}. */
 export interface PrintOptions {
@@ -108,6 +134,8 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
     }
   };
 
+  let goalOutcome: GoalOutcome | null = null;
+  const success = () => goalOutcome === null ? ExitCode.SUCCESS : goalExitCode(goalOutcome);
   const runOne = async (input: string): Promise<void> => {
     const printer = createPrinter(opts.outputFormat, opts.finalOnly, out);
     await runTurn(app.soul, input, {
@@ -123,6 +151,8 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
           printer.flush();
         })();
       },
+    }).finally(() => {
+      goalOutcome = app.soul.goals?.takeOutcome() ?? goalOutcome;
     });
   };
 
@@ -130,7 +160,7 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
     while (true) {
       if (command === undefined) {
         command = await nextCommand();
-        if (command === undefined) return ExitCode.SUCCESS;
+        if (command === undefined) return success();
       }
       if (command) {
         // the reference's transcript format echoes the command first
@@ -142,7 +172,7 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
         // multi-turn: the next command must not wait for the previous one's tasks).
         const waited = await waitForBackgroundTasks(app, { runTurn: runOne, signal: ac.signal });
         if (ac.signal.aborted) throw new RunCancelled();
-        return waited === "timed_out" ? ExitCode.FAILURE : ExitCode.SUCCESS;
+        return waited === "timed_out" ? ExitCode.FAILURE : success();
       }
       command = undefined;
     }
@@ -159,7 +189,7 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
     }
     if (err instanceof RunCancelled) {
       out("Interrupted by user");
-      return ExitCode.FAILURE;
+      return goalOutcome === "cancelled" ? ExitCode.GOAL_STOPPED : ExitCode.FAILURE;
     }
     if (err instanceof ChatProviderError) {
       out(err.message);

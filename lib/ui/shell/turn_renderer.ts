@@ -11,6 +11,7 @@ import { subscribeToolOutput } from "../../tooling/live_output.ts";
 import { keyArgument } from "../tool_key_argument.ts";
 import { briefOf, formatBlock } from "./display_blocks.ts";
 import { wrapRows } from "./layout.ts";
+import { goalOutcomeLine, swarmProgressLine } from "./progress_lines.ts";
 import type { MarkdownRenderer } from "./markdown.ts";
 import type { Terminal } from "./terminal.ts";
 import { colorsEnabled, style } from "./theme.ts";
@@ -215,11 +216,24 @@ export class TurnRenderer {
         const parent = msg.payload.parent_tool_call_id;
         const call = parent ? this.#calls.get(parent) : undefined;
         const inner = msg.payload.event;
-        if (call && inner.type === "ToolCall") {
+        if (call && call.name !== "AgentSwarm" && inner.type === "ToolCall") {
           const p = inner.payload as { function?: { name?: string } };
           call.subagent = `${msg.payload.subagent_type ?? "subagent"}: using ${
             p.function?.name ?? "a tool"
           }`;
+        }
+        break;
+      }
+      case "SwarmUpdate": {
+        const call = this.#calls.get(msg.payload.parent_tool_call_id);
+        if (call) call.subagent = swarmProgressLine(msg.payload);
+        break;
+      }
+      case "GoalUpdate": {
+        const line = goalOutcomeLine(msg.payload);
+        if (line) {
+          await this.#flush();
+          term.print(style.accent(line));
         }
         break;
       }

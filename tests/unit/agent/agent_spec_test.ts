@@ -10,6 +10,7 @@ import { readAsset } from "../../../lib/assets/mod.ts";
 
 const DEFAULT_TOOLS = [
   "Agent",
+  "AgentSwarm",
   "AskUserQuestion",
   "SetTodoList",
   "Shell",
@@ -26,6 +27,10 @@ const DEFAULT_TOOLS = [
   "FetchURL",
   "ExitPlanMode",
   "EnterPlanMode",
+  "CreateGoal",
+  "GetGoal",
+  "UpdateGoal",
+  "SetGoalBudget",
 ];
 
 const SUBAGENT_EXCLUDES = [
@@ -65,6 +70,7 @@ Deno.test("okabe agent: SendDMail right after Agent, rest of default inherited",
   const spec = await loadAgentSpec({ builtin: "okabe" });
   assertEquals(spec.name, "");
   assertEquals(spec.tools, ["Agent", "SendDMail", ...DEFAULT_TOOLS.slice(1)]);
+  // The issue-22 tools (AgentSwarm, goals) are part of the inherited default set.
   assertEquals(spec.systemPrompt.source, "builtin:agents/default/system.md");
   assertEquals(Object.keys(spec.subagents), ["coder", "explore", "plan"]);
   assertEquals(spec.file, "builtin:agents/okabe/agent.yaml");

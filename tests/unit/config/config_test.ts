@@ -62,6 +62,7 @@ const DEFAULT_DUMP = {
     stall_timeout_s: 120,
   },
   sandbox: { require_shell_confinement: true },
+  swarm: { max_concurrency: 8 },
 };
 
 const FULL_CONFIG = {

@@ -285,6 +285,9 @@ Deno.test("state.json: defaults when missing or corrupt; round trip", async () =
       archived_at: null,
       auto_archive_exempt: false,
       todos: [],
+      goal: null,
+      goal_queue: [],
+      goal_log: [],
     });
     for (
       const bad of ["{not json", '{"approval": {"yolo": "yes"}}', "[]", '{"todos": [{"title": 1}]}']

@@ -20,6 +20,10 @@ function fakeService(over: Partial<SubagentService> = {}): SubagentService {
     runBackground: () => {
       throw new Error("must not run");
     },
+    runSwarm: () => {
+      throw new Error("must not run");
+    },
+    swarms: () => [],
     ...over,
   };
 }
@@ -36,6 +40,7 @@ Deno.test("Agent: description lists the default agent's types from their specs",
     renderSystemPrompt: () => Promise.resolve(""),
     loadTools: () => Promise.resolve([]),
     agentTaskTimeoutS: 900,
+    swarmConcurrency: 8,
   });
   const types = await service.types();
   assertEquals(types.map((t) => t.name), ["coder", "explore", "plan"]);

@@ -184,3 +184,13 @@ Deno.test("approval rule choices: fields and approve_always only from wire 1.11"
   assertEquals(filterForVersion(v("1.11"), resp)!.payload.response, "approve_always");
   assertEquals(filterForVersion(null, resp)!.payload.response, "approve_always");
 });
+
+Deno.test("version filter: GoalUpdate and SwarmUpdate reach 1.12 clients only", () => {
+  const goal = { type: "GoalUpdate", payload: { goal: null, queue: [], outcome: null } };
+  const swarm = { type: "SwarmUpdate", payload: { swarm_id: "s" } };
+  for (const env of [goal, swarm]) {
+    assertEquals(filterForVersion([1, 11], env), null);
+    assertEquals(filterForVersion([1, 12], env), env);
+    assertEquals(filterForVersion(null, env), env);
+  }
+});

@@ -1,0 +1,43 @@
+/**
+ * CreateGoal: start a session goal on the user's behalf (root agent only).
+ *
+ * @module
+ */
+import { z } from "zod";
+import { readAsset } from "../lib/assets/mod.ts";
+import { describeGoal } from "../lib/session/goal_state.ts";
+import { toolError, toolOk } from "../lib/tooling/result.ts";
+import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
+import type { GoalService } from "../lib/tooling/goal_service.ts";
+
+/** CreateGoal parameters. */
+export const CreateGoalParamsSchema = z.object({
+  objective: z.string(),
+  replace: z.boolean().optional(),
+});
+/** CreateGoal parameters. */
+export type CreateGoalParams = z.infer<typeof CreateGoalParamsSchema>;
+
+class CreateGoalTool implements Tool<CreateGoalParams> {
+  readonly name = "CreateGoal";
+  readonly description = readAsset("tools/create_goal.md");
+  readonly parameters = CreateGoalParamsSchema;
+  readonly #goals: GoalService;
+
+  constructor(goals: GoalService) {
+    this.#goals = goals;
+  }
+
+  async call(params: CreateGoalParams): Promise<ToolReturnValue> {
+    const r = await this.#goals.create(params.objective, { replace: params.replace ?? false });
+    if (!r.ok) return toolError({ message: r.error, brief: "Goal not created" });
+    return toolOk({
+      output: `Goal created.\n${describeGoal(r.goal, this.#goals.queue())}`,
+      message: "Goal created",
+    });
+  }
+}
+
+/** Builds CreateGoal (root agent with a session only). */
+export const createGoalTool: ToolFactory = (env: ToolEnv) =>
+  env.goals ? new CreateGoalTool(env.goals) : null;

@@ -1,0 +1,38 @@
+/**
+ * GetGoal: read the session goal, its budget, usage, notes and queue (root agent only).
+ *
+ * @module
+ */
+import { z } from "zod";
+import { readAsset } from "../lib/assets/mod.ts";
+import { describeGoal } from "../lib/session/goal_state.ts";
+import { toolOk } from "../lib/tooling/result.ts";
+import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
+import type { GoalService } from "../lib/tooling/goal_service.ts";
+
+/** GetGoal parameters (none). */
+export const GetGoalParamsSchema = z.object({});
+/** GetGoal parameters. */
+export type GetGoalParams = z.infer<typeof GetGoalParamsSchema>;
+
+class GetGoalTool implements Tool<GetGoalParams> {
+  readonly name = "GetGoal";
+  readonly description = readAsset("tools/get_goal.md");
+  readonly parameters = GetGoalParamsSchema;
+  readonly #goals: GoalService;
+
+  constructor(goals: GoalService) {
+    this.#goals = goals;
+  }
+
+  call(): Promise<ToolReturnValue> {
+    return Promise.resolve(toolOk({
+      output: describeGoal(this.#goals.current(), this.#goals.queue()),
+      message: "",
+    }));
+  }
+}
+
+/** Builds GetGoal (root agent with a session only). */
+export const getGoalTool: ToolFactory = (env: ToolEnv) =>
+  env.goals ? new GetGoalTool(env.goals) : null;

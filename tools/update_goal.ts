@@ -1,0 +1,64 @@
+/**
+ * UpdateGoal: record a progress note and/or set the status of the session goal (root agent
+ * only). A status other than `active` ends the turn after this step.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { readAsset } from "../lib/assets/mod.ts";
+import { toolError, toolOk } from "../lib/tooling/result.ts";
+import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
+import type { GoalService } from "../lib/tooling/goal_service.ts";
+
+/** UpdateGoal parameters. */
+export const UpdateGoalParamsSchema = z.object({
+  status: z.enum(["active", "complete", "paused", "blocked"]).nullable().default(null),
+  note: z.string().nullable().default(null).describe("Short progress note."),
+  reason: z.string().nullable().default(null).describe("Why blocked or paused."),
+});
+/** UpdateGoal parameters. */
+export type UpdateGoalParams = z.infer<typeof UpdateGoalParamsSchema>;
+
+const DONE_TEXT: Record<string, string> = {
+  active: "Goal resumed.",
+  complete: "Goal marked complete.",
+  paused: "Goal paused.",
+  blocked: "Goal marked blocked.",
+};
+
+class UpdateGoalTool implements Tool<UpdateGoalParams> {
+  readonly name = "UpdateGoal";
+  readonly description = readAsset("tools/update_goal.md");
+  readonly parameters = UpdateGoalParamsSchema;
+  readonly #goals: GoalService;
+
+  constructor(goals: GoalService) {
+    this.#goals = goals;
+  }
+
+  async call(params: UpdateGoalParams): Promise<ToolReturnValue> {
+    if (params.status === null && params.note === null) {
+      return toolError({
+        message: "Give a `note`, a `status`, or both.",
+        brief: "Nothing to update",
+      });
+    }
+    const done: string[] = [];
+    if (params.note !== null) {
+      const r = await this.#goals.addNote(params.note);
+      if (!r.ok) return toolError({ message: r.error, brief: "Goal not updated" });
+      done.push("Progress note recorded.");
+    }
+    if (params.status !== null) {
+      const r = await this.#goals.setStatus(params.status, params.reason?.trim() || null);
+      if (!r.ok) return toolError({ message: r.error, brief: "Goal not updated" });
+      done.push(DONE_TEXT[params.status]);
+    }
+    const text = done.join(" ");
+    return toolOk({ output: text, message: text });
+  }
+}
+
+/** Builds UpdateGoal (root agent with a session only). */
+export const updateGoalTool: ToolFactory = (env: ToolEnv) =>
+  env.goals ? new UpdateGoalTool(env.goals) : null;
