@@ -415,6 +415,7 @@ export class KimiApp {
       scope,
       requireConfinement: config.sandbox.require_shell_confinement,
       getEnv: opts.getEnv,
+      shellDisabled: disabled.has("Shell"),
     });
     const env: ToolEnv = {
       workDir: session.workDir,

@@ -56,6 +56,11 @@ export interface MockStreamReply {
   /** Delay between streamed events, in ms. */
   chunkDelayMs?: number;
   /**
+   * Split string `text` and `reasoning` into chunks of this many characters (e.g. 4, as some
+   * servers stream), so chunk boundaries fall anywhere: inside words, markup and blank lines.
+   */
+  chunkChars?: number;
+  /**
    * Chat only: after the reasoning and text chunks, stream this part forever (64 KiB chunks of
    * `x`) until the client goes away. `tool_arguments` opens one call (`endless_call`) first.
    */
@@ -103,6 +108,8 @@ export interface MockOpenAIOptions {
   defaultReply?: MockReply;
   /** Model ids listed by `GET /v1/models`. Default `["mock-model"]`. */
   models?: string[];
+  /** Default {@link MockStreamReply.chunkChars} of every streamed reply. */
+  chunkChars?: number;
   /**
    * Chat only: answer 400 like OpenAI when an assistant's tool calls are not each followed by
    * a tool message (or a tool message answers no call).
@@ -218,11 +225,14 @@ export async function startMockOpenAI(opts: MockOpenAIOptions = {}): Promise<Moc
         );
       }
       counter++;
+      const sized = opts.chunkChars && reply.chunkChars === undefined
+        ? { ...reply, chunkChars: opts.chunkChars }
+        : reply;
       const events: Iterator<string> = isChat
-        ? (reply.endless || reply.stall
-          ? endlessChatEvents(reply, body?.model ?? "mock-model", counter)
-          : chatEvents(reply, body?.model ?? "mock-model", counter).values())
-        : responsesEvents(reply, body?.model ?? "mock-model", counter).values();
+        ? (sized.endless || sized.stall
+          ? endlessChatEvents(sized, body?.model ?? "mock-model", counter)
+          : chatEvents(sized, body?.model ?? "mock-model", counter).values())
+        : responsesEvents(sized, body?.model ?? "mock-model", counter).values();
       const stream = new ReadableStream<Uint8Array>({
         // Pulled, so an endless reply streams only as fast as the client reads.
         async pull(controller) {
@@ -289,8 +299,14 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-function chunks(v: string | string[] | undefined): string[] {
-  return v === undefined ? [] : typeof v === "string" ? [v] : v;
+function chunks(v: string | string[] | undefined, size?: number): string[] {
+  if (v === undefined) return [];
+  if (typeof v !== "string") return v;
+  if (!size || size <= 0) return [v];
+  const out: string[] = [];
+  const chars = [...v];
+  for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(""));
+  return out;
 }
 
 /** SSE lines of a streamed chat completion. */
@@ -306,8 +322,8 @@ function chatEvents(reply: MockStreamReply, model: string, n: number): string[] 
     );
   push({ role: "assistant", content: "" });
   const key = reply.reasoningKey ?? "reasoning_content";
-  for (const r of chunks(reply.reasoning)) push({ [key]: r });
-  for (const t of chunks(reply.text)) push({ content: t });
+  for (const r of chunks(reply.reasoning, reply.chunkChars)) push({ [key]: r });
+  for (const t of chunks(reply.text, reply.chunkChars)) push({ content: t });
   (reply.toolCalls ?? []).forEach((tc, index) => {
     const frags = chunks(tc.arguments);
     push({
@@ -350,8 +366,8 @@ function* endlessChatEvents(reply: MockStreamReply, model: string, n: number): G
     `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
   yield line({ role: "assistant", content: "" });
   const key = reply.reasoningKey ?? "reasoning_content";
-  for (const r of chunks(reply.reasoning)) yield line({ [key]: r });
-  for (const t of chunks(reply.text)) yield line({ content: t });
+  for (const r of chunks(reply.reasoning, reply.chunkChars)) yield line({ [key]: r });
+  for (const t of chunks(reply.text, reply.chunkChars)) yield line({ content: t });
   if (!reply.endless) return;
   const filler = "x".repeat(64 * 1024);
   if (reply.endless === "tool_arguments") {
@@ -392,7 +408,7 @@ function responsesEvents(reply: MockStreamReply, model: string, n: number): stri
   emit("response.created", { response: response("in_progress", [], null) });
   const output: unknown[] = [];
   let index = 0;
-  const reasoning = chunks(reply.reasoning);
+  const reasoning = chunks(reply.reasoning, reply.chunkChars);
   if (reasoning.length > 0 || reply.encryptedReasoning !== undefined) {
     const itemId = `rs_mock_${n}`;
     emit("response.output_item.added", {
@@ -425,7 +441,7 @@ function responsesEvents(reply: MockStreamReply, model: string, n: number): stri
     output.push(item);
     index++;
   }
-  const text = chunks(reply.text);
+  const text = chunks(reply.text, reply.chunkChars);
   if (text.length > 0) {
     const itemId = reply.id ?? `msg_mock_${n}`;
     emit("response.output_item.added", {

@@ -20,7 +20,13 @@ export class TmuxKimi {
   static async start(
     sb: KimiSandbox,
     args: string[],
-    opts: { width?: number; height?: number; env?: Record<string, string> } = {},
+    opts: {
+      width?: number;
+      height?: number;
+      env?: Record<string, string>;
+      /** Deno permission flags (default `-A`). */
+      permissions?: string[];
+    } = {},
   ): Promise<TmuxKimi> {
     const socket = `kimi-e2e-${crypto.randomUUID().slice(0, 8)}`;
     const env: Record<string, string> = {
@@ -40,7 +46,7 @@ export class TmuxKimi {
       Deno.execPath(),
       "run",
       "--no-prompt",
-      "-A",
+      ...(opts.permissions ?? ["-A"]),
       MAIN_TS,
       ...args,
     ].map(shellQuote).join(" ");
@@ -89,10 +95,21 @@ export class TmuxKimi {
     return text.replace(/\s+$/, "");
   }
 
+  /** The whole pane: scrollback history and the visible screen (trailing blank lines removed). */
+  async history(): Promise<string> {
+    const text = await this.tmux(["capture-pane", "-p", "-t", "0", "-S", "-", "-E", "-"]);
+    return text.replace(/\s+$/, "");
+  }
+
+  /** Resize the pane's window (the program gets SIGWINCH). */
+  async resize(width: number, height: number): Promise<void> {
+    await this.tmux(["resize-window", "-t", "0", "-x", String(width), "-y", String(height)]);
+  }
+
   /** Poll the screen until `pred` holds; throws with the screen after `timeoutMs`. */
   async waitFor(
     pred: string | RegExp | ((screen: string) => boolean),
-    timeoutMs = 20000,
+    timeoutMs = 60000,
   ): Promise<string> {
     const test = typeof pred === "string"
       ? (s: string) => s.includes(pred)

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { providerErrorHint } from "../provider_hint.ts";
 import { ChatProviderError, isRetryableError } from "../../llm/errors.ts";
 import { extractText, MessageSchema, normalizeMessage } from "../../llm/message.ts";
 import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "../../soul/errors.ts";
@@ -60,6 +61,8 @@ export interface PrintOptions {
   stdinIsTerminal?: boolean;
   /** Writes a line to stdout. */
   writeLine?: (line: string) => void;
+  /** Why no model is usable and the fix (printed to stderr after "LLM is not set"). */
+  modelProblem?: () => Promise<string | null>;
 }
 
 const encoder = new TextEncoder();
@@ -165,6 +168,7 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
         if (command === undefined) return success();
       }
       if (command) {
+        // the reference's transcript format echoes the command first
         if (opts.outputFormat === "text" && !opts.finalOnly) {
           out(typeof command === "string" ? command : extractText(command, "\n"));
         }
@@ -184,6 +188,10 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
       err instanceof LLMNotSet || err instanceof LLMNotSupported || err instanceof MaxStepsReached
     ) {
       out(err.message);
+      if (err instanceof LLMNotSet) {
+        const why = await opts.modelProblem?.();
+        if (why) console.error(why);
+      }
       return ExitCode.FAILURE;
     }
     if (err instanceof RunCancelled) {
@@ -192,6 +200,8 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
     }
     if (err instanceof ChatProviderError) {
       out(err.message);
+      const hint = providerErrorHint(err);
+      if (hint) console.error(hint);
       return providerExitCode(err);
     }
     if (err instanceof SessionWriteError) {

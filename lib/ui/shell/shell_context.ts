@@ -33,6 +33,8 @@ export interface ShellContext {
   reloadSources(): Promise<Config | null>;
   /** Run input through the soul as a turn (text, content parts or a soul slash command). */
   runTurn(input: UserInput): Promise<void>;
+  /** Redraw the current session's earlier conversation (after resuming it). */
+  showTranscript(): Promise<void>;
   /** Text to pre-fill the next prompt with. */
   prefill: string;
 }

@@ -27,6 +27,7 @@ import { shellKeyBindings } from "./key_bindings.ts";
 import { notificationLine } from "./side_lines.ts";
 import { askBeside, sideQuestionOf } from "./side_question.ts";
 import { WireFile } from "../../wire/recorder.ts";
+import { providerErrorHint } from "../provider_hint.ts";
 import { historyFile, HistoryStore } from "./history_store.ts";
 import { LineEditor, type ReadResult, truncateRow, type TurnInputHandlers } from "./line_editor.ts";
 import { loadMarkdown } from "./markdown.ts";
@@ -37,6 +38,7 @@ import { runSetup } from "./setup_wizard.ts";
 import { formatStatusLine } from "./status_line.ts";
 import { Terminal } from "./terminal.ts";
 import { setTheme, style } from "./theme.ts";
+import { formatTranscript } from "./transcript.ts";
 import { TurnRenderer } from "./turn_renderer.ts";
 
 /** Options of {@link runShell}. */
@@ -49,6 +51,14 @@ export interface ShellOptions {
   terminal?: Terminal;
   /** Reads the config and MCP server files again, for `/reload` (absent: not supported). */
   reloadSources?: () => Promise<Config>;
+  /** `-p`: run this input once in the shell UI, then exit (as the reference does). */
+  prompt?: string;
+  /** The session was resumed: its earlier conversation is redrawn before the prompt. */
+  resumed?: boolean;
+  /** A line shown under the welcome (e.g. that `--session ID` started a new session). */
+  notice?: string;
+  /** Why no model is usable and the fix (null when one is). */
+  modelProblem?: () => Promise<string | null>;
 }
 
 /** How the shell ended. */
@@ -97,6 +107,8 @@ class Shell implements ShellContext {
   /** Folded pastes and pasted images of the prompt. */
   readonly #attachments = new PromptAttachments();
   #stopNotifications: (() => void) | null = null;
+  /** The last turn failed (a `-p` run then exits 1). */
+  #turnFailed = false;
 
   constructor(app: KimiApp, term: Terminal, opts: ShellOptions) {
     this.app = app;
@@ -125,6 +137,14 @@ class Shell implements ShellContext {
           ...SHELL_COMMANDS.flatMap((c) => [c.name, ...c.aliases]),
           ...this.app.soul.commands.flatMap((c) => [c.name, ...c.aliases]),
         ],
+        primary: (name) =>
+          [...SHELL_COMMANDS, ...this.app.soul.commands].find((c) =>
+            c.name === name || c.aliases.includes(name)
+          )?.name,
+        describe: (name) =>
+          [...SHELL_COMMANDS, ...this.app.soul.commands].find((c) =>
+            c.name === name || c.aliases.includes(name)
+          )?.description,
       },
       footer: () => [this.#statusLine()],
       keyBindings: shellKeyBindings({
@@ -139,8 +159,21 @@ class Shell implements ShellContext {
         },
       }),
     });
+    if (this.#opts.prompt !== undefined) {
+      // `kimi -p "..."` on a terminal: one input, rendered as in the shell, then exit
+      try {
+        await this.#handleInput(this.#opts.prompt, false);
+      } finally {
+        this.#hub?.unsubscribe();
+      }
+      return { code: this.#turnFailed ? 1 : 0, session: this.app.session };
+    }
     this.#welcome();
+    if (this.#opts.resumed) await this.showTranscript();
+    if (this.#opts.notice) this.print(style.warn(this.#opts.notice));
     if (!this.app.llm) {
+      const why = await this.#opts.modelProblem?.();
+      if (why) this.print(style.warn(why));
       this.print(style.warn("No model is configured yet. Let's set one up (Esc to skip)."));
       await runSetup(this);
     }
@@ -161,7 +194,9 @@ class Shell implements ShellContext {
         if (r.kind === "exit") break;
         const text = r.text;
         if (!text.trim()) continue;
-        if (queued === undefined) await this.#history.add(this.#attachments.expandPastes(text));
+        if (queued === undefined) {
+          await this.#history.add(this.#attachments.expandPastes(text), r.shellMode);
+        }
         if (await this.#handleInput(text, r.shellMode) === "exit") break;
       }
     } finally {
@@ -216,6 +251,14 @@ class Shell implements ShellContext {
       this.#attachments.clearUnused(this.#editor.text);
     }
     await this.runTurn(input);
+  }
+
+  async showTranscript(): Promise<void> {
+    const history = this.app.soul.context.history;
+    if (!history.some((m) => m.role === "user")) return;
+    const md = await loadMarkdown();
+    const text = formatTranscript(history, md, this.term.columns);
+    if (text) this.print(text + "\n" + style.dim("─".repeat(Math.min(40, this.term.columns))));
   }
 
   #welcome(): void {
@@ -292,8 +335,15 @@ class Shell implements ShellContext {
         await this.#renderer?.pause();
         if (req.settled) return;
         if (req.type === "ApprovalRequest") {
-          const r = await promptApproval(this.term, req as PendingRequest<"ApprovalRequest">);
-          (req as PendingRequest<"ApprovalRequest">).resolve(r);
+          const ar = req as PendingRequest<"ApprovalRequest">;
+          const callId = ar.payload.tool_call_id;
+          const r = await promptApproval(this.term, ar, {
+            args: this.#renderer?.callArgs(callId),
+            mcpServer: this.#mcpServerOf(ar.payload.action),
+            interrupt: () => this.#turnInput?.onInterrupt(),
+          });
+          this.#renderer?.approvalShown(callId);
+          ar.resolve(r);
         } else if (req.type === "QuestionRequest") {
           const r = await promptQuestions(this.term, req as PendingRequest<"QuestionRequest">);
           (req as PendingRequest<"QuestionRequest">).resolve(r);
@@ -306,6 +356,14 @@ class Shell implements ShellContext {
         this.#renderer?.resume();
       }
     });
+  }
+
+  /** The MCP server that has the tool of an `mcp:<tool>` approval action. */
+  #mcpServerOf(action: string): string | undefined {
+    if (!action.startsWith("mcp:")) return undefined;
+    const tool = action.slice(4);
+    const status = this.app.mcp?.status() ?? this.mcpStatus;
+    return status?.servers.find((s) => s.tools.includes(tool))?.name;
   }
 
   #installTurnKeys(): void {
@@ -341,6 +399,7 @@ class Shell implements ShellContext {
       statusLine: () => truncateRow(this.#statusLine(), this.term.columns),
       input: () => this.#turnInputFrame(),
       steer: (text) => style.prompt("✨ ", false) + text.replace(/\n/g, "\n   "),
+      quietCompaction: typeof input === "string" && /^\/compact\b/.test(input.trim()),
       onStatus: (s) => {
         if (s.contextUsage !== null) this.contextUsage = s.contextUsage;
       },
@@ -393,9 +452,18 @@ class Shell implements ShellContext {
         },
       });
       await renderer.finish();
+      this.#turnFailed = false;
     } catch (err) {
       await renderer.finish();
+      this.#turnFailed = true;
       this.print(describeTurnError(err));
+      if (err instanceof LLMNotSet) {
+        const why = await this.#opts.modelProblem?.();
+        if (why) this.print(style.warn(why));
+      } else if (err instanceof ChatProviderError) {
+        const hint = providerErrorHint(err);
+        if (hint) this.print(style.warn(hint));
+      }
     } finally {
       this.#turnActive = false;
       this.#turnInput = null;
@@ -452,7 +520,13 @@ class Shell implements ShellContext {
       if (ac.signal.aborted) this.print(style.warn("Interrupted."));
       else if (!status.success) this.print(style.dim(`(exit code ${status.code})`));
     } catch (err) {
-      this.print(style.error(`Could not run the command: ${(err as Error).message}`));
+      if (err instanceof Deno.errors.NotCapable) {
+        this.print(style.error(
+          "Shell mode cannot run commands: this run has no permission to run programs " +
+            "(Deno's --allow-run). Start kimi with `deno task workspace` or `deno task full`, " +
+            "or add --allow-run; Ctrl-X goes back to agent mode.",
+        ));
+      } else this.print(style.error(`Could not run the command: ${(err as Error).message}`));
     } finally {
       this.term.clearLive();
       this.term.setHandler(null);
@@ -469,7 +543,9 @@ function oneLine(text: string): string {
 function describeTurnError(err: unknown): string {
   if (err instanceof RunCancelled) return style.warn("Interrupted by user");
   if (err instanceof LLMNotSet) {
-    return style.error("No model is configured. Run /setup to choose a platform and model.");
+    return style.error(
+      "LLM not set: no usable model. Run /setup to choose a platform and model.",
+    );
   }
   if (err instanceof LLMNotSupported || err instanceof MaxStepsReached) {
     return style.error(err.message);
