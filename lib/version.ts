@@ -15,7 +15,8 @@ export const WIRE_PROTOCOL_VERSION = "1.10";
 /**
  * The wire protocol version spoken by `kimi --wire` (`initialize`, `kimi info`): 1.11 adds the
  * approval rule choices (`ApprovalRequest.grant_patterns`/`rule_file`/`options` and the
- * `approve_always` answer), 1.12 the goal and swarm events (`GoalUpdate`, `SwarmUpdate`).
+ * `approve_always` answer), 1.12 the goal and swarm events (`GoalUpdate`,
+ * `SwarmUpdate`) and `Notification` events for finished background tasks.
  * Clients declaring an older version get the messages of their version.
  */
 export const WIRE_SERVER_PROTOCOL_VERSION = "1.12";

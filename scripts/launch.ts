@@ -183,8 +183,11 @@ function usage(): never {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const dryRun = argv[0] === "--dry-run";
-  const [profile, ...kimiArgs] = dryRun ? argv.slice(1) : argv;
+  // `--dry-run` goes before or right after the profile (`deno task review --dry-run` puts it
+  // after); later arguments belong to kimi, which has no such flag
+  const at = argv.slice(0, 2).indexOf("--dry-run");
+  const dryRun = at >= 0;
+  const [profile, ...kimiArgs] = dryRun ? argv.filter((_, i) => i !== at) : argv;
   if (!PROFILES.includes(profile as Profile)) usage();
   let share: string;
   try {

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { publishToolOutput } from "../lib/tooling/live_output.ts";
 import { z } from "zod";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
 import { getTaskManager } from "../lib/background/task_manager.ts";
@@ -148,6 +149,7 @@ class ShellTool implements Tool<ShellParams> {
     const emit = (line: string) => {
       builder.write(line);
       tail.push(line);
+      publishToolOutput(ctx.toolCallId, line);
     };
     const lines = { stdout: new LineAssembler(), stderr: new LineAssembler() };
     let proc: Pick<ShellProcess, "done">;

@@ -58,9 +58,11 @@ import type { McpServers } from "../mcp/config.ts";
 import type { McpManager } from "../mcp/manager.ts";
 import { createMcpManager } from "../mcp/setup.ts";
 import { HookEngine } from "../hooks/engine.ts";
-import { TaskNotificationQueue } from "../background/notifications.ts";
-import { getTaskManager } from "../background/task_manager.ts";
+import { publishTaskNotifications, TaskNotificationQueue } from "../background/notifications.ts";
+import { type BackgroundTaskManager, getTaskManager } from "../background/task_manager.ts";
 import { backgroundSettings } from "../background/settings.ts";
+import { event as wireEvent, type EventPayload, type WireEvent } from "../wire/messages.ts";
+import { WireFile } from "../wire/recorder.ts";
 
 /** A token getter for an OAuth-backed service; loads the token manager on first use. */
 function oauthAccessToken(
@@ -146,12 +148,49 @@ export class KimiApp {
   taskNotifications: TaskNotificationQueue | null = null;
   /** MCP clients of the root agent (null without configured servers); close on exit. */
   mcp: McpManager | null = null;
+  /** The session's background tasks (set up by {@link create}). */
+  tasks: BackgroundTaskManager | null = null;
+  readonly #notificationListeners = new Set<(e: WireEvent) => void>();
+  #stopNotifications: (() => void) | null = null;
+  #notesFile: WireFile | null = null;
 
   private constructor(soul: KimiSoul, session: Session, config: Config, agent: ResolvedAgentSpec) {
     this.soul = soul;
     this.session = session;
     this.config = config;
     this.agent = agent;
+  }
+
+  /**
+   * Receive the `Notification` events of this app (background tasks and agents that finish),
+   * whether or not a turn is running. Returns the unsubscribe function.
+   */
+  onNotification(listener: (e: WireEvent) => void): () => void {
+    this.#notificationListeners.add(listener);
+    return () => this.#notificationListeners.delete(listener);
+  }
+
+  /** Stop publishing notifications (the app is being replaced or closed). */
+  closeNotifications(): void {
+    this.#stopNotifications?.();
+    this.#stopNotifications = null;
+    this.#notificationListeners.clear();
+  }
+
+  #publish(payload: EventPayload<"Notification">): void {
+    const e = wireEvent("Notification", payload);
+    // recorded like the turn's messages, so `replay` and session readers see it too
+    this.#notesFile ??= new WireFile(this.session.wireFile);
+    this.#notesFile.append(e).catch((err) =>
+      log("WARNING", "notifications", `could not record a notification: ${err}`)
+    );
+    for (const l of this.#notificationListeners) {
+      try {
+        l(e);
+      } catch {
+        // a listener's failure is its own
+      }
+    }
   }
 
   /** The session's hook engine (config hooks + wire subscriptions). */
@@ -401,6 +440,7 @@ export class KimiApp {
       scope,
       requireConfinement: config.sandbox.require_shell_confinement,
       getEnv: opts.getEnv,
+      shellDisabled: disabled.has("Shell"),
     });
     const env: ToolEnv = {
       workDir: session.workDir,
@@ -488,8 +528,11 @@ export class KimiApp {
       toolset.add(tool);
     }
     offerGoalTools(toolset, goals.current() !== null);
-    taskNotes = new TaskNotificationQueue(getTaskManager(session.dir, env.background));
+    const tasks = getTaskManager(session.dir, env.background);
+    taskNotes = new TaskNotificationQueue(tasks);
     app.taskNotifications = taskNotes;
+    app.tasks = tasks;
+    app.#stopNotifications = publishTaskNotifications(tasks, (p) => app.#publish(p));
     app.mcp = mcp;
     mcp?.start(); // connects in the background; the first turn waits
     return app;

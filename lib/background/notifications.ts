@@ -8,6 +8,7 @@
 import type { BackgroundSettings } from "../tooling/tool.ts";
 import type { BackgroundTaskManager } from "./task_manager.ts";
 import type { TaskRecord } from "./task_record.ts";
+import type { EventPayload } from "../wire/messages.ts";
 
 /** Most notifications delivered at the start of one step. */
 export const MAX_NOTIFICATIONS_PER_STEP = 4;
@@ -74,6 +75,23 @@ export function formatTaskNotification(
   ].join("\n");
 }
 
+const notificationIds = new Map<string, string>();
+
+/**
+ * The notification id of a finished task: the same for the wire event and the model's
+ * `<notification>` message, so clients can match them.
+ */
+export function notificationIdFor(task: TaskRecord): string {
+  const key = `${task.id}:${task.finished_at ?? ""}`;
+  let id = notificationIds.get(key);
+  if (!id) {
+    id = `n${crypto.randomUUID().replaceAll("-", "").slice(0, 8)}`;
+    notificationIds.set(key, id);
+    if (notificationIds.size > 1000) notificationIds.delete(notificationIds.keys().next().value!);
+  }
+  return id;
+}
+
 /** Finished background tasks waiting to be told to the root agent. */
 export class TaskNotificationQueue {
   readonly #manager: BackgroundTaskManager;
@@ -106,8 +124,7 @@ export class TaskNotificationQueue {
       } catch {
         tail = "";
       }
-      const id = `n${crypto.randomUUID().replaceAll("-", "").slice(0, 8)}`;
-      out.push(formatTaskNotification(task, { id, tail }));
+      out.push(formatTaskNotification(task, { id: notificationIdFor(task), tail }));
     }
     return out;
   }
@@ -116,4 +133,64 @@ export class TaskNotificationQueue {
   close(): void {
     this.#unsubscribe();
   }
+}
+
+/**
+ * The wire `Notification` event of a finished task (reference §4.10): category `task`, type
+ * `task.<reason>`, the headline as title and the output tail in the body.
+ */
+export function taskNotificationEvent(
+  task: TaskRecord,
+  opts: { id: string; tail: string; now?: number },
+): EventPayload<"Notification"> {
+  const reason = task.timed_out ? "timed_out" : task.status;
+  const { title, severity } = notificationHeadline(task);
+  const body = [`Task ID: ${task.id}`, `Status: ${task.status}`];
+  if (task.exit_code !== null) body.push(`Exit code: ${task.exit_code}`);
+  if (task.failure_reason) body.push(`Failure reason: ${task.failure_reason}`);
+  if (opts.tail) body.push("Output tail:", opts.tail);
+  const p = task.kind_payload ?? {};
+  return {
+    id: opts.id,
+    category: "task",
+    type: `task.${reason}`,
+    source_kind: "background_task",
+    source_id: task.id,
+    title,
+    body: body.join("\n"),
+    severity,
+    created_at: (opts.now ?? Date.now()) / 1000,
+    payload: {
+      task_id: task.id,
+      kind: task.kind,
+      status: task.status,
+      description: task.description,
+      exit_code: task.exit_code,
+      ...(typeof p.agent_id === "string" ? { agent_id: p.agent_id } : {}),
+      ...(typeof p.subagent_type === "string" ? { subagent_type: p.subagent_type } : {}),
+    },
+  };
+}
+
+/**
+ * Publishes a wire `Notification` for every task of `manager` that finishes; resolves the
+ * output tail first. Returns the unsubscribe function.
+ */
+export function publishTaskNotifications(
+  manager: BackgroundTaskManager,
+  publish: (payload: EventPayload<"Notification">) => void,
+): () => void {
+  return manager.onTerminal((task) => {
+    void (async () => {
+      const s = manager.settings;
+      let tail = "";
+      try {
+        const read = await manager.store.readTail(task.id, s.notificationTailChars * 4);
+        tail = tailText(read.text, s.notificationTailLines, s.notificationTailChars);
+      } catch {
+        tail = "";
+      }
+      publish(taskNotificationEvent(task, { id: notificationIdFor(task), tail }));
+    })();
+  });
 }

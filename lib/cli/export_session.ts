@@ -15,7 +15,7 @@ import { safeGetEnv } from "./run_agent.ts";
 export interface ExportOptions {
   /** Session id; default: the work dir's last session. */
   sessionId?: string;
-  /** Output path; default `session-<id>.zip` in the current directory. */
+  /** Output path; default `<share dir>/exports/session-<id>.zip`. */
   output?: string;
   /** Skip the confirmation. */
   yes: boolean;
@@ -42,6 +42,22 @@ async function confirm(question: string): Promise<boolean> {
   const n = await Deno.stdin.read(buf);
   const answer = new TextDecoder().decode(buf.subarray(0, n ?? 0)).trim().toLowerCase();
   return answer === "y" || answer === "yes";
+}
+
+/**
+ * The lines of a log tagged with `sessionId` (`... | module | <id> - message`), with the
+ * untagged continuation lines (stack traces) that follow them.
+ */
+export function sessionLogLines(text: string, sessionId: string): string {
+  const out: string[] = [];
+  let keep = false;
+  const header = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} \| \w+ \| [^|]* \| (\S*) - /;
+  for (const line of text.split("\n")) {
+    const m = header.exec(line);
+    if (m) keep = m[1] === sessionId;
+    if (keep && line) out.push(line);
+  }
+  return out.length > 0 ? out.join("\n") + "\n" : "";
 }
 
 /** Export a session; resolves with the exit code. */
@@ -85,8 +101,12 @@ export async function exportSession(opts: ExportOptions): Promise<number> {
       const st = await Deno.stat(`${logsDir}/${e.name}`);
       const age = Math.abs(now - (st.mtime?.getTime() ?? now));
       if (age > 2 * DAY_MS || logBytes + st.size > MAX_LOG_BYTES) continue;
-      files[`logs/${e.name}`] = await Deno.readFile(`${logsDir}/${e.name}`);
-      logBytes += st.size;
+      // only this session's lines: other sessions' prompts and paths are not the user's to share
+      const mine = sessionLogLines(await Deno.readTextFile(`${logsDir}/${e.name}`), session.id);
+      if (!mine) continue;
+      const bytes = new TextEncoder().encode(mine);
+      files[`logs/${e.name}`] = bytes;
+      logBytes += bytes.length;
     }
   } catch {
     // no logs
@@ -99,7 +119,12 @@ export async function exportSession(opts: ExportOptions): Promise<number> {
     files: Object.keys(files).sort(),
   };
   files["manifest.json"] = new TextEncoder().encode(JSON.stringify(manifest, null, 2) + "\n");
-  const output = opts.output ?? `session-${session.id}.zip`;
+  let output = opts.output;
+  if (output === undefined) {
+    // not the current directory: an archive of prompts and logs must not land in a repository
+    await Deno.mkdir(`${shareDir}/exports`, { recursive: true });
+    output = `${shareDir}/exports/session-${session.id}.zip`;
+  }
   await Deno.writeFile(output, zipSync(files));
   console.log(`Exported session ${session.id} to ${output}`);
   return 0;

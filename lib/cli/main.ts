@@ -20,6 +20,41 @@ function usageFailure(message: string): number {
   return USAGE_EXIT_CODE;
 }
 
+/**
+ * The error for words given where a command or option was expected: the nearest subcommand
+ * for a near-miss (`kimi exprot`), else the `-p` command that sends the words as a prompt
+ * (`kimi "fix the bug"`).
+ */
+export function strayArgumentsMessage(args: string[], commands: string[]): string {
+  const first = args[0];
+  if (args.length === 1 && !/\s/.test(first)) {
+    const near = commands
+      .map((c) => ({ c, d: editDistance(first.toLowerCase(), c) }))
+      .filter((x) => x.d <= Math.max(1, Math.floor(first.length / 3)) + 1)
+      .sort((a, b) => a.d - b.d)[0];
+    if (near) return `No such command '${first}'. Did you mean '${near.c}'?`;
+  }
+  const text = args.join(" ");
+  const quoted = `"${text.replace(/(["\\$`])/g, "\\$1")}"`;
+  return `Got unexpected extra argument${args.length > 1 ? "s" : ""} (${text}). To give it to ` +
+    `the agent as a prompt, run: kimi -p ${quoted} (or start kimi and type it; add --print to ` +
+    "run without the shell).";
+}
+
+function editDistance(a: string, b: string): number {
+  const dp = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = dp[0];
+    dp[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = dp[j];
+      dp[j] = Math.min(dp[j] + 1, dp[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = tmp;
+    }
+  }
+  return dp[b.length];
+}
+
 /** Run the CLI with `args`; resolves with the exit code. */
 export async function main(args: string[]): Promise<number> {
   let result: Promise<number> = Promise.resolve(0);
@@ -30,6 +65,8 @@ export async function main(args: string[]): Promise<number> {
     // Parse errors are printed below in the reference's words, once.
     outputError: () => {},
   });
+  // stray words reach the action, which says what to run instead (see strayArgumentsMessage)
+  program.allowExcessArguments(true);
   program.command("info").description("Show version and protocol information.")
     .option("--json", "Print JSON.")
     .action(async (o) => {
@@ -45,9 +82,12 @@ export async function main(args: string[]): Promise<number> {
   registerAuthCommands(program, (r) => {
     result = r;
   });
-  program.command("export").description("Zip a session (and recent logs) to share diagnostics.")
+  program.command("export").description("Zip a session (and its log lines) to share diagnostics.")
     .argument("[session_id]", "Session to export (default: the last session of the work dir).")
-    .option("-o, --output <path>", "Where to write the zip (default: session-<id>.zip).")
+    .option(
+      "-o, --output <path>",
+      "Where to write the zip (default: ~/.kimi/exports/session-<id>.zip).",
+    )
     .option("-y, --yes", "Do not ask for confirmation.")
     .option("-w, --work-dir <dir>", "Working directory whose sessions to look in.")
     .action((sessionId, o) => {
@@ -82,6 +122,11 @@ export async function main(args: string[]): Promise<number> {
       console.error(ACP_FLAG_DEPRECATED);
       result = Promise.resolve(1);
       return;
+    }
+    if (program.args.length > 0) {
+      throw new UsageError(
+        strayArgumentsMessage(program.args, program.commands.map((c) => c.name())),
+      );
     }
     const opts = validateOptions(raw, Deno.cwd());
     result = lazyImport<typeof import("./run_agent.ts")>("./run_agent.ts", import.meta.url).then((

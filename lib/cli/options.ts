@@ -49,8 +49,8 @@ export interface CliOptions {
   prompt?: string;
   /** `--input-format`. */
   inputFormat: "text" | "stream-json";
-  /** `--output-format`. */
-  outputFormat: "text" | "stream-json";
+  /** `--output-format` (`human` when not given). */
+  outputFormat: "human" | "text" | "stream-json";
   /** `--final-message-only`. */
   finalMessageOnly: boolean;
   /** `--agent`. */
@@ -114,7 +114,11 @@ export function rootCommand() {
     .option("--afk", "Away from keyboard: approve actions and dismiss questions automatically.")
     .option("-p, --prompt <text>", "Run this prompt.")
     .addOption(new Option("-c, --command <text>").hideHelp())
-    .option("--print", "Run non-interactively and print the result.")
+    .option(
+      "--print",
+      "Run non-interactively and print the result. Print mode approves every action " +
+        "automatically (as --yolo) and dismisses questions.",
+    )
     .addOption(new Option("--acp").hideHelp())
     .option("--wire", "Serve the wire protocol (JSON-RPC 2.0) on stdin/stdout.")
     .addOption(
@@ -123,9 +127,11 @@ export function rootCommand() {
       ),
     )
     .addOption(
-      new Option("--output-format <format>", "Output format for --print.").choices(
-        ["text", "stream-json"] as const,
-      ),
+      new Option(
+        "--output-format <format>",
+        "Output format for --print. Default: the answer as text (tool activity on stderr); " +
+          "text: a transcript of every event in the reference's format; stream-json: JSON lines.",
+      ).choices(["human", "text", "stream-json"] as const),
     )
     .option("--final-message-only", "With --print, print only the final assistant message.")
     .option("--quiet", "Same as --print --output-format text --final-message-only.")
@@ -178,7 +184,7 @@ export function validateOptions(raw: RawOptions, cwd: string): CliOptions {
     if (raw.acp || raw.wire) {
       throw new UsageError("Quiet mode cannot be combined with ACP or Wire UI", "--quiet");
     }
-    if (raw.outputFormat && raw.outputFormat !== "text") {
+    if (raw.outputFormat && raw.outputFormat !== "text" && raw.outputFormat !== "human") {
       throw new UsageError("Quiet mode implies `--output-format text`", "--quiet");
     }
   }
@@ -258,7 +264,7 @@ export function validateOptions(raw: RawOptions, cwd: string): CliOptions {
     afk: Boolean(raw.afk),
     prompt,
     inputFormat: raw.inputFormat ?? "text",
-    outputFormat: raw.outputFormat ?? "text",
+    outputFormat: raw.outputFormat ?? "human",
     finalMessageOnly: Boolean(raw.finalMessageOnly || raw.quiet),
     agent: raw.agent,
     agentFile: raw.agentFile !== undefined ? resolvePath(cwd, raw.agentFile) : undefined,

@@ -35,6 +35,17 @@ export function safeGetEnv(name: string): string | undefined {
 }
 
 /**
+ * The command that resumes a session from any directory (flags `kimi --help` lists; the work
+ * dir is quoted for a POSIX shell when it needs it).
+ */
+export function resumeCommand(workDir: string, id: string): string {
+  const dir = /^[A-Za-z0-9_\/.,:@%+=-]+$/.test(workDir)
+    ? workDir
+    : `'${workDir.replace(/'/g, `'\\''`)}'`;
+  return `kimi --work-dir ${dir} --session ${id}`;
+}
+
+/**
  * Start loading the UI module of `ui` without waiting, so its loading overlaps the config,
  * session and agent set-up (`runUI` then gets the same module).
  */
@@ -78,6 +89,28 @@ function cliControlPaths(opts: CliOptions): ControlPath[] {
 
 /** Run the agent in the selected UI; resolves with the exit code. */
 export async function runAgent(opts: CliOptions): Promise<number> {
+  // refuse before anything starts (MCP servers, a session dir): nothing would use them
+  // (`--acp` runs the shell UI here too, as before)
+  if ((opts.ui === "shell" || opts.ui === "acp") && !Deno.stdin.isTerminal()) {
+    console.error(
+      "Error: standard input is not a terminal, so the interactive shell cannot start.\n" +
+        'Use `kimi --print -p "..."` (or pipe the prompt into `kimi --print`) for a ' +
+        "non-interactive run, or `kimi --wire` to embed kimi in another program.",
+    );
+    return 1;
+  }
+  if (opts.ui === "print" && opts.inputFormat === "text" && opts.prompt === undefined) {
+    const piped = Deno.stdin.isTerminal()
+      ? ""
+      : (await new Response(Deno.stdin.readable).text()).trim();
+    if (!piped) {
+      throw new UsageError(
+        'Print mode needs a prompt: pass it with -p "..." or pipe it on standard input ' +
+          '(e.g. echo "fix the bug" | kimi --print).',
+      );
+    }
+    opts = { ...opts, prompt: piped };
+  }
   prefetchUi(opts.ui);
   const shareDir = await ensureShareDir(safeGetEnv);
   configureLog({ shareDir, debug: opts.debug });
@@ -111,6 +144,7 @@ export async function runAgent(opts: CliOptions): Promise<number> {
 
   let session: Session;
   let resumed = true;
+  let newSessionNote: string | undefined;
   if (opts.continue) {
     try {
       session = await Session.continue({ shareDir, workDir: opts.workDir });
@@ -118,14 +152,41 @@ export async function runAgent(opts: CliOptions): Promise<number> {
       if (err instanceof SessionError) throw new UsageError(err.message, "--continue");
       throw err;
     }
+  } else if (opts.session === "") {
+    // `-S` / `--resume` without an id (shell only): pick one of this work dir's sessions
+    const { pickSessionAtStart } = await lazyImport<
+      typeof import("../ui/shell/session_picker.ts")
+    >("../ui/shell/session_picker.ts", import.meta.url);
+    const picked = await pickSessionAtStart({ shareDir, workDir: opts.workDir });
+    resumed = picked !== null;
+    session = picked ?? await Session.create({ shareDir, workDir: opts.workDir });
   } else if (opts.session) {
     const found = await Session.find({ shareDir, workDir: opts.workDir, id: opts.session });
     resumed = found !== null;
+    if (!found) {
+      // the reference's behaviour (programs rely on it): a new session with that id; say so,
+      // so a mistyped id is noticed, and point at a work dir that has it
+      const elsewhere = await Session.workDirsWith({
+        shareDir,
+        workDir: opts.workDir,
+        id: opts.session,
+      });
+      console.error(
+        `kimi: no session ${opts.session} in ${opts.workDir}: starting a new session with that ID.` +
+          elsewhere.map((d) =>
+            `\nSession ${opts.session} is in ${d}: resume it with ${
+              resumeCommand(d, opts.session!)
+            }`
+          ).join(""),
+      );
+      newSessionNote = `New session ${opts.session} (no session with that ID in this work dir).`;
+    }
     session = found ?? await Session.create({ shareDir, workDir: opts.workDir, id: opts.session });
   } else {
     resumed = false;
     session = await Session.create({ shareDir, workDir: opts.workDir });
   }
+  if (opts.ui === "print" && !resumed) session.state.print_run = true;
   // One writer per session: a second process is refused (or waits, with --wait-for-session).
   const locks = new SessionLocks(opts.waitForSession);
   try {
@@ -147,7 +208,9 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   }
 
   try {
-    return await runUI(opts, { config, path: configPath }, session, resumed, run, locks);
+    return await runUI(opts, { config, path: configPath }, session, resumed, run, locks, {
+      newSessionNote,
+    });
   } finally {
     await run.app?.mcp?.close(); // stops MCP server processes
     if (!config.background.keep_alive_on_exit) {
@@ -214,8 +277,17 @@ async function runUI(
   resumed: boolean,
   run: RunResources,
   locks: SessionLocks,
+  extra: { newSessionNote?: string } = {},
 ): Promise<number> {
   const config = loaded.config;
+  const { withDiscoveredModel } = await lazyImport<typeof import("./env_model.ts")>(
+    "./env_model.ts",
+    import.meta.url,
+  );
+  const getEnv = await withDiscoveredModel(config, opts.model, safeGetEnv);
+  const configPath = opts.configText !== undefined
+    ? null
+    : (opts.configFile ?? `${session.shareDir}/config.toml`);
   const appOptions: KimiAppOptions = {
     mcpServers: run.mcpServers,
     reportMcp: (line) => console.error(line),
@@ -233,12 +305,23 @@ async function runUI(
     maxRetriesPerStep: opts.maxRetriesPerStep,
     skillsDirs: opts.skillsDirs,
     maxRalphIterations: opts.maxRalphIterations,
-    getEnv: safeGetEnv,
+    getEnv,
     plan: opts.plan,
     resumed,
   };
   const app = run.app = await KimiApp.create(appOptions);
   await runSessionStart(app.hooks, session.wireFile);
+  const modelProblem = async () => {
+    if (run.app?.llm) return null;
+    const { explainModelNotSet } = await lazyImport<
+      typeof import("../config/model_resolution.ts")
+    >("../config/model_resolution.ts", import.meta.url);
+    return explainModelNotSet(run.app?.config ?? config, {
+      modelAlias: opts.model,
+      getEnv,
+      configPath,
+    });
+  };
 
   let code: number;
   switch (opts.ui) {
@@ -252,6 +335,7 @@ async function runUI(
         inputFormat: opts.inputFormat,
         outputFormat: opts.outputFormat,
         finalOnly: opts.finalMessageOnly,
+        modelProblem,
       });
       break;
     }
@@ -264,14 +348,6 @@ async function runUI(
       break;
     }
     default: {
-      if (!Deno.stdin.isTerminal()) {
-        console.error(
-          'kimi: standard input is not a terminal. Use `kimi --print -p "..."` (or pipe the ' +
-            "prompt into `kimi --print`) for non-interactive runs, or `kimi --wire` to embed.",
-        );
-        code = 1;
-        break;
-      }
       const { runShell } = await lazyImport<typeof import("../ui/shell/shell_ui.ts")>(
         "../ui/shell/shell_ui.ts",
         import.meta.url,
@@ -298,9 +374,21 @@ async function runUI(
           await locks.releaseExcept(s);
           return run.app = next;
         },
-        configPath: opts.configText !== undefined
-          ? null
-          : (opts.configFile ?? `${session.shareDir}/config.toml`),
+        prompt: opts.prompt,
+        modelProblem,
+        notice: extra.newSessionNote,
+        resumed,
+        configPath,
+        reloadSources: async () => {
+          // /reload: the config file (or --config text) and the MCP server files, read again
+          const loaded = await loadConfig({
+            shareDir: session.shareDir,
+            configFile: opts.configFile,
+            configText: opts.configText,
+          });
+          run.mcpServers = appOptions.mcpServers = await loadRunMcpServers(opts, session.shareDir);
+          return loaded.config;
+        },
       });
       code = shell.code;
       session = shell.session;
@@ -309,7 +397,9 @@ async function runUI(
   await runSessionEnd((run.app ?? app).hooks);
 
   if (!(await session.isEmpty())) {
-    if (opts.ui !== "wire") console.error(`\nTo resume this session: kimi -r ${session.id}`);
+    if (opts.ui !== "wire") {
+      console.error(`\nTo resume this session: ${resumeCommand(session.workDir, session.id)}`);
+    }
     if (code === 0) await session.setLastSession();
   }
   return code;

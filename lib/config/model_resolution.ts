@@ -98,6 +98,17 @@ export function resolveModel(config: Config, opts: ResolveModelOptions): Resolve
   const applied: Record<string, string> = {};
   const generationKwargs: GenerationKwargs = {};
   let completionTokenCap: number | null = null;
+  if (!configured && !env("KIMI_BASE_URL") && env("OPENAI_BASE_URL")) {
+    // no model configured: OPENAI_BASE_URL and OPENAI_API_KEY alone name an OpenAI-compatible
+    // server (the model id from OPENAI_MODEL or KIMI_MODEL_NAME, else the server's first model,
+    // which the caller looks up into OPENAI_MODEL)
+    p.type = "openai_legacy";
+    const id = env("OPENAI_MODEL") ?? env("KIMI_MODEL_NAME");
+    if (id) {
+      m.model = id;
+      applied.OPENAI_MODEL = id;
+    }
+  }
 
   if (p.type === "kimi") {
     const baseUrl = env("KIMI_BASE_URL");
@@ -245,4 +256,66 @@ function parseFloatEnv(name: string, raw: string): number {
     );
   }
   return value;
+}
+
+/** What {@link explainModelNotSet} needs to know about the run. */
+export interface ModelProblemContext {
+  /** `--model`, if given. */
+  modelAlias?: string;
+  /** Environment reader. */
+  getEnv: (key: string) => string | undefined;
+  /** The config file in use, for the fix (null for `--config` text). */
+  configPath: string | null;
+}
+
+/**
+ * Why no model can be used for a run, and the fix: an unknown `--model` alias (listing the
+ * configured ones), a default model that names a missing model or provider, no models at
+ * all, or an environment variable set without its partner. Returns null when the model is
+ * usable.
+ */
+export function explainModelNotSet(config: Config, ctx: ModelProblemContext): string | null {
+  const env = (k: string) => ctx.getEnv(k) || undefined;
+  let resolved: ResolvedModel;
+  try {
+    resolved = resolveModel(config, { modelAlias: ctx.modelAlias, getEnv: ctx.getEnv });
+  } catch (err) {
+    return (err as Error).message;
+  }
+  if (isModelUsable(resolved)) return null;
+  const where = ctx.configPath ?? "the --config text";
+  const names = Object.keys(config.models);
+  const listed = names.length > 0
+    ? `the models there are: ${names.join(", ")}`
+    : "it has no models";
+  const alias = ctx.modelAlias || config.default_model;
+  const pairs: [string, string][] = [["KIMI_BASE_URL", "KIMI_MODEL_NAME"], [
+    "KIMI_MODEL_NAME",
+    "KIMI_BASE_URL",
+  ], ["OPENAI_API_KEY", "OPENAI_BASE_URL"]];
+  const half = pairs.find(([set, missing]) => env(set) && !env(missing));
+  const envHint = half
+    ? ` ${half[0]} is set but ${half[1]} is not: set both to use a model from the environment.`
+    : "";
+  if (alias && !Object.hasOwn(config.models, alias)) {
+    const flag = ctx.modelAlias ? `--model ${alias}` : `default_model "${alias}"`;
+    return `${flag} names no model in ${where} (${listed}). ` +
+      `Pick one with --model, add [models.${alias}] to the config, or run /setup.${envHint}`;
+  }
+  if (alias) {
+    const provider = config.models[alias].provider;
+    if (!Object.hasOwn(config.providers, provider)) {
+      return `Model "${alias}" uses provider "${provider}", which ${where} does not define. ` +
+        `Add [providers.${provider}] (type, base_url, api_key) or run /setup.${envHint}`;
+    }
+    const missing = resolved.provider.base_url === "" ? "base_url" : "model";
+    return `Model "${alias}" has no ${missing} in ${where}: set it, or run /setup.${envHint}`;
+  }
+  if (names.length > 0) {
+    return `No default model: set default_model in ${where} (${listed}), or pass --model.` +
+      envHint;
+  }
+  return `No model is configured yet (${where} has none). Run /setup in the shell, or set ` +
+    `KIMI_BASE_URL, KIMI_API_KEY and KIMI_MODEL_NAME (or OPENAI_BASE_URL and OPENAI_API_KEY).` +
+    envHint;
 }

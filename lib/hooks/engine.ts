@@ -68,6 +68,38 @@ export interface TriggerOptions {
   maxTimeoutS?: number;
 }
 
+/** The last run of one hook, for `/hooks`. */
+export interface HookLastRun {
+  /** When it finished (ms since epoch). */
+  at: number;
+  /** Its verdict. */
+  action: HookAction;
+  /** Its reason ("" when none). */
+  reason: string;
+  /** Exit code (0 for wire hooks). */
+  exitCode: number;
+  /** Whether it ran out of time. */
+  timedOut: boolean;
+  /** How long the run of its event took, in ms. */
+  durationMs: number;
+}
+
+/** One configured hook or wire subscription, as `/hooks` lists it. */
+export interface HookListing {
+  /** `config` (a `[[hooks]]` command) or `wire` (a client subscription). */
+  source: "config" | "wire";
+  /** Event name. */
+  event: HookEvent;
+  /** Matcher regex ("" matches everything). */
+  matcher: string;
+  /** The command (config) or the subscription id (wire). */
+  target: string;
+  /** Timeout in seconds. */
+  timeout: number;
+  /** The last run, or null when it has not run in this process. */
+  last: HookLastRun | null;
+}
+
 /** The folded decision of every hook that matched. */
 export interface HookVerdict {
   /** "block" when any hook blocked. */
@@ -134,6 +166,7 @@ export class HookEngine {
   readonly #childEnv: () => Record<string, string>;
   #emit: ((event: WireEvent) => void) | null;
   #sendWire: WireHookSender | null = null;
+  readonly #last = new Map<object, HookLastRun>();
 
   /** Create an engine. */
   constructor(opts: HookEngineOptions) {
@@ -171,6 +204,28 @@ export class HookEngine {
     for (const h of this.#hooks) counts[h.event] = (counts[h.event] ?? 0) + 1;
     for (const s of this.#subs) counts[s.event] = (counts[s.event] ?? 0) + 1;
     return counts;
+  }
+
+  /** Every configured hook and wire subscription with its last result (for `/hooks`). */
+  list(): HookListing[] {
+    return [
+      ...this.#hooks.map((h): HookListing => ({
+        source: "config",
+        event: h.event,
+        matcher: h.matcher,
+        target: h.command,
+        timeout: h.timeout,
+        last: this.#last.get(h) ?? null,
+      })),
+      ...this.#subs.map((s): HookListing => ({
+        source: "wire",
+        event: s.event,
+        matcher: s.matcher,
+        target: s.id,
+        timeout: s.timeout,
+        last: this.#last.get(s) ?? null,
+      })),
+    ];
   }
 
   /** Whether any hook (config or wire) listens to an event. */
@@ -235,6 +290,19 @@ export class HookEngine {
       );
       results = [];
     }
+    const durationMs = Math.floor(performance.now() - t0);
+    [...commands, ...subs].forEach((hook, i) => {
+      const r = results[i];
+      if (!r) return;
+      this.#last.set(hook, {
+        at: Date.now(),
+        action: r.action,
+        reason: r.reason,
+        exitCode: r.exitCode,
+        timedOut: r.timedOut,
+        durationMs,
+      });
+    });
     const blocked = results.find((r) => r.action === "block");
     const verdict: HookVerdict = {
       action: blocked ? "block" : "allow",

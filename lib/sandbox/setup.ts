@@ -24,6 +24,8 @@ export interface ShellConfinementSetup {
   readonly requireConfinement: boolean;
   /** Reads the environment (`PATH`, `KIMI_BWRAP_PATH`). */
   readonly getEnv?: EnvReader;
+  /** Shell is unavailable in this run (no permission to run programs): nothing to confine. */
+  readonly shellDisabled?: boolean;
   /** Prints the one-time "not confined" warning (default: stderr). */
   readonly warn?: (line: string) => void;
 }
@@ -72,7 +74,7 @@ export async function setupShellConfinement(
       scope: opts.scope,
     });
   const plan = replan();
-  if (!plan.confined) {
+  if (!plan.confined || opts.shellDisabled) {
     setCommandWrapper(null);
     return null;
   }

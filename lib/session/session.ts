@@ -124,6 +124,22 @@ export class Session {
   }
 
   /**
+   * The work dirs (other than `workDir`) that hold a session with this id, from `kimi.json`.
+   */
+  static async workDirsWith(opts: FindSessionOptions): Promise<string[]> {
+    if (!isValidId(opts.id)) return [];
+    const metadata = await loadMetadata(opts.shareDir);
+    const here = canonicalWorkDir(opts.workDir);
+    const found: string[] = [];
+    for (const wd of metadata.work_dirs) {
+      if (wd.path === here || wd.kaos !== "local") continue;
+      const dir = join(sessionsDirFor(opts.shareDir, wd.path), opts.id);
+      if ((await pathStatus(join(dir, "context.jsonl"))) === "file") found.push(wd.path);
+    }
+    return found;
+  }
+
+  /**
    * The work dir's last session (`last_session_id` in `kimi.json`).
    *
    * @throws {SessionError} `No previous session found for the working directory`.
@@ -192,11 +208,20 @@ export class Session {
   }
 
   /**
-   * Display title: the custom title, else the first `TurnBegin` user text of `wire.jsonl`
-   * shortened to 50 characters, else `Untitled`.
+   * Display title: the custom title, else the first prompt (see {@link firstPrompt}) shortened
+   * to 50 characters, else `Untitled`.
    */
   async title(): Promise<string> {
     if (this.state.custom_title) return this.state.custom_title;
+    const first = await this.firstPrompt();
+    return first === null ? UNTITLED : shortenTitle(first, TITLE_WIDTH);
+  }
+
+  /**
+   * The first `TurnBegin` user text of `wire.jsonl` that is not a slash command (a `/plan` or
+   * `/compact` says nothing about what the session is about), or null.
+   */
+  async firstPrompt(): Promise<string | null> {
     try {
       for await (const line of readJsonlLines(this.wireFile)) {
         const record = parseJsonLine(line) as
@@ -206,12 +231,13 @@ export class Session {
         const input = UserInputSchema.safeParse(record.message.payload?.user_input);
         if (!input.success) continue;
         const text = typeof input.data === "string" ? input.data : extractText(input.data, " ");
-        return shortenTitle(text, TITLE_WIDTH);
+        if (text.trim().startsWith("/") || !text.trim()) continue;
+        return text;
       }
     } catch {
       // missing or unreadable wire file
     }
-    return UNTITLED;
+    return null;
   }
 
   /** Last update time (ms since epoch): the `context.jsonl` mtime, 0 when unknown. */

@@ -51,6 +51,11 @@ export const SessionStateSchema = z.object({
   goal: GoalSchema.nullable().default(null),
   goal_queue: z.array(z.string()).default([]),
   goal_log: z.array(GoalLogEntrySchema).default([]),
+  /**
+   * Created by a `--print` run (session pickers mark it). Not a reference field: written only
+   * when true, so other sessions' state.json stays as the reference writes it.
+   */
+  print_run: z.boolean().optional(),
 });
 /** The session state. */
 export type SessionState = z.infer<typeof SessionStateSchema>;

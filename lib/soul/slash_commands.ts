@@ -4,6 +4,7 @@
  * @module
  */
 import type { NormalizedMessage } from "../llm/message.ts";
+import type { LLM, ToolSpec } from "../llm/provider.ts";
 import type { FileSnapshots } from "../session/file_snapshots.ts";
 import type { UserInput, WireMessage } from "../wire/messages.ts";
 import type { ApprovalRuntime } from "./approval.ts";
@@ -28,6 +29,12 @@ export interface CommandHost extends FlowHost {
   readonly fileSnapshots: FileSnapshots | null;
   /** Whether plan mode is on. */
   readonly planMode: boolean;
+  /** The model, or null when unset. */
+  readonly llm: LLM | null;
+  /** The signal of the running turn (aborted on cancel). */
+  readonly turnSignal: AbortSignal | null;
+  /** The tool definitions the model sees (for side questions: declared, never run). */
+  toolSpecs(): ToolSpec[];
   /** The session's plan mode, when there is one. */
   readonly plan: PlanMode | null;
   /** Turn plan mode on or off; resolves to the new state. */

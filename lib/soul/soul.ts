@@ -15,8 +15,8 @@ import {
   usageInput,
   usageTotal,
 } from "../llm/message.ts";
-import type { LLM, ModelCapability } from "../llm/provider.ts";
-import { estimateRequestTokens } from "../llm/token_estimate.ts";
+import type { LLM, ModelCapability, ToolSpec } from "../llm/provider.ts";
+import { estimateRequestTokens, estimateTextTokens } from "../llm/token_estimate.ts";
 import { rejectionOf } from "../tooling/result.ts";
 import type { ToolCallContext, ToolReturnValue } from "../tooling/tool.ts";
 import type { Wire } from "../wire/channel.ts";
@@ -206,6 +206,16 @@ export class KimiSoul {
   /** Soul-level slash commands. */
   get commands(): readonly SoulCommand[] {
     return this.#commands;
+  }
+
+  /** The signal of the running turn, or null between turns. */
+  get turnSignal(): AbortSignal | null {
+    return this.#signal;
+  }
+
+  /** The tool definitions the model sees. */
+  toolSpecs(): ToolSpec[] {
+    return this.toolset.specs();
   }
 
   /** Whether plan mode is on. */
@@ -512,9 +522,11 @@ export class KimiSoul {
     const chars = (ms: readonly NormalizedMessage[]) =>
       ms.reduce((n, m) => n + extractText(m.content).length, 0);
     const preserved = result.messages.slice(1);
-    const tokens = result.usage
-      ? result.usage.output + Math.floor(chars(preserved) / 4)
-      : Math.floor(chars(result.messages) / 4);
+    // the system prompt is sent with every request: it counts in the context size
+    const tokens = estimateTextTokens(prompt) +
+      (result.usage
+        ? result.usage.output + Math.floor(chars(preserved) / 4)
+        : Math.floor(chars(result.messages) / 4));
     await this.context.updateTokenCount(tokens);
     this.emit(event("CompactionEnd", {}));
     if (hookSite) soulHooks.firePostCompact(hookSite, hookTrigger, tokens);

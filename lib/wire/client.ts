@@ -25,6 +25,7 @@
 import { WIRE_SERVER_PROTOCOL_VERSION } from "../version.ts";
 import {
   type ApprovalResponseKind,
+  type EventPayload,
   type EventType,
   fromEnvelope,
   type RequestPayload,
@@ -110,6 +111,11 @@ export interface KimiWireClientOptions {
   ) => Promise<Record<string, string>> | Record<string, string>;
   /** Tools the client implements; declared at `initialize`. */
   externalTools?: ExternalToolHandler[];
+  /**
+   * Finished background tasks and agents (protocol 1.12 `Notification` events), called whether
+   * or not a prompt is running; during a prompt they also appear in its stream.
+   */
+  onNotification?: (notification: EventPayload<"Notification">) => void;
 }
 
 /** Options of {@link KimiWireClient.initialize}. */
@@ -310,6 +316,13 @@ export class KimiWireClient {
       item = parsed.event;
     } catch {
       item = params as WireEvent;
+    }
+    if (item.type === "Notification") {
+      try {
+        this.#opts.onNotification?.(item.payload);
+      } catch {
+        // the callback's failure is the caller's
+      }
     }
     this.#stream?.push(item);
   }

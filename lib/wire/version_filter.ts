@@ -28,6 +28,13 @@ export function atLeast(v: ProtocolVersion, min: ProtocolVersion): boolean {
  */
 export const GOALS_AND_SWARMS_VERSION: ProtocolVersion = [1, 12];
 
+/**
+ * The version that added `Notification` events (finished background tasks and agents, sent
+ * between turns too). The reference emits them at 1.10 already; kimi for Deno gates them with
+ * the other 1.12 additions so 1.11 clients, which never saw one from us, are not surprised.
+ */
+export const NOTIFICATIONS_VERSION: ProtocolVersion = [1, 12];
+
 /** The version that introduced each message type (types not listed exist since 1.0). */
 export const MESSAGE_MIN_VERSION: Readonly<Record<string, ProtocolVersion>> = {
   TurnEnd: [1, 2],
@@ -40,6 +47,7 @@ export const MESSAGE_MIN_VERSION: Readonly<Record<string, ProtocolVersion>> = {
   BtwBegin: [1, 9],
   BtwEnd: [1, 9],
   StepRetry: [1, 10],
+  Notification: NOTIFICATIONS_VERSION,
   GoalUpdate: GOALS_AND_SWARMS_VERSION,
   SwarmUpdate: GOALS_AND_SWARMS_VERSION,
 };

@@ -226,8 +226,11 @@ Deno.test("kill -9 of kimi: the next run marks its task lost, naming the dead wo
     await wire.child.status;
 
     const sessionId = session.split("/").pop()!;
+    // the reference's transcript format shows the tool result (the default prints the answer)
     const r = await sb.run([
       "--print",
+      "--output-format",
+      "text",
       "--config-file",
       listConfig,
       "--session",

@@ -131,7 +131,7 @@ Deno.test("openai path: a persistent 500 ends with exit 75 after three attempts"
 Deno.test("no usable model: print mode says LLM not set and exits 1", async () => {
   const sb = await kimiSandbox();
   try {
-    const r = await sb.run(["--print", "-p", "hi"]);
+    const r = await sb.run(["--print", "--output-format", "text", "-p", "hi"]);
     assertEquals(r.code, 1);
     assertEquals(r.stdout, "hi\nTurnBegin(user_input='hi')\nTurnEnd()\nLLM not set\n");
     const config = await sb.scriptedConfig(["text: x"]);

@@ -131,7 +131,16 @@ Deno.test("rules e2e: a deny rule refuses before any approval, also in yolo; the
     const config = await tomlConfig(sb2, [shell("tc-1", "rm -f keep.txt"), "text: done"], [
       { pattern: "Shell(rm *)", decision: "deny" },
     ]);
-    const out = await sb2.run(["--config-file", config, "--yolo", "--print", "-p", "go"]);
+    const out = await sb2.run([
+      "--config-file",
+      config,
+      "--yolo",
+      "--print",
+      "--output-format",
+      "text",
+      "-p",
+      "go",
+    ]);
     assertEquals(out.code, 0);
     assertStringIncludes(out.stdout, "refused by the permission rule `Shell(rm *)`");
     assertEquals(await Deno.readTextFile(`${sb2.workDir}/keep.txt`), "x");

@@ -61,7 +61,7 @@ Deno.test("print stream-json: ReadFile, WriteFile, then a final text; exact outp
       { role: "assistant", content: "Translation completed successfully." },
     ]);
     assertEquals(await Deno.readTextFile(`${sb.workDir}/out.txt`), "Bonjour\n");
-    assertStringIncludes(r.stderr, "To resume this session: kimi -r ");
+    assertStringIncludes(r.stderr, "To resume this session: kimi --work-dir ");
   } finally {
     await sb.cleanup();
   }
@@ -116,6 +116,8 @@ Deno.test("print exit codes: 75 for a retryable 503, 1 for a 400, 1 for max step
     const c503 = await sb.scriptedConfig(["error: 503", "error: 503"]);
     const r503 = await sb.run([
       "--print",
+      "--output-format",
+      "text",
       "--max-retries-per-step",
       "2",
       "--config-file",
@@ -149,11 +151,36 @@ Deno.test("print exit codes: 75 for a retryable 503, 1 for a 400, 1 for max step
   }
 });
 
-Deno.test("print text mode echoes the command and shows every merged message", async () => {
+Deno.test("print mode's default output is the answer; tool activity goes to stderr", async () => {
+  const sb = await kimiSandbox();
+  try {
+    const config = await sb.scriptedConfig([
+      `text: Let me look.\n${toolCallLine("c1", "Shell", { command: "echo hi" })}`,
+      "text: Hello\ntext:  there",
+    ]);
+    const r = await sb.run(["--print", "--config-file", config, "-p", "say hi"]);
+    assertEquals(r.code, 0, r.stderr);
+    assertEquals(r.stdout, "Let me look.\n\nHello there\n");
+    assertStringIncludes(r.stderr, "• Used Shell (echo hi)");
+  } finally {
+    await sb.cleanup();
+  }
+});
+
+Deno.test("print --output-format text echoes the command and shows every merged message", async () => {
   const sb = await kimiSandbox();
   try {
     const config = await sb.scriptedConfig(["text: Hello\ntext:  there"]);
-    const r = await sb.run(["--print", "--debug", "--config-file", config, "-p", "say hi"]);
+    const r = await sb.run([
+      "--print",
+      "--output-format",
+      "text",
+      "--debug",
+      "--config-file",
+      config,
+      "-p",
+      "say hi",
+    ]);
     const logText = await Deno.readTextFile(`${sb.shareDir}/logs/kimi.log`);
     assertStringIncludes(logText, "| INFO | cli |");
     assertEquals(r.code, 0, r.stderr);

@@ -94,6 +94,11 @@ Deno.test(
         await t.type("wait a while");
         await t.keys("Enter");
         await t.waitFor(`Using Shell (sleep ${marker})`);
+        // the tool line is drawn when the call arrives; the child starts just after
+        const started = Date.now() + 30_000;
+        while (!(await childAlive(`sleep ${marker}`)) && Date.now() < started) {
+          await new Promise((r) => setTimeout(r, 100));
+        }
         assert(await childAlive(`sleep ${marker}`), "the child should be running");
         await t.keys("C-c");
         const screen = await t.waitFor((s) => s.includes("Interrupted by user") && promptReady(s));
@@ -305,7 +310,8 @@ Deno.test(
           await t.keys("Enter");
           await t.waitFor("API key");
           await t.type("sk-secret-xyz");
-          let screen = await t.screen();
+          // wait for the typed key to be drawn (masked) rather than reading the screen at once
+          let screen = await t.waitFor("Key: *************");
           assert(!screen.includes("sk-secret-xyz"), "the key is masked");
           assertStringIncludes(screen, "Key: *************");
           await t.keys("Enter");

@@ -116,6 +116,11 @@ Deno.test("wire: initialize golden, external tools accepted/rejected, round trip
             aliases: [],
           },
           {
+            name: "btw",
+            description: "Ask a side question (no tools, not added to the conversation)",
+            aliases: [],
+          },
+          {
             name: "goal",
             description:
               "Set or manage the session goal. Usage: /goal [objective|status|pause|resume|...]",

@@ -15,10 +15,19 @@ Deno.test("kimi export zips the last session, its logs and a manifest", async ()
     assertEquals(noConfirm.code, 1);
     assertStringIncludes(noConfirm.stderr, "pass -y/--yes");
 
-    const r = await sb.run(["export", "-y"]);
+    // another session's log lines stay out of the archive
+    const other = await sb.run(["--print", "--config-file", config, "-p", "other"]);
+    assertEquals(other.code, 0, other.stderr);
+    const r = await sb.run(["export", "-y", id]);
     assertEquals(r.code, 0, r.stderr);
-    assertEquals(r.stdout, `Exported session ${id} to session-${id}.zip\n`);
-    const files = unzipSync(await Deno.readFile(`${sb.workDir}/session-${id}.zip`));
+    const zip = `${sb.shareDir}/exports/session-${id}.zip`;
+    assertEquals(r.stdout, `Exported session ${id} to ${zip}\n`);
+    const files = unzipSync(await Deno.readFile(zip));
+    const log = new TextDecoder().decode(files["logs/kimi.log"]);
+    assertStringIncludes(log, `| ${id} - `);
+    for (const line of log.trim().split("\n")) {
+      assert(!/^\d{4}-/.test(line) || line.includes(`| ${id} - `), `foreign line: ${line}`);
+    }
     const names = Object.keys(files).sort();
     assert(names.includes("session/context.jsonl"));
     assert(names.includes("session/wire.jsonl"));

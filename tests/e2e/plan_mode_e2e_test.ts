@@ -172,11 +172,10 @@ Deno.test("/plan view and /plan clear; default_plan_mode applies to new sessions
       content: "Plan mode OFF. All tools are now available.",
     }]);
     const on = await printRun(sb, idle, "v1", "/plan");
-    assertStringIncludes(on[0].content, "Plan mode ON. Write your plan to: ");
-    assertStringIncludes(
-      on[0].content,
-      "\nUse ExitPlanMode when done, or /plan off to exit manually.",
-    );
+    // spoken to the user (not "use ExitPlanMode", which is for the model)
+    assertStringIncludes(on[0].content, "Plan mode ON. Kimi will explore and write its plan to ");
+    assertStringIncludes(on[0].content, "\nType /plan off to leave plan mode yourself.");
+    assert(!on[0].content.includes("ExitPlanMode"), on[0].content);
     await printRun(sb, idle, "v1", "/plan off");
 
     const defaults = await sb.scriptedConfig(["text: hi", "text: hi again"], {

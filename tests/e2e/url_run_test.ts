@@ -157,6 +157,8 @@ for (const p of PROGRAMS) {
         ruledConfig,
         "--yolo",
         "--print",
+        "--output-format",
+        "text",
         "-p",
         "go",
       ]);

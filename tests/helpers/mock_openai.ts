@@ -2,7 +2,8 @@
  * A scriptable OpenAI-compatible server for tests and benchmarks, on 127.0.0.1 (random port).
  *
  * It serves `POST /v1/chat/completions` (streamed `chat.completion.chunk` SSE), `POST
- * /v1/responses` (streamed Responses events) and `GET /v1/models`. Replies come from a FIFO
+ * /v1/responses` (streamed Responses events), `POST /v1/files` (multipart uploads, answered
+ * with `file-<n>` ids) and `GET /v1/models`. Replies come from a FIFO
  * queue shared by both endpoints; when it is empty, `auto(body)` computes one, else the default
  * reply (a final text `done`) is used. Every request is captured.
  *
@@ -55,6 +56,11 @@ export interface MockStreamReply {
   /** Delay between streamed events, in ms. */
   chunkDelayMs?: number;
   /**
+   * Split string `text` and `reasoning` into chunks of this many characters (e.g. 4, as some
+   * servers stream), so chunk boundaries fall anywhere: inside words, markup and blank lines.
+   */
+  chunkChars?: number;
+  /**
    * Chat only: after the reasoning and text chunks, stream this part forever (64 KiB chunks of
    * `x`) until the client goes away. `tool_arguments` opens one call (`endless_call`) first.
    */
@@ -102,6 +108,8 @@ export interface MockOpenAIOptions {
   defaultReply?: MockReply;
   /** Model ids listed by `GET /v1/models`. Default `["mock-model"]`. */
   models?: string[];
+  /** Default {@link MockStreamReply.chunkChars} of every streamed reply. */
+  chunkChars?: number;
   /**
    * Chat only: answer 400 like OpenAI when an assistant's tool calls are not each followed by
    * a tool message (or a tool message answers no call).
@@ -134,6 +142,35 @@ export async function startMockOpenAI(opts: MockOpenAIOptions = {}): Promise<Moc
     { hostname: "127.0.0.1", port: 0, onListen: ({ port }) => ready.resolve(port) },
     async (req) => {
       const url = new URL(req.url);
+      if (req.method === "POST" && url.pathname === "/v1/files") {
+        // a file upload (multipart): captured with its bytes as base64
+        const form = await req.formData();
+        const file = form.get("file") as File | null;
+        const bytes = file ? new Uint8Array(await file.arrayBuffer()) : new Uint8Array();
+        const headers: Record<string, string> = {};
+        req.headers.forEach((v, k) => (headers[k] = v));
+        const id = `file-${requests.filter((r) => r.path === "/v1/files").length + 1}`;
+        requests.push({
+          method: "POST",
+          path: url.pathname,
+          headers,
+          body: {
+            purpose: form.get("purpose"),
+            filename: file?.name ?? null,
+            content_type: file?.type ?? null,
+            base64: btoa(String.fromCharCode(...bytes)),
+          },
+        });
+        return Response.json({
+          id,
+          object: "file",
+          bytes: bytes.length,
+          created_at: 0,
+          filename: file?.name ?? "upload",
+          purpose: form.get("purpose"),
+          status: "processed",
+        });
+      }
       const text = req.method === "GET" ? "" : await req.text();
       let body: any = null;
       try {
@@ -188,11 +225,14 @@ export async function startMockOpenAI(opts: MockOpenAIOptions = {}): Promise<Moc
         );
       }
       counter++;
+      const sized = opts.chunkChars && reply.chunkChars === undefined
+        ? { ...reply, chunkChars: opts.chunkChars }
+        : reply;
       const events: Iterator<string> = isChat
-        ? (reply.endless || reply.stall
-          ? endlessChatEvents(reply, body?.model ?? "mock-model", counter)
-          : chatEvents(reply, body?.model ?? "mock-model", counter).values())
-        : responsesEvents(reply, body?.model ?? "mock-model", counter).values();
+        ? (sized.endless || sized.stall
+          ? endlessChatEvents(sized, body?.model ?? "mock-model", counter)
+          : chatEvents(sized, body?.model ?? "mock-model", counter).values())
+        : responsesEvents(sized, body?.model ?? "mock-model", counter).values();
       const stream = new ReadableStream<Uint8Array>({
         // Pulled, so an endless reply streams only as fast as the client reads.
         async pull(controller) {
@@ -259,8 +299,14 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-function chunks(v: string | string[] | undefined): string[] {
-  return v === undefined ? [] : typeof v === "string" ? [v] : v;
+function chunks(v: string | string[] | undefined, size?: number): string[] {
+  if (v === undefined) return [];
+  if (typeof v !== "string") return v;
+  if (!size || size <= 0) return [v];
+  const out: string[] = [];
+  const chars = [...v];
+  for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(""));
+  return out;
 }
 
 /** SSE lines of a streamed chat completion. */
@@ -276,8 +322,8 @@ function chatEvents(reply: MockStreamReply, model: string, n: number): string[] 
     );
   push({ role: "assistant", content: "" });
   const key = reply.reasoningKey ?? "reasoning_content";
-  for (const r of chunks(reply.reasoning)) push({ [key]: r });
-  for (const t of chunks(reply.text)) push({ content: t });
+  for (const r of chunks(reply.reasoning, reply.chunkChars)) push({ [key]: r });
+  for (const t of chunks(reply.text, reply.chunkChars)) push({ content: t });
   (reply.toolCalls ?? []).forEach((tc, index) => {
     const frags = chunks(tc.arguments);
     push({
@@ -320,8 +366,8 @@ function* endlessChatEvents(reply: MockStreamReply, model: string, n: number): G
     `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
   yield line({ role: "assistant", content: "" });
   const key = reply.reasoningKey ?? "reasoning_content";
-  for (const r of chunks(reply.reasoning)) yield line({ [key]: r });
-  for (const t of chunks(reply.text)) yield line({ content: t });
+  for (const r of chunks(reply.reasoning, reply.chunkChars)) yield line({ [key]: r });
+  for (const t of chunks(reply.text, reply.chunkChars)) yield line({ content: t });
   if (!reply.endless) return;
   const filler = "x".repeat(64 * 1024);
   if (reply.endless === "tool_arguments") {
@@ -362,7 +408,7 @@ function responsesEvents(reply: MockStreamReply, model: string, n: number): stri
   emit("response.created", { response: response("in_progress", [], null) });
   const output: unknown[] = [];
   let index = 0;
-  const reasoning = chunks(reply.reasoning);
+  const reasoning = chunks(reply.reasoning, reply.chunkChars);
   if (reasoning.length > 0 || reply.encryptedReasoning !== undefined) {
     const itemId = `rs_mock_${n}`;
     emit("response.output_item.added", {
@@ -395,7 +441,7 @@ function responsesEvents(reply: MockStreamReply, model: string, n: number): stri
     output.push(item);
     index++;
   }
-  const text = chunks(reply.text);
+  const text = chunks(reply.text, reply.chunkChars);
   if (text.length > 0) {
     const itemId = reply.id ?? `msg_mock_${n}`;
     emit("response.output_item.added", {

@@ -24,6 +24,8 @@ export class TmuxKimi {
       width?: number;
       height?: number;
       env?: Record<string, string>;
+      /** Deno permission flags (default `-A`). */
+      permissions?: string[];
       /** Extra Deno flags after `-A` (e.g. `--deny-net=host`). */
       denoFlags?: string[];
     } = {},
@@ -46,7 +48,7 @@ export class TmuxKimi {
       Deno.execPath(),
       "run",
       "--no-prompt",
-      "-A",
+      ...(opts.permissions ?? ["-A"]),
       ...(opts.denoFlags ?? []),
       MAIN_TS,
       ...args,
@@ -96,10 +98,21 @@ export class TmuxKimi {
     return text.replace(/\s+$/, "");
   }
 
+  /** The whole pane: scrollback history and the visible screen (trailing blank lines removed). */
+  async history(): Promise<string> {
+    const text = await this.tmux(["capture-pane", "-p", "-t", "0", "-S", "-", "-E", "-"]);
+    return text.replace(/\s+$/, "");
+  }
+
+  /** Resize the pane's window (the program gets SIGWINCH). */
+  async resize(width: number, height: number): Promise<void> {
+    await this.tmux(["resize-window", "-t", "0", "-x", String(width), "-y", String(height)]);
+  }
+
   /** Poll the screen until `pred` holds; throws with the screen after `timeoutMs`. */
   async waitFor(
     pred: string | RegExp | ((screen: string) => boolean),
-    timeoutMs = 20000,
+    timeoutMs = 60000,
   ): Promise<string> {
     const test = typeof pred === "string"
       ? (s: string) => s.includes(pred)

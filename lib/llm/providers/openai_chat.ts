@@ -19,6 +19,7 @@ import {
   createEndpointClient,
   type OpenAIEndpointOptions,
 } from "./openai_client.ts";
+import { KimiVideoUploads } from "./kimi_video_upload.ts";
 
 /** Options of {@link createOpenAIChatProvider}. */
 export interface OpenAIChatOptions extends OpenAIEndpointOptions {
@@ -44,16 +45,22 @@ export interface OpenAIChatOptions extends OpenAIEndpointOptions {
  */
 export function createOpenAIChatProvider(opts: OpenAIChatOptions): ChatProvider {
   const client = createEndpointClient(opts);
-  return new OpenAIChatProvider(opts, client);
+  return new OpenAIChatProvider(
+    opts,
+    client,
+    opts.kind === "kimi" ? new KimiVideoUploads(client) : null,
+  );
 }
 
 class OpenAIChatProvider implements ChatProvider {
   readonly #opts: OpenAIChatOptions;
   readonly #client: OpenAI;
+  readonly #videos: KimiVideoUploads | null;
 
-  constructor(opts: OpenAIChatOptions, client: OpenAI) {
+  constructor(opts: OpenAIChatOptions, client: OpenAI, videos: KimiVideoUploads | null) {
     this.#opts = opts;
     this.#client = client;
+    this.#videos = videos;
   }
 
   get name(): string {
@@ -75,10 +82,14 @@ class OpenAIChatProvider implements ChatProvider {
   }
 
   async generate(request: ChatRequest): Promise<ChatStream> {
-    const body = this.#buildBody(request);
     const ctx = { apiKey: this.#opts.apiKey, signal: request.signal };
     let stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>;
     try {
+      // Kimi takes videos as uploaded files (ms:// references), not inline data
+      const history = this.#videos
+        ? await this.#videos.resolve(request.history, request.signal)
+        : request.history;
+      const body = this.#buildBody({ ...request, history });
       stream = await this.#client.chat.completions.create(
         body as unknown as OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming,
         { signal: request.signal },
@@ -90,7 +101,7 @@ class OpenAIChatProvider implements ChatProvider {
   }
 
   withThinking(effort: ThinkingEffort): ChatProvider {
-    return new OpenAIChatProvider({ ...this.#opts, thinking: effort }, this.#client);
+    return new OpenAIChatProvider({ ...this.#opts, thinking: effort }, this.#client, this.#videos);
   }
 
   #buildBody(request: ChatRequest): Record<string, unknown> {

@@ -11,6 +11,7 @@ import {
   yoloCommand,
 } from "../slash_commands.ts";
 import { addDirCommand } from "./add_dir.ts";
+import { btwCommand } from "./btw.ts";
 import { exportCommand } from "./export.ts";
 import { goalCommand } from "./goal.ts";
 import { importCommand } from "./import.ts";
@@ -31,6 +32,7 @@ export const SOUL_COMMANDS: readonly SoulCommand[] = [
   exportCommand,
   importCommand,
   undoCommand,
+  btwCommand,
   goalCommand,
   swarmCommand,
 ];

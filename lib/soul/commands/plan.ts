@@ -46,8 +46,10 @@ export const planCommand: SoulCommand = {
         const on = await soul.setPlanMode(!soul.planMode);
         say(
           on
-            ? `Plan mode ON. Write your plan to: ${plan?.planFile ?? null}\n` +
-              "Use ExitPlanMode when done, or /plan off to exit manually."
+            ? `Plan mode ON. Kimi will explore and write its plan to ${
+              plan?.planFile ?? "the plan file"
+            } without changing your files, then ask you to approve it.\n` +
+              "Type /plan off to leave plan mode yourself."
             : PLAN_OFF_TEXT,
         );
         emitPlanStatus(soul);

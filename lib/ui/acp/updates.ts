@@ -229,6 +229,15 @@ export class TurnMapper {
           ? [{ sessionUpdate: "usage_update", used, size }]
           : [];
       }
+      case "BtwEnd":
+        // a side question's answer (`/btw`), shown as agent text; it is not in the context
+        return [{
+          sessionUpdate: "agent_message_chunk",
+          content: {
+            type: "text",
+            text: ev.payload.response ?? `Side question failed: ${ev.payload.error}`,
+          },
+        }];
       case "Notification":
         return [{
           sessionUpdate: "agent_message_chunk",

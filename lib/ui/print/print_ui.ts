@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { providerErrorHint } from "../provider_hint.ts";
 import { ChatProviderError, isRetryableError } from "../../llm/errors.ts";
 import { extractText, MessageSchema, normalizeMessage } from "../../llm/message.ts";
 import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "../../soul/errors.ts";
@@ -11,6 +12,7 @@ import type { KimiApp } from "../../app/kimi_app.ts";
 import { SessionWriteError } from "../../session/jsonl.ts";
 import { runTurn } from "../../soul/run_turn.ts";
 import { WireFile } from "../../wire/recorder.ts";
+import type { UserInput } from "../../wire/messages.ts";
 import { waitForBackgroundTasks } from "./background_wait.ts";
 import type { GoalOutcome } from "../../wire/messages.ts";
 import { createPrinter, type OutputFormat } from "./printers.ts";
@@ -59,6 +61,8 @@ export interface PrintOptions {
   stdinIsTerminal?: boolean;
   /** Writes a line to stdout. */
   writeLine?: (line: string) => void;
+  /** Why no model is usable and the fix (printed to stderr after "LLM is not set"). */
+  modelProblem?: () => Promise<string | null>;
 }
 
 const encoder = new TextEncoder();
@@ -107,14 +111,14 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
     // signals unavailable (e.g. Windows service): Ctrl-C ends the process instead
   }
   const wireFile = new WireFile(app.session.wireFile);
-  let command: string | undefined = opts.prompt;
+  let command: UserInput | undefined = opts.prompt;
   const isTty = opts.stdinIsTerminal ?? Deno.stdin.isTerminal();
   if (command === undefined && !isTty && opts.inputFormat === "text") {
     command = (await readAll(stdin)).trim();
   }
   const lines = opts.inputFormat === "stream-json" ? stdinLines(stdin) : null;
 
-  const nextCommand = async (): Promise<string | undefined> => {
+  const nextCommand = async (): Promise<UserInput | undefined> => {
     if (!lines) return undefined;
     while (true) {
       const r = await lines.next();
@@ -123,7 +127,11 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
       if (!line) continue;
       try {
         const msg = MessageSchema.parse(JSON.parse(line));
-        if (msg.role === "user") return extractText(normalizeMessage(msg).content, "\n");
+        if (msg.role === "user") {
+          // text stays text (slash commands work); media parts reach the model as parts
+          const content = normalizeMessage(msg).content;
+          return content.every((p) => p.type === "text") ? extractText(content, "\n") : content;
+        }
         console.error(`kimi: ignoring message with role \`${msg.role}\`: ${line}`);
       } catch {
         console.error(`kimi: ignoring invalid user message: ${line}`);
@@ -133,7 +141,7 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
 
   let goalOutcome: GoalOutcome | null = null;
   const success = () => goalOutcome === null ? ExitCode.SUCCESS : goalExitCode(goalOutcome);
-  const runOne = async (input: string): Promise<void> => {
+  const runOne = async (input: UserInput): Promise<void> => {
     const printer = createPrinter(opts.outputFormat, opts.finalOnly, out);
     await runTurn(app.soul, input, {
       signal: ac.signal,
@@ -160,7 +168,10 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
         if (command === undefined) return success();
       }
       if (command) {
-        if (opts.outputFormat === "text" && !opts.finalOnly) out(command);
+        // the reference's transcript format echoes the command first
+        if (opts.outputFormat === "text" && !opts.finalOnly) {
+          out(typeof command === "string" ? command : extractText(command, "\n"));
+        }
         await runOne(command);
       }
       if (opts.inputFormat === "text") {
@@ -177,6 +188,10 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
       err instanceof LLMNotSet || err instanceof LLMNotSupported || err instanceof MaxStepsReached
     ) {
       out(err.message);
+      if (err instanceof LLMNotSet) {
+        const why = await opts.modelProblem?.();
+        if (why) console.error(why);
+      }
       return ExitCode.FAILURE;
     }
     if (err instanceof RunCancelled) {
@@ -185,6 +200,8 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
     }
     if (err instanceof ChatProviderError) {
       out(err.message);
+      const hint = providerErrorHint(err);
+      if (hint) console.error(hint);
       return providerExitCode(err);
     }
     if (err instanceof SessionWriteError) {

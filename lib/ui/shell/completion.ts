@@ -21,6 +21,10 @@ export interface CompletionSource {
   commands: () => string[];
   /** Work dir that `@` paths are relative to. */
   workDir: string;
+  /** One-line description of a command name (shown in the menu). */
+  describe?: (name: string) => string | undefined;
+  /** The primary name of a command name or alias (the menu lists each command once). */
+  primary?: (name: string) => string | undefined;
 }
 
 const SKIP_DIRS = new Set([".git", "node_modules"]);

@@ -10,10 +10,13 @@ import { style } from "./theme.ts";
 
 const MAX_DIFF_LINES = 40;
 
-/** A diff block as coloured lines with line numbers (long diffs are cut). */
-export function formatDiff(block: DiffBlock): string[] {
+/**
+ * A diff block as coloured lines with line numbers (long diffs are cut); `context` unchanged
+ * lines around each change (0: only the changed lines).
+ */
+export function formatDiff(block: DiffBlock, context = 2): string[] {
   const patch = structuredPatch(block.path, block.path, block.old_text, block.new_text, "", "", {
-    context: 2,
+    context,
   });
   const out: string[] = [style.dim(`  ${block.path}`)];
   let count = 0;
@@ -57,10 +60,10 @@ export function formatTodos(items: TodoItem[]): string[] {
 }
 
 /** Lines for any display block except briefs (shown inline by the caller). */
-export function formatBlock(block: DisplayBlock): string[] {
+export function formatBlock(block: DisplayBlock, diffContext = 2): string[] {
   switch (block.type) {
     case "diff":
-      return formatDiff(block as DiffBlock);
+      return formatDiff(block as DiffBlock, diffContext);
     case "todo":
       return formatTodos((block as { items: TodoItem[] }).items);
     case "shell": {

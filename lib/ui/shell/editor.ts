@@ -6,8 +6,14 @@
  */
 import type { ShellContext } from "./shell_context.ts";
 
-/** Open the editor on a temp file; resolves with the text, or null when it failed. */
-export async function composeInEditor(ctx: ShellContext): Promise<string | null> {
+/**
+ * Open the editor on a temp file holding `initial`; resolves with the text, or null when it
+ * failed.
+ */
+export async function composeInEditor(
+  ctx: Pick<ShellContext, "app" | "term" | "print">,
+  initial = "",
+): Promise<string | null> {
   let editor = ctx.app.config.default_editor;
   try {
     editor ||= Deno.env.get("VISUAL") ?? Deno.env.get("EDITOR") ?? "";
@@ -16,6 +22,7 @@ export async function composeInEditor(ctx: ShellContext): Promise<string | null>
   }
   editor ||= "vi";
   const file = await Deno.makeTempFile({ prefix: "kimi-message-", suffix: ".md" });
+  if (initial) await Deno.writeTextFile(file, initial);
   ctx.term.suspend();
   try {
     const status = await new Deno.Command("sh", {

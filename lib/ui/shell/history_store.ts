@@ -1,6 +1,7 @@
 /**
  * Prompt history persisted per work dir: `<share>/user-history/<md5(work dir)>.jsonl`, one
- * `{"content": "..."}` record per line, oldest first.
+ * `{"content": "..."}` record per line, oldest first. Shell-mode (Ctrl-X) commands carry
+ * `"mode": "shell"` and are recalled only in shell mode, agent inputs only in agent mode.
  *
  * @module
  */
@@ -16,15 +17,21 @@ export function historyFile(shareDir: string, workDir: string): string {
 export class HistoryStore {
   readonly #file: string;
   #entries: string[] = [];
+  #shell: string[] = [];
 
   /** Create a store over a file (call {@link load} before use). */
   constructor(file: string) {
     this.#file = file;
   }
 
-  /** Entries, oldest first. */
+  /** Agent-mode entries, oldest first. */
   get entries(): readonly string[] {
     return this.#entries;
+  }
+
+  /** The entries of one mode (shell-mode commands or agent inputs), oldest first. */
+  list(shellMode: boolean): readonly string[] {
+    return shellMode ? this.#shell : this.#entries;
   }
 
   /** Read the file; unreadable lines are skipped, a missing file is an empty history. */
@@ -36,25 +43,30 @@ export class HistoryStore {
       return;
     }
     const entries: string[] = [];
+    const shell: string[] = [];
     for (const line of text.split("\n")) {
       if (!line.trim()) continue;
       try {
         const rec = JSON.parse(line);
-        if (typeof rec?.content === "string") entries.push(rec.content);
+        if (typeof rec?.content !== "string") continue;
+        (rec.mode === "shell" ? shell : entries).push(rec.content);
       } catch {
         // skip a corrupt line
       }
     }
     this.#entries = entries;
+    this.#shell = shell;
   }
 
   /** Append an entry (blank input and an immediate repeat are not recorded). */
-  async add(content: string): Promise<void> {
-    if (!content.trim() || this.#entries.at(-1) === content) return;
-    this.#entries.push(content);
+  async add(content: string, shellMode = false): Promise<void> {
+    const list = shellMode ? this.#shell : this.#entries;
+    if (!content.trim() || list.at(-1) === content) return;
+    list.push(content);
+    const rec = shellMode ? { content, mode: "shell" } : { content };
     try {
       await Deno.mkdir(this.#file.slice(0, this.#file.lastIndexOf("/")), { recursive: true });
-      await Deno.writeTextFile(this.#file, JSON.stringify({ content }) + "\n", { append: true });
+      await Deno.writeTextFile(this.#file, JSON.stringify(rec) + "\n", { append: true });
     } catch {
       // history is a convenience: a read-only share dir must not break the prompt
     }

@@ -5,7 +5,7 @@
  * @module
  */
 import type { Key } from "./keys.ts";
-import { commonPrefix, complete, type CompletionSource } from "./completion.ts";
+import { commonPrefix, complete, type Completion, type CompletionSource } from "./completion.ts";
 import type { HistoryStore } from "./history_store.ts";
 import { displayWidth, layoutLine, stripAnsi } from "./layout.ts";
 import type { Terminal } from "./terminal.ts";
@@ -26,6 +26,22 @@ export interface LineEditorOptions {
   completion: CompletionSource;
   /** Rows shown under the input (the status line). */
   footer: () => string[];
+  /** Extra key bindings, tried before the built-in ones; resolve true when a key was taken. */
+  keyBindings?: (key: Key, edit: EditorAccess) => boolean | Promise<boolean>;
+}
+
+/** What an extra key binding may do to the editor. */
+export interface EditorAccess {
+  /** The text typed so far. */
+  readonly text: string;
+  /** Whether the editor reads a prompt (false: type-ahead while a turn runs). */
+  readonly atPrompt: boolean;
+  /** Insert text at the cursor. */
+  insert(text: string): void;
+  /** Replace the whole text (cursor at the end). */
+  setText(text: string): void;
+  /** Show a hint under the input until the next key. */
+  hint(text: string): void;
 }
 
 /** What the editor does with keys while a turn runs (see {@link LineEditor.attachTurn}). */
@@ -64,7 +80,7 @@ export class LineEditor {
   #histIndex = 0;
   #draft = "";
   #hint = "";
-  #menu: string[] = [];
+  #menu: CompletionMenu | null = null;
   #armedExit = false;
   #ctx: EditorContext | null = null;
   #busy: Promise<void> = Promise.resolve();
@@ -89,10 +105,10 @@ export class LineEditor {
    */
   read(initial?: string): Promise<ReadResult> {
     if (initial !== undefined) this.#setBuffer(initial);
-    this.#histIndex = this.#opts.history.entries.length;
+    this.#histIndex = this.#opts.history.list(this.shellMode).length;
     this.#draft = "";
     this.#hint = "";
-    this.#menu = [];
+    this.#menu = null;
     this.#armedExit = false;
     const { promise, resolve } = Promise.withResolvers<ReadResult>();
     this.#ctx = {
@@ -105,6 +121,7 @@ export class LineEditor {
     };
     this.#draw();
     this.#opts.term.setHandler(this.#listener);
+    this.#opts.term.setRedraw(() => this.#draw());
     return promise;
   }
 
@@ -115,18 +132,19 @@ export class LineEditor {
   attachTurn(handlers: TurnInputHandlers): void {
     if (this.#ctx?.kind !== "turn") {
       this.#histIndex = this.#opts.history.entries.length;
-      this.#menu = [];
+      this.#menu = null;
       this.#hint = "";
     }
     this.#ctx = { kind: "turn", handlers };
     this.#opts.term.setHandler(this.#listener);
+    this.#opts.term.setRedraw(() => this.#draw());
   }
 
   /** Stop taking keys for a turn (keys typed from now on wait for the next {@link read}). */
   detachTurn(): void {
     if (this.#ctx?.kind !== "turn") return;
     this.#ctx = null;
-    this.#menu = [];
+    this.#menu = null;
     this.#hint = "";
     this.#opts.term.setHandler(null);
   }
@@ -170,7 +188,7 @@ export class LineEditor {
         }
         const text = this.#buf;
         this.#hint = "";
-        this.#menu = [];
+        this.#menu = null;
         if (text.trim()) {
           this.#setBuffer("");
           this.#histIndex = this.#opts.history.entries.length;
@@ -178,8 +196,13 @@ export class LineEditor {
         }
         break;
       }
+      case "escape":
+        // Esc closes a completion menu first, then interrupts like Ctrl-C
+        if (this.#menu) this.#menu = null;
+        else handlers.onInterrupt();
+        break;
       case "ctrl-c":
-        this.#menu = [];
+        this.#menu = null;
         handlers.onInterrupt();
         break;
       case "ctrl-d":
@@ -202,8 +225,12 @@ export class LineEditor {
   async #onKey(key: Key, finish: (r: ReadResult) => void): Promise<void> {
     const hadHint = this.#hint !== "";
     this.#hint = "";
-    if (key.name !== "tab") this.#menu = [];
+    if (key.name !== "tab") this.#menu = null;
     if (key.name !== "ctrl-c") this.#armedExit = false;
+    if (this.#opts.keyBindings && await this.#opts.keyBindings(key, this.#access())) {
+      this.#draw();
+      return;
+    }
     switch (key.name) {
       case "char":
       case "paste":
@@ -232,6 +259,7 @@ export class LineEditor {
           this.#cur = prev;
         } else if (this.#buf === "" && this.shellMode) {
           this.shellMode = false;
+          this.#histIndex = this.#opts.history.list(false).length;
         }
         break;
       case "delete":
@@ -288,6 +316,9 @@ export class LineEditor {
         break;
       case "ctrl-x":
         this.shellMode = !this.shellMode;
+        // each mode recalls its own history
+        this.#histIndex = this.#opts.history.list(this.shellMode).length;
+        this.#draft = "";
         break;
       case "ctrl-c":
         if (this.#buf !== "") {
@@ -316,10 +347,65 @@ export class LineEditor {
       case "ctrl-l":
         this.#opts.term.print("\x1b[2J\x1b[H");
         break;
+      case "escape":
+        // Esc closes the completion menu (and keeps the text)
+        break;
       default:
         break;
     }
+    if (EDITING_KEYS.has(key.name)) await this.#refreshMenu();
     this.#draw();
+  }
+
+  #access(): EditorAccess {
+    return {
+      text: this.#buf,
+      atPrompt: this.#ctx?.kind === "prompt",
+      insert: (text) => this.#insert(text),
+      setText: (text) => this.#setBuffer(text),
+      hint: (text) => (this.#hint = text),
+    };
+  }
+
+  /**
+   * Open or update the completion menu for the token at the cursor (a `/command` at the start,
+   * an `@path`): it follows the typing, filtered to what matches.
+   */
+  async #refreshMenu(): Promise<void> {
+    if (this.shellMode) return;
+    const before = this.#buf.slice(0, this.#cur);
+    if (!/^\/[A-Za-z0-9_:-]*$/.test(before) && !/(?:^|\s)@[^\s@]*$/.test(before)) return;
+    const c = await complete(this.#buf, this.#cur, this.#opts.completion);
+    if (!c || c.candidates.length === 0) return;
+    // a command typed in full needs no menu
+    if (c.candidates.length === 1 && this.#buf.slice(c.start, c.end) === c.candidates[0]) return;
+    this.#menu = this.#menuOf(c);
+  }
+
+  #menuOf(c: Completion): CompletionMenu {
+    const isCommand = this.#buf.startsWith("/") && c.start === 1;
+    let items = c.candidates;
+    if (isCommand && this.#opts.completion.primary) {
+      // each command once, by its name (an alias only when the name does not match)
+      const typed = this.#buf.slice(c.start, c.end);
+      const primary = this.#opts.completion.primary;
+      items = [
+        ...new Set(items.map((x) => {
+          const p = primary(x);
+          return p && p.startsWith(typed) ? p : x;
+        })),
+      ].sort();
+    }
+    return {
+      start: c.start,
+      end: c.end,
+      items,
+      labels: items.map((x) => (isCommand ? "/" + x : "@" + x)),
+      hints: items.map((x) =>
+        isCommand ? this.#opts.completion.describe?.(x) ?? "" : x.endsWith("/") ? "directory" : ""
+      ),
+      index: -1,
+    };
   }
 
   #insert(text: string): void {
@@ -328,7 +414,7 @@ export class LineEditor {
   }
 
   #historyMove(dir: number): void {
-    const entries = this.#opts.history.entries;
+    const entries = this.#opts.history.list(this.shellMode);
     const next = this.#histIndex + dir;
     if (next < 0 || next > entries.length) return;
     if (this.#histIndex === entries.length) this.#draft = this.#buf;
@@ -352,11 +438,28 @@ export class LineEditor {
     }
   }
 
+  /**
+   * Tab: complete the token at the cursor. One candidate is inserted; several insert their
+   * common prefix, and once there is none to add, each Tab selects the next candidate in the
+   * menu (replacing the token with it).
+   */
   async #complete(): Promise<void> {
     if (this.shellMode) return;
+    const open = this.#menu;
+    if (open && (open.index >= 0 || open.items.length > 1) && this.#cur === open.end) {
+      const current = this.#buf.slice(open.start, open.end);
+      if (open.index >= 0 || commonPrefix(open.items) === current) {
+        open.index = (open.index + 1) % open.items.length;
+        const pick = open.items[open.index];
+        this.#buf = this.#buf.slice(0, open.start) + pick + this.#buf.slice(open.end);
+        open.end = open.start + pick.length;
+        this.#cur = open.end;
+        return;
+      }
+    }
     const c = await complete(this.#buf, this.#cur, this.#opts.completion);
     if (!c || c.candidates.length === 0) {
-      this.#menu = [];
+      this.#menu = null;
       return;
     }
     const current = this.#buf.slice(c.start, c.end);
@@ -365,10 +468,18 @@ export class LineEditor {
     if (replacement.length > current.length || c.candidates.length === 1) {
       this.#buf = this.#buf.slice(0, c.start) + replacement + this.#buf.slice(c.end);
       this.#cur = c.start + replacement.length;
-      this.#menu = [];
+      this.#menu = null;
+      // a directory completed: show what is in it
+      if (replacement.endsWith("/")) await this.#refreshMenu();
+      else if (c.candidates.length > 1) this.#menu = this.#menuOf({ ...c, end: this.#cur });
     } else {
-      const isCommand = this.#buf.startsWith("/") && c.start === 1;
-      this.#menu = c.candidates.map((s) => (isCommand ? "/" + s : "@" + s));
+      const menu = this.#menuOf(c);
+      menu.index = 0;
+      const pick = menu.items[0];
+      this.#buf = this.#buf.slice(0, c.start) + pick + this.#buf.slice(c.end);
+      menu.end = c.start + pick.length;
+      this.#cur = menu.end;
+      this.#menu = menu;
     }
   }
 
@@ -396,12 +507,7 @@ export class LineEditor {
       rows.push(...styled);
       offset += line.length + 1;
     });
-    if (this.#menu.length > 0) {
-      const shown = this.#menu.slice(0, 10);
-      rows.push(
-        truncateRow(style.dim(shown.join("  ") + (this.#menu.length > 10 ? "  …" : "")), cols),
-      );
-    }
+    if (this.#menu) rows.push(...menuRows(this.#menu, cols));
     if (this.#hint) rows.push(truncateRow(style.dim(this.#hint), cols));
     return { rows, cursor };
   }
@@ -417,6 +523,47 @@ export class LineEditor {
     const footer = this.#opts.footer().map((f) => truncateRow(f, term.columns));
     term.render([...rows, ...footer], cursor);
   }
+}
+
+/** The completion menu under the input. */
+interface CompletionMenu {
+  /** Replaced range of the buffer (end moves as Tab picks candidates). */
+  start: number;
+  end: number;
+  /** Replacements. */
+  items: string[];
+  /** Shown names (`/cmd`, `@path`). */
+  labels: string[];
+  /** Descriptions. */
+  hints: string[];
+  /** Selected item (-1: none yet). */
+  index: number;
+}
+
+/** Keys after which the menu follows the text. */
+const EDITING_KEYS = new Set(["char", "paste", "backspace", "delete", "ctrl-w", "ctrl-u"]);
+const MENU_ROWS = 8;
+
+/** The menu's rows: a window of items around the selection, names aligned, descriptions dim. */
+function menuRows(menu: CompletionMenu, cols: number): string[] {
+  const n = menu.items.length;
+  const sel = Math.max(0, menu.index);
+  const first = Math.max(0, Math.min(sel - Math.floor(MENU_ROWS / 2), n - MENU_ROWS));
+  const shown = menu.labels.slice(first, first + MENU_ROWS);
+  const width = Math.min(32, Math.max(...shown.map((l) => displayWidth(l))));
+  const rows = shown.map((label, j) => {
+    const i = first + j;
+    const hint = menu.hints[i] ? style.dim(`  ${menu.hints[i]}`) : "";
+    const pad = " ".repeat(Math.max(0, width - displayWidth(label)));
+    const row = i === menu.index
+      ? style.accent(`› ${label}`) + pad + hint
+      : `  ${label}${pad}${hint}`;
+    return truncateRow(row, cols);
+  });
+  if (n > MENU_ROWS) {
+    rows.push(truncateRow(style.dim(`  ${n} matches · Tab next · Esc close`), cols));
+  }
+  return rows;
 }
 
 const segmenter = new Intl.Segmenter();

@@ -12,6 +12,24 @@ export type MarkdownRenderer = (text: string, width: number) => string;
 
 let loading: Promise<MarkdownRenderer> | null = null;
 
+/**
+ * marked-terminal renders a block-level `text` token (the body of a tight list item) from its
+ * raw source, so `code`, *emphasis* and links in list items came out as typed. marked gives
+ * such tokens their inline tokens: render those (inline text tokens have none and keep
+ * marked-terminal's own rendering, which the `false` fallback selects).
+ */
+const inlineInBlockText = {
+  renderer: {
+    text(this: { parser: { parseInline(tokens: unknown[]): string } }, token: unknown) {
+      const t = token as { tokens?: unknown[] } | string;
+      if (typeof t === "object" && t && Array.isArray(t.tokens) && t.tokens.length > 0) {
+        return this.parser.parseInline(t.tokens);
+      }
+      return false;
+    },
+  },
+};
+
 /** Load the renderer (once); resolves to a plain-text fallback if the modules fail to load. */
 export function loadMarkdown(): Promise<MarkdownRenderer> {
   loading ??= (async () => {
@@ -29,6 +47,7 @@ export function loadMarkdown(): Promise<MarkdownRenderer> {
         if (!m) {
           m = new Marked();
           m.use(markedTerminal({ width, reflowText: true, tab: 2, emoji: false }) as any);
+          m.use(inlineInBlockText);
           cache.set(width, m);
         }
         return m;

@@ -14,25 +14,83 @@ import { select, textInput } from "./widgets.ts";
 /** The last choice of an approval: reject and tell the model what to do instead. */
 export const REJECT_WITH_FEEDBACK_LABEL = "Reject, and tell the model what to do instead";
 
+/** What the shell knows about the call behind an approval, for showing it. */
+export interface ApprovalContext {
+  /** The tool call's arguments (JSON text), when known. */
+  args?: string;
+  /** The MCP server whose tool asks (for `mcp:<tool>` actions). */
+  mcpServer?: string;
+  /** Interrupt the turn (Ctrl-C at the approval). */
+  interrupt?: () => void;
+}
+
+/** The lines that show an approval request: what asks, and the command, diff or arguments once. */
+export function approvalLines(
+  p: PendingRequest<"ApprovalRequest">["payload"],
+  ctx: ApprovalContext = {},
+): string[] {
+  const who = p.subagent_type ? ` (subagent ${p.subagent_type})` : "";
+  const mcpTool = p.action.startsWith("mcp:") ? p.action.slice(4) : null;
+  if (mcpTool !== null) {
+    const server = ctx.mcpServer ? ` from MCP server ${style.accent(ctx.mcpServer)}` : "";
+    const lines = [
+      style.warn(`⚠ ${p.sender}${who} wants to call tool `) +
+      style.accent(mcpTool) + server + style.warn(":"),
+    ];
+    lines.push(...formatArgs(ctx.args));
+    return lines;
+  }
+  const lines = [style.warn(`⚠ ${p.sender}${who} wants to ${p.action}:`)];
+  // the command or diff is shown once: the description only when no block shows it
+  const shown = p.display.some((b) => b.type === "shell" || b.type === "diff");
+  if (p.description && !shown) lines.push(`  ${p.description}`);
+  // only the changed lines: the file's surroundings are not what is being approved
+  lines.push(...p.display.flatMap((b) => formatBlock(b, 0)));
+  return lines;
+}
+
+const MAX_ARG_LINES = 12;
+
+function formatArgs(args: string | undefined): string[] {
+  if (args === undefined) return [];
+  let text = args;
+  try {
+    const v = JSON.parse(args || "{}");
+    text = Object.keys(v ?? {}).length === 0 ? "(no arguments)" : JSON.stringify(v, null, 2);
+  } catch {
+    // show the raw text
+  }
+  const lines = text.split("\n");
+  const out = lines.slice(0, MAX_ARG_LINES).map((l) => `  ${l}`);
+  if (lines.length > MAX_ARG_LINES) {
+    out.push(style.dim(`  … (${lines.length - MAX_ARG_LINES} more lines)`));
+  }
+  return out;
+}
+
 /** Ask the user about an approval request; prints the request and the outcome. */
 export async function promptApproval(
   term: Terminal,
   req: PendingRequest<"ApprovalRequest">,
+  ctx: ApprovalContext = {},
 ): Promise<RequestResult<"ApprovalRequest">> {
   const p = req.payload;
-  const who = p.subagent_type ? ` (subagent ${p.subagent_type})` : "";
-  const lines = [style.warn(`⚠ ${p.sender}${who} wants to ${p.action}:`)];
-  if (p.description) lines.push(`  ${p.description}`);
-  lines.push(...p.display.flatMap((b) => formatBlock(b)));
-  term.print(lines.join("\n"));
+  term.print(approvalLines(p, ctx).join("\n"));
   const id = p.id;
   const choices = approvalChoices(p);
   const what = describeGrant(p.grant_patterns);
   while (true) {
+    let interrupted = false;
     const choice = await select(term, {
       title: [style.bold("Allow this action?")],
       options: [...choices.map((c) => ({ label: c.label })), { label: REJECT_WITH_FEEDBACK_LABEL }],
+      onInterrupt: () => (interrupted = true),
     });
+    if (interrupted) {
+      term.print(style.warn("  ✗ Interrupted"));
+      ctx.interrupt?.();
+      return { request_id: id, response: "reject", feedback: "" };
+    }
     if (req.settled) return { request_id: id, response: "reject", feedback: "" };
     const picked = choice === null ? choices.find((c) => c.id === "reject")! : choices[choice[0]];
     if (picked) {

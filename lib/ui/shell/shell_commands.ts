@@ -12,22 +12,13 @@ import { VERSION } from "../../version.ts";
 import type { ShellContext } from "./shell_context.ts";
 import { runLogout, runSetup } from "./setup_wizard.ts";
 import { setTheme, style, type ThemeName } from "./theme.ts";
+import { pickSession } from "./session_picker.ts";
 import { select } from "./widgets.ts";
 
-/** What a command asks the shell to do next. */
-export type CommandOutcome = "exit" | void;
+import type { ShellCommand } from "./commands/command.ts";
+import { EXTRA_KEYS_HELP, MORE_SHELL_COMMANDS } from "./commands/mod.ts";
 
-/** A shell-level slash command. */
-export interface ShellCommand {
-  /** Name without the slash. */
-  name: string;
-  /** Other names. */
-  aliases: string[];
-  /** One-line description. */
-  description: string;
-  /** Run it. */
-  run(ctx: ShellContext, args: string): Promise<CommandOutcome>;
-}
+export type { CommandOutcome, ShellCommand } from "./commands/command.ts";
 
 const TITLE_MAX = 200;
 
@@ -124,27 +115,18 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
         ctx.print("No other sessions in this work dir yet.");
         return;
       }
-      const options = [];
-      for (const s of sessions) {
-        const current = s.id === ctx.app.session.id ? " (current)" : "";
-        options.push({
-          label: await s.title(),
-          hint: `${s.id.slice(0, 8)} · ${ago(await s.updatedAt())}${current}`,
-        });
-      }
-      const picked = await select(ctx.term, {
-        title: [style.bold("Resume a session")],
-        options,
+      const chosen = await pickSession(ctx.term, sessions, {
+        current: ctx.app.session.id,
+        escape: "Esc keeps the current session",
       });
-      if (picked === null) return;
-      const chosen = sessions[picked[0]];
+      if (chosen === null) return;
       if (chosen.id === ctx.app.session.id) {
         ctx.print("That is the current session.");
         return;
       }
       await ctx.replaceApp({ session: chosen });
       ctx.print(`Resumed session ${chosen.id}: ${await chosen.title()}`);
-      ctx.print(recap(ctx));
+      await ctx.showTranscript();
     },
   },
   {
@@ -176,28 +158,6 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
       session.state.custom_title = title;
       await session.saveState();
       ctx.print(`Session title set to: ${title}`);
-    },
-  },
-  {
-    name: "usage",
-    aliases: ["status"],
-    description: "Show model, context usage and session",
-    run(ctx) {
-      const app = ctx.app;
-      const llm = app.llm;
-      const tokens = app.soul.context.tokenCount;
-      const lines = [
-        `Model:    ${llm ? `${llm.modelAlias || "-"} (${llm.provider.modelName})` : "not set"}`,
-        `Context:  ${tokens} tokens` +
-        (llm
-          ? ` of ${llm.maxContextSize} (${((tokens / llm.maxContextSize) * 100).toFixed(1)}%)`
-          : ""),
-        `Session:  ${app.session.id}`,
-        `Work dir: ${app.session.workDir}`,
-        `Flags:    yolo=${app.soul.approval.state.yolo} afk=${app.soul.approval.state.afk} plan=${app.soul.planMode}`,
-      ];
-      ctx.print(lines.join("\n"));
-      return Promise.resolve();
     },
   },
   {
@@ -287,6 +247,7 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
       ctx.print(`Theme set to ${name}.`);
     },
   },
+  ...MORE_SHELL_COMMANDS,
 ];
 
 /** Find a shell command by name or alias. */
@@ -308,25 +269,6 @@ function helpText(ctx: ShellContext): string {
   lines.push("  Enter send · Ctrl-J or Alt-Enter newline · Tab complete /commands and @paths");
   lines.push("  ↑/↓ history · Ctrl-C cancel (twice at an empty prompt: exit) · Ctrl-D exit");
   lines.push("  Ctrl-X toggle shell-command mode");
+  lines.push(...EXTRA_KEYS_HELP);
   return lines.join("\n");
-}
-
-function ago(ms: number): string {
-  const s = Math.max(0, (Date.now() - ms) / 1000);
-  if (s < 60) return "just now";
-  if (s < 3600) return `${Math.floor(s / 60)}m ago`;
-  if (s < 86400) return `${Math.floor(s / 3600)}h ago`;
-  return `${Math.floor(s / 86400)}d ago`;
-}
-
-/** The last few exchanges of the resumed session. */
-function recap(ctx: ShellContext): string {
-  const msgs = ctx.app.soul.context.history.filter((m) =>
-    (m.role === "user" || m.role === "assistant") && extractText(m.content, " ").trim()
-  );
-  return msgs.slice(-4).map((m) => {
-    const text = extractText(m.content, " ").replace(/\s+/g, " ");
-    const short = text.length > 160 ? text.slice(0, 159) + "…" : text;
-    return m.role === "user" ? style.bold(`✨ ${short}`) : style.dim(`  ${short}`);
-  }).join("\n");
 }

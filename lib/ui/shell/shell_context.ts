@@ -5,7 +5,7 @@
  * @module
  */
 import type { Config } from "../../config/schema.ts";
-import type { MCPStatus } from "../../wire/messages.ts";
+import type { MCPStatus, UserInput } from "../../wire/messages.ts";
 import type { Session } from "../../session/session.ts";
 import type { KimiApp } from "../../app/kimi_app.ts";
 import type { Terminal } from "./terminal.ts";
@@ -26,8 +26,15 @@ export interface ShellContext {
   print(text: string): void;
   /** Replace the app: another session and/or config and/or model alias. */
   replaceApp(opts: { session?: Session; config?: Config; modelAlias?: string }): Promise<void>;
-  /** Run input through the soul as a turn (text or a soul slash command). */
-  runTurn(input: string): Promise<void>;
+  /**
+   * Read the configuration and MCP server files again (null when the front end cannot), for
+   * `/reload`; the caller then rebuilds the app with {@link replaceApp}.
+   */
+  reloadSources(): Promise<Config | null>;
+  /** Run input through the soul as a turn (text, content parts or a soul slash command). */
+  runTurn(input: UserInput): Promise<void>;
+  /** Redraw the current session's earlier conversation (after resuming it). */
+  showTranscript(): Promise<void>;
   /** Text to pre-fill the next prompt with. */
   prefill: string;
 }

@@ -15,8 +15,19 @@ import type { KimiApp } from "../../app/kimi_app.ts";
 import { runTurn } from "../../soul/run_turn.ts";
 import { parseSlashCommand } from "../../soul/soul.ts";
 import type { Subscription } from "../../wire/broadcast.ts";
-import { isRequest, type PendingRequest, type WireMessage } from "../../wire/messages.ts";
+import {
+  isRequest,
+  type PendingRequest,
+  type UserInput,
+  type WireMessage,
+} from "../../wire/messages.ts";
+import { lazyImport } from "../../lazy_import.ts";
+import { AttachmentError, PromptAttachments } from "./attachments.ts";
+import { shellKeyBindings } from "./key_bindings.ts";
+import { notificationLine } from "./side_lines.ts";
+import { askBeside, sideQuestionOf } from "./side_question.ts";
 import { WireFile } from "../../wire/recorder.ts";
+import { providerErrorHint } from "../provider_hint.ts";
 import { historyFile, HistoryStore } from "./history_store.ts";
 import { LineEditor, type ReadResult, truncateRow, type TurnInputHandlers } from "./line_editor.ts";
 import { loadMarkdown } from "./markdown.ts";
@@ -27,6 +38,7 @@ import { runSetup } from "./setup_wizard.ts";
 import { formatStatusLine } from "./status_line.ts";
 import { Terminal } from "./terminal.ts";
 import { setTheme, style } from "./theme.ts";
+import { formatTranscript } from "./transcript.ts";
 import { TurnRenderer } from "./turn_renderer.ts";
 
 /** Options of {@link runShell}. */
@@ -37,6 +49,16 @@ export interface ShellOptions {
   configPath: string | null;
   /** The terminal (defaults to the process's). */
   terminal?: Terminal;
+  /** Reads the config and MCP server files again, for `/reload` (absent: not supported). */
+  reloadSources?: () => Promise<Config>;
+  /** `-p`: run this input once in the shell UI, then exit (as the reference does). */
+  prompt?: string;
+  /** The session was resumed: its earlier conversation is redrawn before the prompt. */
+  resumed?: boolean;
+  /** A line shown under the welcome (e.g. that `--session ID` started a new session). */
+  notice?: string;
+  /** Why no model is usable and the fix (null when one is). */
+  modelProblem?: () => Promise<string | null>;
 }
 
 /** How the shell ended. */
@@ -82,6 +104,11 @@ class Shell implements ShellContext {
   /** Inputs to run after the current turn (slash commands and unconsumed steers). */
   #afterTurn: string[] = [];
   #queuedApprovals: PendingRequest<"ApprovalRequest">[] = [];
+  /** Folded pastes and pasted images of the prompt. */
+  readonly #attachments = new PromptAttachments();
+  #stopNotifications: (() => void) | null = null;
+  /** The last turn failed (a `-p` run then exits 1). */
+  #turnFailed = false;
 
   constructor(app: KimiApp, term: Terminal, opts: ShellOptions) {
     this.app = app;
@@ -110,11 +137,43 @@ class Shell implements ShellContext {
           ...SHELL_COMMANDS.flatMap((c) => [c.name, ...c.aliases]),
           ...this.app.soul.commands.flatMap((c) => [c.name, ...c.aliases]),
         ],
+        primary: (name) =>
+          [...SHELL_COMMANDS, ...this.app.soul.commands].find((c) =>
+            c.name === name || c.aliases.includes(name)
+          )?.name,
+        describe: (name) =>
+          [...SHELL_COMMANDS, ...this.app.soul.commands].find((c) =>
+            c.name === name || c.aliases.includes(name)
+          )?.description,
       },
       footer: () => [this.#statusLine()],
+      keyBindings: shellKeyBindings({
+        attachments: this.#attachments,
+        togglePlanMode: () => this.app.soul.setPlanMode(!this.app.soul.planMode),
+        editInEditor: async (text) => {
+          const { composeInEditor } = await lazyImport<typeof import("./editor.ts")>(
+            "./editor.ts",
+            import.meta.url,
+          );
+          return await composeInEditor(this, text);
+        },
+      }),
     });
+    if (this.#opts.prompt !== undefined) {
+      // `kimi -p "..."` on a terminal: one input, rendered as in the shell, then exit
+      try {
+        await this.#handleInput(this.#opts.prompt, false);
+      } finally {
+        this.#hub?.unsubscribe();
+      }
+      return { code: this.#turnFailed ? 1 : 0, session: this.app.session };
+    }
     this.#welcome();
+    if (this.#opts.resumed) await this.showTranscript();
+    if (this.#opts.notice) this.print(style.warn(this.#opts.notice));
     if (!this.app.llm) {
+      const why = await this.#opts.modelProblem?.();
+      if (why) this.print(style.warn(why));
       this.print(style.warn("No model is configured yet. Let's set one up (Esc to skip)."));
       await runSetup(this);
     }
@@ -135,11 +194,14 @@ class Shell implements ShellContext {
         if (r.kind === "exit") break;
         const text = r.text;
         if (!text.trim()) continue;
-        if (queued === undefined) await this.#history.add(text);
+        if (queued === undefined) {
+          await this.#history.add(this.#attachments.expandPastes(text), r.shellMode);
+        }
         if (await this.#handleInput(text, r.shellMode) === "exit") break;
       }
     } finally {
       this.#hub?.unsubscribe();
+      this.#stopNotifications?.();
       if (this.app.session !== this.#original && await this.app.session.isEmpty()) {
         await this.app.session.delete().catch(() => {});
       }
@@ -152,6 +214,7 @@ class Shell implements ShellContext {
   async #handleInput(text: string, shellMode: boolean): Promise<"exit" | void> {
     const prefix = shellMode ? "$ " : "✨ ";
     this.print(style.prompt(prefix, shellMode) + text.replace(/\n/g, "\n   "));
+    text = this.#attachments.expandPastes(text);
     if (shellMode) {
       await this.#runShellCommand(text);
       return;
@@ -175,7 +238,27 @@ class Shell implements ShellContext {
         return;
       }
     }
-    await this.runTurn(text);
+    let input: UserInput = text;
+    if (!cmd) {
+      try {
+        input = await this.#attachments.toUserInput(text, this.app.session.workDir);
+      } catch (err) {
+        if (!(err instanceof AttachmentError)) throw err;
+        this.print(style.error(`${err.message} Nothing was sent.`));
+        this.prefill = text;
+        return;
+      }
+      this.#attachments.clearUnused(this.#editor.text);
+    }
+    await this.runTurn(input);
+  }
+
+  async showTranscript(): Promise<void> {
+    const history = this.app.soul.context.history;
+    if (!history.some((m) => m.role === "user")) return;
+    const md = await loadMarkdown();
+    const text = formatTranscript(history, md, this.term.columns);
+    if (text) this.print(text + "\n" + style.dim("─".repeat(Math.min(40, this.term.columns))));
   }
 
   #welcome(): void {
@@ -207,6 +290,11 @@ class Shell implements ShellContext {
   /** Things every app needs when it becomes the shell's app. */
   #prepareApp(): void {
     this.app.supportsQuestions = true;
+    this.#stopNotifications?.();
+    // finished background work is told here at once, even while idle at the prompt
+    this.#stopNotifications = this.app.onNotification((e) => {
+      if (e.type === "Notification") this.print(notificationLine(e.payload));
+    });
     this.#hub?.unsubscribe();
     const hub = this.app.soul.approval.subscribe();
     this.#hub = hub;
@@ -220,10 +308,15 @@ class Shell implements ShellContext {
     })();
   }
 
+  reloadSources(): Promise<Config | null> {
+    return this.#opts.reloadSources?.() ?? Promise.resolve(null);
+  }
+
   async replaceApp(o: { session?: Session; config?: Config; modelAlias?: string }): Promise<void> {
     const old = this.app;
     const session = o.session ?? old.session;
     const next = await this.#opts.createApp(session, o.config ?? old.config, o.modelAlias);
+    old.closeNotifications();
     if (session !== old.session && old.session !== this.#original && await old.session.isEmpty()) {
       await old.session.delete().catch(() => {});
     }
@@ -242,8 +335,15 @@ class Shell implements ShellContext {
         await this.#renderer?.pause();
         if (req.settled) return;
         if (req.type === "ApprovalRequest") {
-          const r = await promptApproval(this.term, req as PendingRequest<"ApprovalRequest">);
-          (req as PendingRequest<"ApprovalRequest">).resolve(r);
+          const ar = req as PendingRequest<"ApprovalRequest">;
+          const callId = ar.payload.tool_call_id;
+          const r = await promptApproval(this.term, ar, {
+            args: this.#renderer?.callArgs(callId),
+            mcpServer: this.#mcpServerOf(ar.payload.action),
+            interrupt: () => this.#turnInput?.onInterrupt(),
+          });
+          this.#renderer?.approvalShown(callId);
+          ar.resolve(r);
         } else if (req.type === "QuestionRequest") {
           const r = await promptQuestions(this.term, req as PendingRequest<"QuestionRequest">);
           (req as PendingRequest<"QuestionRequest">).resolve(r);
@@ -256,6 +356,14 @@ class Shell implements ShellContext {
         this.#renderer?.resume();
       }
     });
+  }
+
+  /** The MCP server that has the tool of an `mcp:<tool>` approval action. */
+  #mcpServerOf(action: string): string | undefined {
+    if (!action.startsWith("mcp:")) return undefined;
+    const tool = action.slice(4);
+    const status = this.app.mcp?.status() ?? this.mcpStatus;
+    return status?.servers.find((s) => s.tools.includes(tool))?.name;
   }
 
   #installTurnKeys(): void {
@@ -281,7 +389,7 @@ class Shell implements ShellContext {
     };
   }
 
-  async runTurn(input: string): Promise<void> {
+  async runTurn(input: UserInput): Promise<void> {
     const ac = new AbortController();
     const renderer = new TurnRenderer({
       term: this.term,
@@ -291,6 +399,7 @@ class Shell implements ShellContext {
       statusLine: () => truncateRow(this.#statusLine(), this.term.columns),
       input: () => this.#turnInputFrame(),
       steer: (text) => style.prompt("✨ ", false) + text.replace(/\n/g, "\n   "),
+      quietCompaction: typeof input === "string" && /^\/compact\b/.test(input.trim()),
       onStatus: (s) => {
         if (s.contextUsage !== null) this.contextUsage = s.contextUsage;
       },
@@ -301,11 +410,15 @@ class Shell implements ShellContext {
     this.#turnInput = {
       onSubmit: (text) => {
         void this.#history.add(text);
-        // commands are not messages for the model: they run once the turn is over
-        if (text.startsWith("/")) this.#afterTurn.push(text);
+        const side = sideQuestionOf(text);
+        // a side question is answered now, beside the turn
+        if (side !== null) void askBeside(this, side).then(() => renderer.redraw());
+        // other commands are not messages for the model: they run once the turn is over
+        else if (text.startsWith("/")) this.#afterTurn.push(text);
         else {
-          this.#steers.push(text);
-          this.app.soul.steer(text);
+          const steer = this.#attachments.expandPastes(text);
+          this.#steers.push(steer);
+          this.app.soul.steer(steer);
         }
       },
       onInterrupt: () => {
@@ -339,11 +452,22 @@ class Shell implements ShellContext {
         },
       });
       await renderer.finish();
+      this.#turnFailed = false;
     } catch (err) {
       await renderer.finish();
+      this.#turnFailed = true;
       this.print(describeTurnError(err));
       // the login ran out: the next prompt offers to sign in again
       if (err instanceof AuthExpiredError && !this.prefill) this.prefill = "/login";
+      if (err instanceof AuthExpiredError) {
+        // nothing to add: the message says to run /login, which the prompt now holds
+      } else if (err instanceof LLMNotSet) {
+        const why = await this.#opts.modelProblem?.();
+        if (why) this.print(style.warn(why));
+      } else if (err instanceof ChatProviderError) {
+        const hint = providerErrorHint(err);
+        if (hint) this.print(style.warn(hint));
+      }
     } finally {
       this.#turnActive = false;
       this.#turnInput = null;
@@ -400,7 +524,13 @@ class Shell implements ShellContext {
       if (ac.signal.aborted) this.print(style.warn("Interrupted."));
       else if (!status.success) this.print(style.dim(`(exit code ${status.code})`));
     } catch (err) {
-      this.print(style.error(`Could not run the command: ${(err as Error).message}`));
+      if (err instanceof Deno.errors.NotCapable) {
+        this.print(style.error(
+          "Shell mode cannot run commands: this run has no permission to run programs " +
+            "(Deno's --allow-run). Start kimi with `deno task workspace` or `deno task full`, " +
+            "or add --allow-run; Ctrl-X goes back to agent mode.",
+        ));
+      } else this.print(style.error(`Could not run the command: ${(err as Error).message}`));
     } finally {
       this.term.clearLive();
       this.term.setHandler(null);
@@ -417,7 +547,9 @@ function oneLine(text: string): string {
 function describeTurnError(err: unknown): string {
   if (err instanceof RunCancelled) return style.warn("Interrupted by user");
   if (err instanceof LLMNotSet) {
-    return style.error("No model is configured. Run /login to choose a platform and model.");
+    return style.error(
+      "LLM not set: no usable model. Run /setup to choose a platform and model.",
+    );
   }
   if (err instanceof LLMNotSupported || err instanceof MaxStepsReached) {
     return style.error(err.message);

@@ -6,7 +6,7 @@
  * @module
  */
 import { type Key, KeyDecoder } from "./keys.ts";
-import { wrapRows } from "./layout.ts";
+import { displayWidth, wrapRows } from "./layout.ts";
 
 const encoder = new TextEncoder();
 
@@ -58,6 +58,10 @@ export class Terminal {
   #queued: Key[] = [];
   #liveRows = 0;
   #cursorRow = 0;
+  #cursorCol = 0;
+  /** Display width of each row of the live area as drawn (to find its top after a reflow). */
+  #liveWidths: number[] = [];
+  #redraw: (() => void) | null = null;
   #lastLive: { rows: string[]; cursor: { row: number; col: number } | null } = {
     rows: [],
     cursor: null,
@@ -192,10 +196,21 @@ export class Terminal {
     this.#io.write(encoder.encode(text));
   }
 
+  /**
+   * The bytes that erase the live area from wherever the cursor is in it. Counted in physical
+   * rows at the current width: after the terminal narrowed, it re-wraps (reflows) each row
+   * wider than the new width over several rows, and stepping up only the rows we drew would
+   * leave their upper parts behind (stale prompts, duplicated stream fragments).
+   */
   #clearLiveSeq(): string {
     if (this.#liveRows === 0) return "";
-    const up = this.#cursorRow > 0 ? `\x1b[${this.#cursorRow}A` : "";
-    return `\r${up}\x1b[J`;
+    const cols = Math.max(1, this.columns);
+    const height = (w: number) => Math.max(1, Math.ceil(w / cols));
+    let up = 0;
+    for (let i = 0; i < this.#cursorRow; i++) up += height(this.#liveWidths[i] ?? 0);
+    const own = height(this.#liveWidths[this.#cursorRow] ?? 0);
+    up += Math.min(Math.floor(this.#cursorCol / cols), own - 1);
+    return `\r${up > 0 ? `\x1b[${up}A` : ""}\x1b[J`;
   }
 
   /**
@@ -219,12 +234,19 @@ export class Terminal {
     }
     let out = shown.join("\r\n");
     this.#liveRows = shown.length;
+    this.#liveWidths = shown.map((r) => displayWidth(r));
     this.#cursorRow = shown.length - 1;
+    // the hidden cursor rests on the last row's last physical row
+    this.#cursorCol = 0;
     if (cur) {
       const up = shown.length - 1 - cur.row;
       if (up > 0) out += `\x1b[${up}A`;
       out += "\r" + (cur.col > 0 ? `\x1b[${cur.col}C` : "") + "\x1b[?25h";
       this.#cursorRow = cur.row;
+      this.#cursorCol = cur.col;
+    } else {
+      const w = this.#liveWidths.at(-1) ?? 0;
+      this.#cursorCol = w > 0 ? w - 1 : 0;
     }
     return out;
   }
@@ -237,10 +259,26 @@ export class Terminal {
     this.#writeRaw(`\x1b[?2026h\x1b[?25l${body}\x1b[?2026l`);
   }
 
-  /** Redraw the live area as last rendered (after a resize). */
+  /**
+   * Set who redraws the live area after a resize (null: the rows last rendered are re-cut to
+   * the new width). Drawers lay out for the current width, so they are asked rather than
+   * replaying rows laid out for the old one.
+   */
+  setRedraw(redraw: (() => void) | null): void {
+    this.#redraw = redraw;
+  }
+
+  /** Redraw the live area for the current size (after a resize). */
   refresh(): void {
+    if (this.#liveRows === 0 && this.#lastLive.rows.length === 0) return;
+    if (this.#redraw) {
+      this.#redraw();
+      return;
+    }
     const { rows, cursor } = this.#lastLive;
-    if (rows.length > 0) this.render(rows, cursor);
+    const cols = this.columns;
+    const recut = rows.flatMap((r) => wrapRows(r, cols));
+    this.render(recut, recut.length === rows.length ? cursor : null);
   }
 
   /** Remove the live area (the rows are forgotten). */
@@ -248,6 +286,7 @@ export class Terminal {
     this.#writeRaw(this.#clearLiveSeq());
     this.#liveRows = 0;
     this.#cursorRow = 0;
+    this.#cursorCol = 0;
     this.#lastLive = { rows: [], cursor: null };
   }
 
@@ -258,6 +297,7 @@ export class Terminal {
     out += rows.join("\r\n") + "\r\n";
     this.#liveRows = 0;
     this.#cursorRow = 0;
+    this.#cursorCol = 0;
     const { rows: live, cursor } = this.#lastLive;
     if (live.length > 0) out += this.#liveSeq(live, cursor);
     this.#writeFrame(out);

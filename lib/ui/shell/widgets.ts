@@ -27,6 +27,8 @@ export interface SelectOptions {
   initial?: number;
   /** Allow several choices (Space toggles, Enter confirms). */
   multiple?: boolean;
+  /** Called when Ctrl-C (rather than Escape) cancels the select. */
+  onInterrupt?: () => void;
 }
 
 /**
@@ -59,6 +61,7 @@ export function select(term: Terminal, opts: SelectOptions): Promise<number[] | 
   };
   const done = (r: number[] | null) => {
     term.setHandler(null);
+    term.setRedraw(null);
     term.clearLive();
     resolve(r);
   };
@@ -79,10 +82,12 @@ export function select(term: Terminal, opts: SelectOptions): Promise<number[] | 
       if (!opts.multiple) return done([index]);
       return done(chosen.size > 0 ? [...chosen].sort((a, b) => a - b) : [index]);
     } else if (key.name === "escape" || key.name === "ctrl-c" || key.name === "ctrl-d") {
+      if (key.name === "ctrl-c") opts.onInterrupt?.();
       return done(null);
     }
     draw();
   });
+  term.setRedraw(draw);
   draw();
   return promise;
 }
@@ -114,6 +119,7 @@ export function textInput(term: Terminal, opts: TextInputOptions): Promise<strin
   };
   const done = (r: string | null) => {
     term.setHandler(null);
+    term.setRedraw(null);
     term.clearLive();
     resolve(r);
   };
@@ -125,6 +131,7 @@ export function textInput(term: Terminal, opts: TextInputOptions): Promise<strin
     else if (key.name === "escape" || key.name === "ctrl-c") return done(null);
     draw();
   });
+  term.setRedraw(draw);
   draw();
   return promise;
 }

@@ -82,6 +82,7 @@ export class WireServer {
   readonly #tasks = new Set<Promise<void>>();
   #hub: Subscription<WireMessage> | null = null;
   #hubLoop: Promise<void> = Promise.resolve();
+  #stopNotifications: (() => void) | null = null;
 
   /** Create a server for an app. */
   constructor(app: KimiApp, opts: WireServerOptions) {
@@ -92,6 +93,10 @@ export class WireServer {
 
   /** Start following the approval hub (call once, before reading input). */
   start(): void {
+    // finished background work, told to the client between turns too (wire 1.12)
+    this.#stopNotifications = this.#app.onNotification((e) => {
+      if (this.#initialized) this.#sendEvent(toEnvelope(e));
+    });
     const hub = this.#app.soul.approval.subscribe();
     this.#hub = hub;
     this.#hubLoop = (async () => {
@@ -158,6 +163,7 @@ export class WireServer {
       Promise.allSettled([...this.#tasks]),
       new Promise((res) => setTimeout(res, 3000)),
     ]);
+    this.#stopNotifications?.();
     this.#hub?.unsubscribe();
     await this.#hubLoop;
     await this.#out.close();

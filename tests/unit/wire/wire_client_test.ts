@@ -58,3 +58,37 @@ Deno.test("KimiWireClient: initialize, approval callback, external tool, two tur
     await sb.cleanup();
   }
 });
+
+Deno.test("KimiWireClient: onNotification hears a background task finish between prompts", async () => {
+  const sb = await kimiSandbox();
+  try {
+    const config = await sb.scriptedConfig([
+      toolCallLine("bg", "Shell", {
+        command: "while [ ! -f go ]; do sleep 0.05; done; echo done-here",
+        run_in_background: true,
+        description: "waiter",
+      }),
+      "text: started",
+    ]);
+    const heard = Promise.withResolvers<{ title: string; type: string; body: string }>();
+    const client = KimiWireClient.spawn({
+      args: ["--config-file", config, "--work-dir", sb.workDir, "--yolo"],
+      env: { HOME: sb.home, KIMI_SHARE_DIR: sb.shareDir, DENO_DIR: denoDir() },
+      stderr: "null",
+      onNotification: (n) => heard.resolve(n),
+    });
+    const init = await client.initialize({});
+    assertEquals(init.protocol_version, "1.12");
+    const turn = client.prompt("start");
+    for await (const _ of turn) { /* drain */ }
+    assertEquals(await turn.result, { status: "finished" });
+    await Deno.writeTextFile(`${sb.workDir}/go`, "");
+    const n = await heard.promise;
+    assertEquals(n.title, "Background task completed: waiter");
+    assertEquals(n.type, "task.completed");
+    assertEquals(n.body.includes("done-here"), true);
+    assertEquals((await client.close()).code, 0);
+  } finally {
+    await sb.cleanup();
+  }
+});

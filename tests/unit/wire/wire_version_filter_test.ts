@@ -185,6 +185,18 @@ Deno.test("approval rule choices: fields and approve_always only from wire 1.11"
   assertEquals(filterForVersion(null, resp)!.payload.response, "approve_always");
 });
 
+Deno.test("Notification events exist from 1.12 on", () => {
+  const note = {
+    type: "Notification",
+    payload: { id: "n1", category: "task", type: "task.completed", title: "t" },
+  };
+  assertEquals(knowsType(v("1.11"), "Notification"), false);
+  assertEquals(filterForVersion(v("1.10"), note), null);
+  assertEquals(filterForVersion(v("1.11"), note), null);
+  assertEquals(filterForVersion(v("1.12"), note), note);
+  assertEquals(filterForVersion(null, note), note);
+});
+
 Deno.test("version filter: GoalUpdate and SwarmUpdate reach 1.12 clients only", () => {
   const goal = { type: "GoalUpdate", payload: { goal: null, queue: [], outcome: null } };
   const swarm = { type: "SwarmUpdate", payload: { swarm_id: "s" } };
