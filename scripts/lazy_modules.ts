@@ -19,6 +19,7 @@ export const LAZY_MODULES: readonly string[] = [
   "lib/cli/auth_command_actions.ts",
   "lib/auth/login.ts",
   "lib/auth/token_manager.ts",
+  "lib/auth/kimi_code_usage.ts",
   "lib/auth/device.ts",
   "lib/cli/env_model.ts",
   "lib/background/task_manager.ts",

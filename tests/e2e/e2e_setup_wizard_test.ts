@@ -234,6 +234,16 @@ Deno.test(
         const chat = kc.requests.filter((r) => r.path === "/coding/v1/chat/completions");
         assertEquals(chat.at(-1)?.headers.authorization, "Bearer kc-access-1-secret");
 
+        // /usage adds the account's quota (GET <base>/usages with the login's token)
+        await t.type("/usage");
+        await t.keys("Enter");
+        screen = await t.waitFor((s) => s.includes("5h limit") && promptReady(s));
+        assertStringIncludes(screen, "Quota:");
+        assert(/Weekly limit +█{15}░{5} +25% left \(resets in 3d 2h\)/.test(screen), screen);
+        assert(/5h limit +█{2}░{18} +90% left \(resets in 1h 30m\)/.test(screen), screen);
+        const usages = kc.requests.filter((r) => r.path === "/coding/v1/usages");
+        assertEquals(usages.at(-1)?.headers.authorization, "Bearer kc-access-1-secret");
+
         // the login is revoked server-side and cannot be refreshed: the shell offers /login
         kc.validAccess.clear();
         kc.validRefresh.clear();

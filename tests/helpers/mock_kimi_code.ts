@@ -151,6 +151,16 @@ export async function startMockKimiCode(opts: MockKimiCodeOptions = {}): Promise
               }],
           });
         }
+        case "/coding/v1/usages": {
+          if (!validAccess.has(bearer)) return unauthorized();
+          return Response.json({
+            usage: { limit: 1000, remaining: 250, resetIn: 3 * 86400 + 2 * 3600 },
+            limits: [{
+              window: { duration: 300, timeUnit: "TIME_UNIT_MINUTE" },
+              detail: { limit: 100, used: 10, reset_in: 5400 },
+            }],
+          });
+        }
         case "/coding/v1/search": {
           if (!validAccess.has(bearer)) return unauthorized();
           return Response.json({

@@ -1,9 +1,11 @@
 /**
  * `/usage` (`/status`): model, context use, the session's token totals (summed from the usage
- * each step recorded in `wire.jsonl`, so totals survive resuming) and session facts.
+ * each step recorded in `wire.jsonl`, so totals survive resuming), session facts and, when the
+ * model is Kimi Code's, the account's quota (`GET <base>/usages`).
  *
  * @module
  */
+import { lazyImport } from "../../../lazy_import.ts";
 import { readJsonlLines } from "../../../session/jsonl.ts";
 import type { TokenUsage } from "../../../llm/message.ts";
 import type { ShellContext } from "../shell_context.ts";
@@ -78,12 +80,68 @@ export async function usageText(ctx: ShellContext): Promise<string> {
   ].join("\n");
 }
 
+const KIMI_CODE_PROVIDER = "managed:kimi-code";
+const KIMI_CODE_OAUTH_KEY = "oauth/kimi-code";
+
+function safeEnv(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The Kimi Code quota lines for the current model (signed in or with a Kimi Code key), or
+ * null when the model is not Kimi Code's.
+ */
+export async function quotaText(ctx: ShellContext): Promise<string | null> {
+  const app = ctx.app;
+  const alias = app.llm?.modelAlias;
+  const model = alias ? app.config.models[alias] : undefined;
+  if (!model || model.provider !== KIMI_CODE_PROVIDER) return null;
+  const provider = app.config.providers[model.provider];
+  if (!provider) return null;
+  const usage = await lazyImport<typeof import("../../../auth/kimi_code_usage.ts")>(
+    "../../../auth/kimi_code_usage.ts",
+    import.meta.url,
+  );
+  let token = provider.api_key;
+  try {
+    if (!token) {
+      const { tokenManagerFor } = await lazyImport<
+        typeof import("../../../auth/token_manager.ts")
+      >("../../../auth/token_manager.ts", import.meta.url);
+      token = await tokenManagerFor(app.session.shareDir, safeEnv)
+        .accessToken(provider.oauth?.key ?? KIMI_CODE_OAUTH_KEY);
+    }
+    const res = await fetch(`${provider.base_url.replace(/\/+$/, "")}/usages`, {
+      headers: { Authorization: `Bearer ${token}` },
+      signal: AbortSignal.timeout(10_000),
+    });
+    if (!res.ok) {
+      await res.body?.cancel();
+      return `Quota:    ${usage.quotaFetchError(res.status)}`;
+    }
+    const rows = usage.parseQuota(await res.json());
+    if (rows.length === 0) return "Quota:    No usage data available.";
+    return ["Quota:", ...usage.formatQuota(rows).map((l) => `  ${l}`)].join("\n");
+  } catch (err) {
+    // never the token: only what went wrong
+    const msg = err instanceof Error ? err.message : String(err);
+    const why = token ? msg.replaceAll(token, "***") : msg;
+    return `Quota:    ${usage.quotaFetchError(null, why)}`;
+  }
+}
+
 /** `/usage`. */
 export const usageCommand: ShellCommand = {
   name: "usage",
   aliases: ["status"],
-  description: "Show model, context and token usage of this session",
+  description: "Show model, context and token usage of this session (and the Kimi Code quota)",
   async run(ctx) {
     ctx.print(await usageText(ctx));
+    const quota = await quotaText(ctx);
+    if (quota) ctx.print(quota);
   },
 };
