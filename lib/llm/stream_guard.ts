@@ -24,6 +24,8 @@ import type {
   StreamPart,
   ThinkingEffort,
 } from "./provider.ts";
+import { utf8Length } from "../utf8_length.ts";
+export { utf8Length } from "../utf8_length.ts";
 
 /** Bounds on one streamed response. */
 export interface StreamLimits {
@@ -254,22 +256,4 @@ function guardedStream(guard: Guard, stream: ChatStream): ChatStream {
     },
     [Symbol.asyncIterator]: parts,
   };
-}
-
-/** UTF-8 length of a string without encoding it. */
-export function utf8Length(s: string): number {
-  let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) n += 1;
-    else if (c < 0x800) n += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        n += 4;
-        i++;
-      } else n += 3;
-    } else n += 3;
-  }
-  return n;
 }

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { utf8Length } from "../utf8_length.ts";
 import { type FilePin, openPinned } from "../fs/real_path.ts";
 
 const CHUNK_BYTES = 1 << 20;
@@ -41,24 +42,6 @@ export function truncateLine(line: string, max: number): string {
   const end = "..." + lb;
   const keep = Math.max(max, end.length) - end.length;
   return cps.slice(0, keep).join("") + end;
-}
-
-/** UTF-8 byte length of a string. */
-export function utf8Length(s: string): number {
-  let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) n += 1;
-    else if (c < 0x800) n += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        n += 4;
-        i++;
-      } else n += 3;
-    } else n += 3;
-  }
-  return n;
 }
 
 /** Collects one line's bytes, keeping only a bounded head of very long lines. */
