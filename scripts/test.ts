@@ -10,6 +10,7 @@
  * @module
  */
 import { SPAWNED_NPM_PACKAGES } from "../tests/helpers/npm_servers.ts";
+import { LAZY_PACKAGES } from "./lazy_modules.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -51,6 +52,44 @@ await deno(
   ["cache", "--quiet", "--no-config", "--no-lock", ...SPAWNED_NPM_PACKAGES],
   "cache the npm packages the tests spawn",
 );
+// Packages imported only at run time (through `lazyPackage`) are not in any static graph:
+// cache them through a throwaway module that names each, resolved by the import map.
+const lazyDir = await Deno.makeTempDir({ prefix: "kimi-precache-" });
+try {
+  const lazyEntry = `${lazyDir}/lazy_packages.ts`;
+  await Deno.writeTextFile(lazyEntry, LAZY_PACKAGES.map((p) => `import "${p}";\n`).join(""));
+  await deno(
+    ["cache", "--quiet", "--config", `${ROOT}deno.json`, lazyEntry],
+    "cache the lazily imported npm packages",
+  );
+  // What `deno install -g` of the checkout resolves (the install and URL-run tests install and
+  // serve packages from this cache without reaching the registry).
+  await deno(
+    [
+      "install",
+      "--quiet",
+      "-g",
+      "-f",
+      "--root",
+      lazyDir,
+      "-n",
+      "kimi-precache",
+      "--config",
+      `${ROOT}deno.json`,
+      "-A",
+      `${ROOT}main.ts`,
+    ],
+    "cache what an install of kimi resolves",
+  );
+  // `deno bundle` fetches esbuild on first use; tests that bundle in parallel would race to.
+  await Deno.writeTextFile(`${lazyDir}/empty.ts`, "export {};\n");
+  await deno(
+    ["bundle", "--quiet", "--output", `${lazyDir}/empty.js`, `${lazyDir}/empty.ts`],
+    "set up deno bundle",
+  );
+} finally {
+  await Deno.remove(lazyDir, { recursive: true }).catch(() => {});
+}
 console.log(`Deno cache ready (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 
 const junit = await Deno.makeTempFile({ suffix: ".xml" });
