@@ -58,8 +58,10 @@ const lazyDir = await Deno.makeTempDir({ prefix: "kimi-precache-" });
 try {
   const lazyEntry = `${lazyDir}/lazy_packages.ts`;
   await Deno.writeTextFile(lazyEntry, LAZY_PACKAGES.map((p) => `import "${p}";\n`).join(""));
+  // (without the lock file, so the packages' registry metadata is cached too: a run-time
+  // import resolves through it)
   await deno(
-    ["cache", "--quiet", "--config", `${ROOT}deno.json`, lazyEntry],
+    ["cache", "--quiet", "--config", `${ROOT}deno.json`, "--no-lock", lazyEntry],
     "cache the lazily imported npm packages",
   );
   // What `deno install -g` of the checkout resolves (the install and URL-run tests install and
