@@ -59,6 +59,14 @@ async function waitFor<T>(probe: () => Promise<T | null>, what: string, ms = 300
   throw new Error(`timed out waiting for ${what}`);
 }
 
+/** The task's runtime once it has `status`. */
+function waitForStatus(dir: string, status: string, what: string) {
+  return waitFor(async () => {
+    const rt = await readJson(`${dir}/runtime.json`);
+    return rt.status === status ? rt : null;
+  }, what);
+}
+
 function killGroup(pgid: unknown): void {
   if (typeof pgid !== "number") return;
   try {
@@ -159,10 +167,7 @@ Deno.test("a stop request written to control.json stops a running task (killed)"
     await wire.call("p1", "prompt", { user_input: "start" });
     const [session] = await sb.sessionDirs();
     const [dir] = await taskDirs(session);
-    const running = await waitFor(async () => {
-      const rt = await readJson(`${dir}/runtime.json`);
-      return rt.status === "running" ? rt : null;
-    }, "running");
+    const running = await waitForStatus(dir, "running", "running");
     pgid = running.child_pgid;
     // The heartbeat moves while the task runs.
     await waitFor(async () => {
@@ -174,10 +179,7 @@ Deno.test("a stop request written to control.json stops a running task (killed)"
       `${dir}/control.json`,
       JSON.stringify({ kill_requested_at: requestedAt, kill_reason: "Stopped by a test" }),
     );
-    const killed = await waitFor(async () => {
-      const rt = await readJson(`${dir}/runtime.json`);
-      return rt.status === "killed" ? rt : null;
-    }, "killed");
+    const killed = await waitForStatus(dir, "killed", "killed");
     assertEquals(
       [killed.interrupted, killed.failure_reason, killed.exit_code],
       [true, "Stopped by a test", -15],
@@ -215,10 +217,7 @@ Deno.test("kill -9 of kimi: the next run marks its task lost, naming the dead wo
     await wire.call("p1", "prompt", { user_input: "start" });
     const [session] = await sb.sessionDirs();
     const [dir] = await taskDirs(session);
-    const running = await waitFor(async () => {
-      const rt = await readJson(`${dir}/runtime.json`);
-      return rt.status === "running" ? rt : null;
-    }, "running");
+    const running = await waitForStatus(dir, "running", "running");
     pgid = running.child_pgid;
     assertEquals(running.worker_pid, wire.child.pid);
 
@@ -297,10 +296,7 @@ Deno.test("keep_alive_on_exit: a detached worker finishes the task after kimi ex
     ]);
     assertEquals(r2.code, 0, r2.stderr);
     const second = (await taskDirs(session)).find((d) => d !== dir)!;
-    const running = await waitFor(async () => {
-      const rt = await readJson(`${second}/runtime.json`);
-      return rt.status === "running" ? rt : null;
-    }, "the second task to run");
+    const running = await waitForStatus(second, "running", "the second task to run");
     pgids.push(running.child_pgid);
     await waitFor(
       async () => (await Deno.readTextFile(`${second}/output.log`)) === "second\n" || null,
@@ -310,10 +306,7 @@ Deno.test("keep_alive_on_exit: a detached worker finishes the task after kimi ex
       `${second}/control.json`,
       JSON.stringify({ kill_requested_at: Date.now() / 1000, kill_reason: "enough", force: false }),
     );
-    const killed = await waitFor(async () => {
-      const rt = await readJson(`${second}/runtime.json`);
-      return rt.status === "killed" ? rt : null;
-    }, "the worker to stop its task");
+    const killed = await waitForStatus(second, "killed", "the worker to stop its task");
     assertEquals([killed.failure_reason, killed.interrupted], ["enough", true]);
     assertEquals(await Deno.readTextFile(`${second}/output.log`), "second\n");
   } finally {
