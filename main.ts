@@ -32,6 +32,12 @@ if (import.meta.main) {
     const { runWorker } = await import(worker) as typeof import("./lib/background/worker.ts");
     Deno.exit(await runWorker(args.slice(1)));
   }
+  // zod compiles a specialised parser (\`new Function\`) for each object schema on its first
+  // parse; a CLI parses most of its schemas once or a few times, where compiling costs more
+  // than it saves. Set before zod loads (zod reads this shared global config when it loads).
+  (globalThis as { __zod_globalConfig?: { jitless?: boolean } }).__zod_globalConfig ??= {
+    jitless: true,
+  };
   const here = new URL(".", import.meta.url);
   const problem = startupPermissionProblem(
     args,

@@ -78,6 +78,7 @@ export const LAZY_PACKAGES: readonly string[] = [
   "linkedom",
   "@mozilla/readability",
   "turndown",
+  "picomatch",
   "yaml",
 ];
 

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
 import type {
   BackgroundStartResult,

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 import { readAsset } from "../lib/assets/mod.ts";
 import { MAX_SWARM_ITEMS, type SwarmRunResult } from "../lib/tooling/subagent_service.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 import { readAsset } from "../lib/assets/mod.ts";
 import { toolError, ToolResultBuilder } from "../lib/tooling/result.ts";
 import type {

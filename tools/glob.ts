@@ -4,7 +4,7 @@
  * @module
  */
 import { isAbsolute, join } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
 import { comparePathParts, pathGlob } from "../lib/search/path_glob.ts";
 import { listWorkDir } from "../lib/agent/work_dir_listing.ts";

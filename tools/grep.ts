@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
 import { finishGrep } from "../lib/search/grep_output.ts";
 import {

@@ -6,7 +6,7 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import { z } from "zod";
+import * as z from "zod";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
 import type { ContentPart } from "../lib/llm/message.ts";
 import type { FileType } from "../lib/tooling/file_type.ts";

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 import { readAsset } from "../lib/assets/mod.ts";
 import { BUDGET_UNITS, budgetLimit, formatBudget } from "../lib/session/goal_state.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";

@@ -4,7 +4,7 @@
  * @module
  */
 import { publishToolOutput } from "../lib/tooling/live_output.ts";
-import { z } from "zod";
+import * as z from "zod";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
 import { getTaskManager } from "../lib/background/task_manager.ts";
 import { formatTask, taskDisplayBlock } from "../lib/background/task_format.ts";

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 import { readAsset } from "../lib/assets/mod.ts";
 import { rootOnlyError } from "../lib/background/root_guard.ts";
 import { formatTaskOutput, taskDisplayBlock } from "../lib/background/task_format.ts";

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 import { readAsset } from "../lib/assets/mod.ts";
 import { toolOk } from "../lib/tooling/result.ts";
 import type { Tool, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";

@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 
 /** Where a skill was found, highest precedence first. */
 export const SkillScope = z.enum(["project", "user", "extra", "builtin"]);

@@ -23,7 +23,7 @@
  * @module
  */
 import * as nodePath from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { hasAsset, listAssets, readAsset } from "../assets/mod.ts";
 import { parseYaml } from "../assets/yaml.ts";
 import { excerpt, looksBinary } from "../excerpt.ts";

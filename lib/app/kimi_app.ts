@@ -207,10 +207,17 @@ export class KimiApp {
    * Start loading what {@link create} will need for the model `modelAlias` (default: the
    * config's), without waiting: call it as soon as the config is known.
    */
-  static prefetch(config: Config, modelAlias?: string): void {
+  static prefetch(config: Config, modelAlias?: string, agent?: AgentSpecSource): void {
     const providerName = config.models[modelAlias ?? config.default_model]?.provider;
     const type = providerName ? config.providers[providerName]?.type : undefined;
     if (type) prefetchProvider(type);
+    if (agent && "builtin" in agent) {
+      // A built-in agent's tool list is known without the session: its tool modules load now.
+      lazyImport<typeof import("../agent/spec.ts")>("../agent/spec.ts", import.meta.url)
+        .then(({ loadAgentSpec }) => loadAgentSpec(agent))
+        .then((spec) => prefetchBuiltinTools(spec.tools))
+        .catch(() => {});
+    }
   }
 
   /** Build the agent for a session. */

@@ -5,7 +5,7 @@
  * @module
  */
 import type { BackgroundTaskBlockSchema } from "../wire/display.ts";
-import type { z } from "zod";
+import type * as z from "zod";
 import type { TaskOutputSnapshot } from "./task_manager.ts";
 import type { TaskRecord } from "./task_record.ts";
 

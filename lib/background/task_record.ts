@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 
 /** Lifecycle states (the reference's). `lost`: the process running the task is gone. */
 export const TaskStatusSchema = z.enum([

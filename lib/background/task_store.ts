@@ -6,7 +6,7 @@
  * @module
  */
 import { join } from "node:path";
-import type { z } from "zod";
+import type * as z from "zod";
 import { atomicWriteText } from "../fs/atomic_write.ts";
 import {
   recordFiles,

@@ -139,7 +139,11 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   registerControlPaths("share", shareControlPaths(shareDir));
   registerControlPaths("cli", cliControlPaths(opts));
   // The model's provider SDK loads while MCP config and the session are set up.
-  KimiApp.prefetch(config, opts.model);
+  KimiApp.prefetch(
+    config,
+    opts.model,
+    opts.agentFile ? undefined : { builtin: opts.agent ?? "default" },
+  );
   const run: RunResources = { mcpServers: await loadRunMcpServers(opts, shareDir), app: null };
 
   let session: Session;

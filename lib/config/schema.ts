@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 
 /** Kinds of LLM provider a config may name. `google_genai` is the legacy name of `gemini`. */
 export const ProviderTypeSchema = z.enum([

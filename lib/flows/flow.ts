@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 import { ContentPartSchema } from "../llm/message.ts";
 
 /** What a node does when the flow reaches it. */

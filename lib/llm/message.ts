@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 
 /** A piece of visible assistant or user text. */
 export const TextPartSchema = z.object({ type: z.literal("text"), text: z.string() });

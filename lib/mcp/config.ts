@@ -6,7 +6,7 @@
  * @module
  */
 import { isPresent, pathStatus } from "../fs/exists.ts";
-import { z } from "zod";
+import * as z from "zod";
 import { describeJsonSyntaxError } from "../config/json_syntax.ts";
 import { describeFsError } from "../config/share_dir.ts";
 

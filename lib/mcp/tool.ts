@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 import { log } from "../log.ts";
 import { toolError, toolRejected } from "../tooling/result.ts";
 import type { Tool, ToolCallContext, ToolReturnValue } from "../tooling/tool.ts";

@@ -9,14 +9,33 @@
  * @module
  */
 import { dirname, isAbsolute, join, normalize, relative, resolve } from "node:path";
-import picomatchUntyped from "picomatch";
+import { lazyPackage } from "../lazy_import.ts";
 import type { ApprovalSubject } from "../tooling/tool.ts";
 import { canonicalPath } from "../tooling/workspace.ts";
 import { formatRulePattern, type PermissionRule } from "./rules.ts";
 import { parseShellLine, type ShellCommand } from "./shell_parse.ts";
 
 type Matcher = (path: string) => boolean;
-const picomatch = picomatchUntyped as (glob: string, opts?: { dot?: boolean }) => Matcher;
+type Picomatch = (glob: string, opts?: { dot?: boolean }) => Matcher;
+
+/**
+ * picomatch, loaded by the first evaluation that has rules to match (it is CommonJS, whose
+ * loader Deno sets up on first use: a run without rules never pays for it).
+ */
+let picomatch: Picomatch | null = null;
+
+async function loadPicomatch(): Promise<Picomatch> {
+  if (!picomatch) {
+    const mod = await lazyPackage<{ default: Picomatch }>("picomatch");
+    picomatch = mod.default;
+  }
+  return picomatch;
+}
+
+function matcher(glob: string): Matcher {
+  if (!picomatch) throw new Error("picomatch is not loaded: evaluateRules loads it first");
+  return picomatch(glob, { dot: true });
+}
 
 /** Tool name covering every file change (WriteFile, StrReplaceFile, shell redirections). */
 export const EDIT_RULE_TOOL = "Edit";
@@ -87,8 +106,8 @@ export function commandMatches(pattern: string, text: string): boolean {
 
 const globCache = new Map<string, Matcher>();
 
-/** Whether an absolute path matches a path glob of a rule. */
-export function pathMatches(glob: string, path: string, ctx: RuleContext): boolean {
+/** Whether an absolute path matches a path glob of a rule (picomatch loaded). */
+function pathMatches(glob: string, path: string, ctx: RuleContext): boolean {
   let g = glob.trim();
   if ((g === "~" || g.startsWith("~/")) && ctx.home) g = join(ctx.home, g.slice(1));
   let subject: string;
@@ -101,7 +120,7 @@ export function pathMatches(glob: string, path: string, ctx: RuleContext): boole
   }
   let m = globCache.get(g);
   if (!m) {
-    m = picomatch(g, { dot: true });
+    m = matcher(g);
     globCache.set(g, m);
   }
   return m(subject);
@@ -110,7 +129,7 @@ export function pathMatches(glob: string, path: string, ctx: RuleContext): boole
 function toolMatches(ruleTool: string, name: string): boolean {
   if (ruleTool === name || ruleTool === "*") return true;
   if (!/[*?[{]/.test(ruleTool)) return false;
-  return picomatch(ruleTool, { dot: true })(name);
+  return matcher(ruleTool)(name);
 }
 
 function partMatches(rule: PermissionRule, part: Part, ctx: RuleContext): boolean {
@@ -295,6 +314,7 @@ export interface EvaluateOptions {
 /** Evaluate the rules for one call. */
 export async function evaluateRules(opts: EvaluateOptions): Promise<RuleVerdict> {
   const { subject, rules, ctx } = opts;
+  if (rules.length > 0) await loadPicomatch();
   const parts: Part[] = [];
   const grant: string[] = [];
   let unparsable: string | null = null;

@@ -17,7 +17,7 @@
  * @module
  */
 import { dirname } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { atomicWriteBytes } from "../fs/atomic_write.ts";
 import { stillResolvesTo } from "../fs/real_path.ts";
 import { appendRecords } from "./jsonl.ts";

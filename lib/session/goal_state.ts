@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 
 /** Lifecycle of a goal. `complete` goals are cleared, so a stored goal is never complete. */
 export const GoalStatusSchema = z.enum(["active", "paused", "blocked", "budget_exhausted"]);

@@ -6,7 +6,7 @@
  */
 import { join, resolve } from "node:path";
 import { md5Hex } from "./md5.ts";
-import { z } from "zod";
+import * as z from "zod";
 import { atomicWriteText } from "../fs/atomic_write.ts";
 
 /** One `work_dirs[]` entry. */

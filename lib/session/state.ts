@@ -5,7 +5,7 @@
  * @module
  */
 import { join } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { atomicWriteText } from "../fs/atomic_write.ts";
 import { GoalLogEntrySchema, GoalSchema } from "./goal_state.ts";
 

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { ToolCall } from "../llm/message.ts";
 import type { ToolSpec } from "../llm/provider.ts";
 import { toolError } from "../tooling/result.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 import { join } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { atomicWriteText } from "../fs/atomic_write.ts";
 
 /** Lifecycle states of an instance. */

@@ -7,7 +7,7 @@
  * are not used):
  *
  * ```ts
- * import { z } from "zod"; // or "npm:zod@^4"
+ * import * as z from "zod"; // or "npm:zod@^4"
  * import type { ToolFactory } from "<kimi>/lib/tooling/tool.ts";
  *
  * export const tool: ToolFactory = (env) => ({

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * An integer. `z.int()` would add `minimum`/`maximum` safe-integer bounds to the JSON Schema;

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { z } from "zod";
+import type * as z from "zod";
 import type { ModelCapability } from "../llm/provider.ts";
 import type { DisplayBlock, TodoItem } from "../wire/display.ts";
 import type {

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 
 /** A short one-line summary. */
 export const BriefBlockSchema = z.object({ type: z.literal("brief"), text: z.string() });

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 import { UserInputSchema } from "./messages.ts";
 
 /** JSON-RPC error codes used by the wire server. */

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 import {
   AudioURLPartSchema,
   type ContentPart,

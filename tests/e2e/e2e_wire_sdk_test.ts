@@ -1,7 +1,7 @@
 import { assertEquals } from "../helpers/assert.ts";
 import { denoDir, kimiSandbox, MAIN_TS, toolCallLine } from "../helpers/kimi_process.ts";
 import { createExternalTool, createSession } from "@moonshot-ai/kimi-agent-sdk";
-import { z } from "zod";
+import * as z from "zod";
 
 Deno.test({
   name:

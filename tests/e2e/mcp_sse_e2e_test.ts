@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
-import { z } from "zod";
+import * as z from "zod";
 import { assertEquals } from "../helpers/assert.ts";
 import { kimiSandbox, toolCallLine } from "../helpers/kimi_process.ts";
 

@@ -7,7 +7,7 @@
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { z } from "zod";
+import * as z from "zod";
 
 const pidFile = Deno.env.get("MCP_PID_FILE");
 if (pidFile) await Deno.writeTextFile(pidFile, `${Deno.pid}\n`, { append: true });

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 import { FULL_SCOPE, type PermissionScope } from "../../lib/tooling/scope.ts";
 import type {
   ApprovalAsk,

@@ -7,7 +7,7 @@
  * @module
  */
 import * as acp from "@agentclientprotocol/sdk";
-import { z } from "zod";
+import * as z from "zod";
 import type { Config } from "../../config/schema.ts";
 import { closeTaskManager } from "../../background/task_manager.ts";
 import { runSessionEnd, runSessionStart } from "../../hooks/session_hooks.ts";

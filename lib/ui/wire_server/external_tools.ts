@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { Toolset } from "../../soul/toolset.ts";
 import type { Tool, ToolCallContext, ToolReturnValue } from "../../tooling/tool.ts";
 import { PendingRequest, type WireMessage } from "../../wire/messages.ts";

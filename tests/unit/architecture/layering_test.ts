@@ -95,7 +95,7 @@ import type { B } from "../b.ts";
 export { c } from "./c.ts";
 export * from "./d.ts";
 import "./side_effect.ts";
-import { z } from "zod";
+import * as z from "zod";
 const e = await import("./e.ts");
 const f = await lazyImport<typeof import("./f_type.ts")>(
   "./f.ts",

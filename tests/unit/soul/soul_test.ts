@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { APIStatusError } from "../../../lib/llm/errors.ts";
 import type { LLM } from "../../../lib/llm/provider.ts";
 import { ApprovalRuntime, ApprovalState } from "../../../lib/soul/approval.ts";

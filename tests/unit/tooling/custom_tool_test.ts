@@ -21,7 +21,7 @@ async function loadError(fn: () => Promise<unknown>): Promise<CustomToolError> {
 
 const jsonLines = (s: string) => s.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
 
-const GOOD_TOOL = `import { z } from "zod";
+const GOOD_TOOL = `import * as z from "zod";
 
 export const tool = (env) => ({
   name: "Shout",
@@ -159,7 +159,7 @@ Deno.test("custom tool module: missing export, bad tool, missing file, no read p
     // Name clashes with an earlier tool are reported.
     await Deno.writeTextFile(
       `${dir}/think.ts`,
-      `import { z } from "zod";
+      `import * as z from "zod";
 export const tool = () => ({ name: "Think", description: "d", parameters: z.object({}), call: async () => ({ is_error: false, output: "", message: "", display: [] }) });
 `,
     );

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 import { FULL_SCOPE } from "../../../lib/tooling/scope.ts";
 import type { Tool, ToolEnv, ToolFactory } from "../../../lib/tooling/tool.ts";
 import { askUserQuestionTool } from "../../../tools/ask_user_question.ts";
