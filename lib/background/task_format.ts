@@ -4,8 +4,7 @@
  *
  * @module
  */
-import type { BackgroundTaskBlockSchema } from "../wire/display.ts";
-import type * as z from "zod";
+import type { BackgroundTaskBlock } from "../wire/display.ts";
 import type { TaskOutputSnapshot } from "./task_manager.ts";
 import type { TaskRecord } from "./task_record.ts";
 
@@ -90,7 +89,7 @@ export function formatTaskOutput(snap: TaskOutputSnapshot): string {
 }
 
 /** The `background_task` display block of a task. */
-export function taskDisplayBlock(task: TaskRecord): z.infer<typeof BackgroundTaskBlockSchema> {
+export function taskDisplayBlock(task: TaskRecord): BackgroundTaskBlock {
   return {
     type: "background_task",
     task_id: task.id,

@@ -8,6 +8,7 @@
  * @module
  */
 import * as z from "zod";
+import { lazyRecord, lazyValue } from "../lazy_record.ts";
 import {
   AudioURLPartSchema,
   type ContentPart,
@@ -22,7 +23,7 @@ import {
   ToolCallSchema,
   VideoURLPartSchema,
 } from "../llm/message.ts";
-import { DisplayBlockSchema, TodoItemSchema } from "./display.ts";
+import { displaySchemas } from "./display.ts";
 import { GoalSchema } from "../session/goal_state.ts";
 
 /** User input: a string or a list of content parts. */
@@ -33,32 +34,38 @@ export type UserInput = z.infer<typeof UserInputSchema>;
 const empty = z.object({});
 
 /** What a tool returns: shown to the model (output, message) and to the user (display). */
-export const ToolReturnValueSchema = z.object({
-  is_error: z.boolean(),
-  output: z.union([z.string(), z.array(ContentPartSchema)]),
-  message: z.string(),
-  display: z.array(DisplayBlockSchema),
-  extras: z.record(z.string(), z.unknown()).nullable().default(null),
-});
+const toolReturnValueSchema = lazyValue(() =>
+  z.object({
+    is_error: z.boolean(),
+    output: z.union([z.string(), z.array(ContentPartSchema)]),
+    message: z.string(),
+    display: z.array(displaySchemas().block),
+    extras: z.record(z.string(), z.unknown()).nullable().default(null),
+  })
+);
 /** A tool's return value. */
-export type ToolReturnValue = z.infer<typeof ToolReturnValueSchema>;
+export type ToolReturnValue = z.infer<ReturnType<typeof toolReturnValueSchema>>;
 
 /** Status of one MCP server. */
-export const MCPServerStatusSchema = z.object({
-  name: z.string(),
-  status: z.enum(["pending", "connecting", "connected", "failed", "unauthorized"]),
-  tools: z.array(z.string()),
-});
+const mcpServerStatusSchema = lazyValue(() =>
+  z.object({
+    name: z.string(),
+    status: z.enum(["pending", "connecting", "connected", "failed", "unauthorized"]),
+    tools: z.array(z.string()),
+  })
+);
 /** MCP loading status. */
-export const MCPStatusSchema = z.object({
-  loading: z.boolean(),
-  connected: z.number().int(),
-  total: z.number().int(),
-  tools: z.number().int(),
-  servers: z.array(MCPServerStatusSchema),
-});
+const mcpStatusSchema = lazyValue(() =>
+  z.object({
+    loading: z.boolean(),
+    connected: z.number().int(),
+    total: z.number().int(),
+    tools: z.number().int(),
+    servers: z.array(mcpServerStatusSchema()),
+  })
+);
 /** MCP loading status. */
-export type MCPStatus = z.infer<typeof MCPStatusSchema>;
+export type MCPStatus = z.infer<ReturnType<typeof mcpStatusSchema>>;
 
 /**
  * Answers to an approval: once, for the session (the derived rule patterns), always (the
@@ -74,12 +81,14 @@ export const ApprovalResponseKindSchema = z.enum([
 export type ApprovalResponseKind = z.infer<typeof ApprovalResponseKindSchema>;
 
 /** One choice an approval offers (wire 1.11): the response id to send and its label. */
-export const ApprovalOptionSchema = z.object({
-  id: ApprovalResponseKindSchema,
-  label: z.string(),
-});
+const approvalOptionSchema = lazyValue(() =>
+  z.object({
+    id: ApprovalResponseKindSchema,
+    label: z.string(),
+  })
+);
 /** One choice of an approval. */
-export type ApprovalOption = z.infer<typeof ApprovalOptionSchema>;
+export type ApprovalOption = z.infer<ReturnType<typeof approvalOptionSchema>>;
 
 /** How a goal run ended (GoalUpdate `outcome`). */
 export const GoalOutcomeSchema = z.enum([
@@ -98,191 +107,217 @@ export const SwarmItemStateSchema = z.enum(["pending", "running", "ok", "error",
 export type SwarmItemState = z.infer<typeof SwarmItemStateSchema>;
 
 /** One item of a swarm as reported on the wire. */
-export const SwarmItemSchema = z.object({
-  index: z.number().int(),
-  item: z.string(),
-  state: SwarmItemStateSchema,
-  agent_id: z.string().nullable().default(null),
-  error: z.string().nullable().default(null),
-});
+const swarmItemSchema = lazyValue(() =>
+  z.object({
+    index: z.number().int(),
+    item: z.string(),
+    state: SwarmItemStateSchema,
+    agent_id: z.string().nullable().default(null),
+    error: z.string().nullable().default(null),
+  })
+);
 /** One item of a swarm. */
-export type SwarmItem = z.infer<typeof SwarmItemSchema>;
+export type SwarmItem = z.infer<ReturnType<typeof swarmItemSchema>>;
 
 /** Item counts of a swarm, by state. */
-export const SwarmCountsSchema = z.object({
-  pending: z.number().int(),
-  running: z.number().int(),
-  ok: z.number().int(),
-  error: z.number().int(),
-  cancelled: z.number().int(),
-});
+const swarmCountsSchema = lazyValue(() =>
+  z.object({
+    pending: z.number().int(),
+    running: z.number().int(),
+    ok: z.number().int(),
+    error: z.number().int(),
+    cancelled: z.number().int(),
+  })
+);
 /** Item counts of a swarm. */
-export type SwarmCounts = z.infer<typeof SwarmCountsSchema>;
+export type SwarmCounts = z.infer<ReturnType<typeof swarmCountsSchema>>;
 
 /** Payload schemas of every event, by type name. */
-export const EventPayloadSchemas = {
-  TurnBegin: z.object({ user_input: UserInputSchema }),
-  SteerInput: z.object({ user_input: UserInputSchema }),
-  TurnEnd: empty,
-  StepBegin: z.object({ n: z.number().int() }),
-  StepInterrupted: empty,
-  StepRetry: z.object({
-    n: z.number().int(),
-    next_attempt: z.number().int(),
-    max_attempts: z.number().int(),
-    wait_s: z.number(),
-    error_type: z.string(),
-    status_code: z.number().int().nullable().default(null),
-  }),
-  CompactionBegin: empty,
-  CompactionEnd: empty,
-  MCPLoadingBegin: empty,
-  MCPLoadingEnd: empty,
-  StatusUpdate: z.object({
-    context_usage: z.number().nullable().default(null),
-    context_tokens: z.number().int().nullable().default(null),
-    max_context_tokens: z.number().int().nullable().default(null),
-    token_usage: TokenUsageSchema.nullable().default(null),
-    message_id: z.string().nullable().default(null),
-    plan_mode: z.boolean().nullable().default(null),
-    mcp_status: MCPStatusSchema.nullable().default(null),
-  }),
-  Notification: z.object({
-    id: z.string(),
-    category: z.string(),
-    type: z.string(),
-    source_kind: z.string(),
-    source_id: z.string(),
-    title: z.string(),
-    body: z.string(),
-    severity: z.string(),
-    created_at: z.number(),
-    payload: z.record(z.string(), z.unknown()),
-  }),
-  ContentPart: ContentPartSchema,
-  ToolCall: ToolCallSchema,
-  ToolCallPart: ToolCallPartSchema,
-  ToolResult: z.object({ tool_call_id: z.string(), return_value: ToolReturnValueSchema }),
-  ApprovalResponse: z.object({
-    request_id: z.string(),
-    response: ApprovalResponseKindSchema,
-    feedback: z.string().default(""),
-  }),
-  SubagentEvent: z.object({
-    parent_tool_call_id: z.string().nullable().default(null),
-    agent_id: z.string().nullable().default(null),
-    subagent_type: z.string().nullable().default(null),
-    event: z.object({ type: z.string(), payload: z.unknown() }),
-  }),
-  PlanDisplay: z.object({ content: z.string(), file_path: z.string() }),
-  BtwBegin: z.object({ id: z.string(), question: z.string() }),
-  BtwEnd: z.object({
-    id: z.string(),
-    response: z.string().nullable().default(null),
-    error: z.string().nullable().default(null),
-  }),
-  GoalUpdate: z.object({
-    goal: GoalSchema.nullable(),
-    queue: z.array(z.string()).default([]),
-    outcome: GoalOutcomeSchema.nullable().default(null),
-  }),
-  SwarmUpdate: z.object({
-    swarm_id: z.string(),
-    parent_tool_call_id: z.string(),
-    description: z.string(),
-    total: z.number().int(),
-    concurrency: z.number().int(),
-    counts: SwarmCountsSchema,
-    item: SwarmItemSchema.nullable().default(null),
-    done: z.boolean().default(false),
-  }),
-  HookTriggered: z.object({
-    event: z.string(),
-    target: z.string().default(""),
-    hook_count: z.number().int().default(1),
-  }),
-  HookResolved: z.object({
-    event: z.string(),
-    target: z.string().default(""),
-    action: z.enum(["allow", "block"]).default("allow"),
-    reason: z.string().default(""),
-    duration_ms: z.number().default(0),
-  }),
-} as const;
+export const EventPayloadSchemas = lazyRecord({
+  TurnBegin: () => z.object({ user_input: UserInputSchema }),
+  SteerInput: () => z.object({ user_input: UserInputSchema }),
+  TurnEnd: () => empty,
+  StepBegin: () => z.object({ n: z.number().int() }),
+  StepInterrupted: () => empty,
+  StepRetry: () =>
+    z.object({
+      n: z.number().int(),
+      next_attempt: z.number().int(),
+      max_attempts: z.number().int(),
+      wait_s: z.number(),
+      error_type: z.string(),
+      status_code: z.number().int().nullable().default(null),
+    }),
+  CompactionBegin: () => empty,
+  CompactionEnd: () => empty,
+  MCPLoadingBegin: () => empty,
+  MCPLoadingEnd: () => empty,
+  StatusUpdate: () =>
+    z.object({
+      context_usage: z.number().nullable().default(null),
+      context_tokens: z.number().int().nullable().default(null),
+      max_context_tokens: z.number().int().nullable().default(null),
+      token_usage: TokenUsageSchema.nullable().default(null),
+      message_id: z.string().nullable().default(null),
+      plan_mode: z.boolean().nullable().default(null),
+      mcp_status: mcpStatusSchema().nullable().default(null),
+    }),
+  Notification: () =>
+    z.object({
+      id: z.string(),
+      category: z.string(),
+      type: z.string(),
+      source_kind: z.string(),
+      source_id: z.string(),
+      title: z.string(),
+      body: z.string(),
+      severity: z.string(),
+      created_at: z.number(),
+      payload: z.record(z.string(), z.unknown()),
+    }),
+  ContentPart: () => ContentPartSchema,
+  ToolCall: () => ToolCallSchema,
+  ToolCallPart: () => ToolCallPartSchema,
+  ToolResult: () => z.object({ tool_call_id: z.string(), return_value: toolReturnValueSchema() }),
+  ApprovalResponse: () =>
+    z.object({
+      request_id: z.string(),
+      response: ApprovalResponseKindSchema,
+      feedback: z.string().default(""),
+    }),
+  SubagentEvent: () =>
+    z.object({
+      parent_tool_call_id: z.string().nullable().default(null),
+      agent_id: z.string().nullable().default(null),
+      subagent_type: z.string().nullable().default(null),
+      event: z.object({ type: z.string(), payload: z.unknown() }),
+    }),
+  PlanDisplay: () => z.object({ content: z.string(), file_path: z.string() }),
+  BtwBegin: () => z.object({ id: z.string(), question: z.string() }),
+  BtwEnd: () =>
+    z.object({
+      id: z.string(),
+      response: z.string().nullable().default(null),
+      error: z.string().nullable().default(null),
+    }),
+  GoalUpdate: () =>
+    z.object({
+      goal: GoalSchema.nullable(),
+      queue: z.array(z.string()).default([]),
+      outcome: GoalOutcomeSchema.nullable().default(null),
+    }),
+  SwarmUpdate: () =>
+    z.object({
+      swarm_id: z.string(),
+      parent_tool_call_id: z.string(),
+      description: z.string(),
+      total: z.number().int(),
+      concurrency: z.number().int(),
+      counts: swarmCountsSchema(),
+      item: swarmItemSchema().nullable().default(null),
+      done: z.boolean().default(false),
+    }),
+  HookTriggered: () =>
+    z.object({
+      event: z.string(),
+      target: z.string().default(""),
+      hook_count: z.number().int().default(1),
+    }),
+  HookResolved: () =>
+    z.object({
+      event: z.string(),
+      target: z.string().default(""),
+      action: z.enum(["allow", "block"]).default("allow"),
+      reason: z.string().default(""),
+      duration_ms: z.number().default(0),
+    }),
+});
 
 /** Question option. */
-export const QuestionOptionSchema = z.object({
-  label: z.string(),
-  description: z.string().default(""),
-});
+const questionOptionSchema = lazyValue(() =>
+  z.object({
+    label: z.string(),
+    description: z.string().default(""),
+  })
+);
 /** One question of a QuestionRequest. */
-export const QuestionSchema = z.object({
-  question: z.string(),
-  header: z.string().default(""),
-  options: z.array(QuestionOptionSchema),
-  multi_select: z.boolean().default(false),
-  body: z.string().default(""),
-  other_label: z.string().default(""),
-  other_description: z.string().default(""),
-});
+const questionSchema = lazyValue(() =>
+  z.object({
+    question: z.string(),
+    header: z.string().default(""),
+    options: z.array(questionOptionSchema()),
+    multi_select: z.boolean().default(false),
+    body: z.string().default(""),
+    other_label: z.string().default(""),
+    other_description: z.string().default(""),
+  })
+);
 /** One question. */
-export type Question = z.infer<typeof QuestionSchema>;
+export type Question = z.infer<ReturnType<typeof questionSchema>>;
 
 /** Payload schemas of every server → client request, by type name. */
-export const RequestPayloadSchemas = {
-  ApprovalRequest: z.object({
-    id: z.string(),
-    tool_call_id: z.string(),
-    sender: z.string(),
-    action: z.string(),
-    description: z.string(),
-    source_kind: z.string().nullable().default(null),
-    source_id: z.string().nullable().default(null),
-    agent_id: z.string().nullable().default(null),
-    subagent_type: z.string().nullable().default(null),
-    source_description: z.string().nullable().default(null),
-    display: z.array(DisplayBlockSchema).default([]),
-    grant_patterns: z.array(z.string()).default([]),
-    rule_file: z.string().nullable().default(null),
-    options: z.array(ApprovalOptionSchema).default([]),
-  }),
-  ToolCallRequest: z.object({
-    id: z.string(),
-    name: z.string(),
-    arguments: z.string().nullable().default(null),
-  }),
-  QuestionRequest: z.object({
-    id: z.string(),
-    tool_call_id: z.string(),
-    questions: z.array(QuestionSchema),
-  }),
-  HookRequest: z.object({
-    id: z.string(),
-    subscription_id: z.string(),
-    event: z.string(),
-    target: z.string(),
-    input_data: z.record(z.string(), z.unknown()),
-  }),
-} as const;
+export const RequestPayloadSchemas = lazyRecord({
+  ApprovalRequest: () =>
+    z.object({
+      id: z.string(),
+      tool_call_id: z.string(),
+      sender: z.string(),
+      action: z.string(),
+      description: z.string(),
+      source_kind: z.string().nullable().default(null),
+      source_id: z.string().nullable().default(null),
+      agent_id: z.string().nullable().default(null),
+      subagent_type: z.string().nullable().default(null),
+      source_description: z.string().nullable().default(null),
+      display: z.array(displaySchemas().block).default([]),
+      grant_patterns: z.array(z.string()).default([]),
+      rule_file: z.string().nullable().default(null),
+      options: z.array(approvalOptionSchema()).default([]),
+    }),
+  ToolCallRequest: () =>
+    z.object({
+      id: z.string(),
+      name: z.string(),
+      arguments: z.string().nullable().default(null),
+    }),
+  QuestionRequest: () =>
+    z.object({
+      id: z.string(),
+      tool_call_id: z.string(),
+      questions: z.array(questionSchema()),
+    }),
+  HookRequest: () =>
+    z.object({
+      id: z.string(),
+      subscription_id: z.string(),
+      event: z.string(),
+      target: z.string(),
+      input_data: z.record(z.string(), z.unknown()),
+    }),
+});
 
 /** Results the client sends back for each request type. */
-export const RequestResultSchemas = {
-  ApprovalRequest: z.object({
-    request_id: z.string(),
-    response: ApprovalResponseKindSchema,
-    feedback: z.string().default(""),
-  }),
-  ToolCallRequest: z.object({ tool_call_id: z.string(), return_value: ToolReturnValueSchema }),
-  QuestionRequest: z.object({
-    request_id: z.string(),
-    answers: z.record(z.string(), z.string()),
-  }),
-  HookRequest: z.object({
-    request_id: z.string(),
-    action: z.enum(["allow", "block"]),
-    reason: z.string().default(""),
-  }),
-} as const;
+export const RequestResultSchemas = lazyRecord({
+  ApprovalRequest: () =>
+    z.object({
+      request_id: z.string(),
+      response: ApprovalResponseKindSchema,
+      feedback: z.string().default(""),
+    }),
+  ToolCallRequest: () =>
+    z.object({ tool_call_id: z.string(), return_value: toolReturnValueSchema() }),
+  QuestionRequest: () =>
+    z.object({
+      request_id: z.string(),
+      answers: z.record(z.string(), z.string()),
+    }),
+  HookRequest: () =>
+    z.object({
+      request_id: z.string(),
+      action: z.enum(["allow", "block"]),
+      reason: z.string().default(""),
+    }),
+});
 
 /** Names of event types. */
 export type EventType = keyof typeof EventPayloadSchemas;
@@ -449,6 +484,5 @@ export {
   ImageURLPartSchema,
   TextPartSchema,
   ThinkPartSchema,
-  TodoItemSchema,
   VideoURLPartSchema,
 };
