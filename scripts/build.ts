@@ -7,7 +7,8 @@
  *   lazy import in the source. Lazily imported npm packages are in the binary because `deno
  *   compile` embeds the whole npm snapshot of the lockfile (no `--exclude-unused-npm`).
  * - Agents, prompts, skills and tool descriptions are embedded in the program itself
- *   (`lib/assets/embedded.gen.ts`); the build refuses a stale embed.
+ *   (`lib/assets/embedded.gen.ts`), and so are the built-in tools' parameter JSON Schemas
+ *   (`tools/param_schemas.gen.ts`); the build refuses either when stale.
  * - The binary is the `full` profile (`-A`): Deno bakes permission flags into a compiled
  *   binary, and the `review`/`workspace` flags depend on the machine (share dir, model host,
  *   work dir). README.md ("Install") says how to get those profiles from a download.
@@ -25,6 +26,7 @@ import { lazyListProblems } from "./bundle.ts";
 import { LAZY_MODULES } from "./lazy_modules.ts";
 import { REPO_ROOT_URL } from "./lazy_scan.ts";
 import { renderEmbedded } from "./embed_assets.ts";
+import { PARAM_SCHEMAS_FILE, updateParamSchemas } from "./param_schemas.ts";
 
 /** The release targets. */
 export const TARGETS = [
@@ -106,6 +108,10 @@ export async function build(opts: BuildOptions = {}): Promise<number> {
   const embedded = await Deno.readTextFile(`${REPO_ROOT}/lib/assets/embedded.gen.ts`);
   if (embedded !== await renderEmbedded()) {
     console.error("build: lib/assets/embedded.gen.ts is stale: run `deno task embed`.");
+    return 1;
+  }
+  if (!await updateParamSchemas({ check: true })) {
+    console.error(`build: ${PARAM_SCHEMAS_FILE} is stale: run \`deno task embed\`.`);
     return 1;
   }
   const outDir = opts.outDir ?? `${REPO_ROOT}/dist/bin`;

@@ -4,6 +4,9 @@
  * permission on the program's own files and from a bundle or a URL. Their YAML (agent specs,
  * skill frontmatter) is embedded parsed too, so runs that use only built-ins never load `yaml`.
  *
+ * Then it runs `scripts/param_schemas.ts`, which writes the built-in tools' parameter JSON
+ * Schemas to `tools/param_schemas.gen.ts` (`deno task embed` does both).
+ *
  * Usage: `deno run --allow-read --allow-write --allow-env scripts/embed_assets.ts [--check]`
  * (the `yaml` package reads `LOG_TOKENS`/`LOG_STREAM`).
  *
@@ -79,7 +82,8 @@ export async function renderEmbedded(): Promise<string> {
 
 if (import.meta.main) {
   const src = await renderEmbedded();
-  if (Deno.args.includes("--check")) {
+  const check = Deno.args.includes("--check");
+  if (check) {
     const current = await Deno.readTextFile(OUT).catch(() => "");
     if (current !== src) {
       console.error("lib/assets/embedded.gen.ts is stale: run `deno task embed`.");
@@ -87,5 +91,14 @@ if (import.meta.main) {
     }
   } else {
     await Deno.writeTextFile(OUT, src);
+  }
+  // Loaded only now: it builds the tools, which import the module just written.
+  const paramSchemas = "./param_schemas.ts";
+  const { PARAM_SCHEMAS_FILE, updateParamSchemas } = await import(
+    new URL(paramSchemas, import.meta.url).href
+  ) as typeof import("./param_schemas.ts");
+  if (!await updateParamSchemas({ check }) && check) {
+    console.error(`${PARAM_SCHEMAS_FILE} is stale: run \`deno task embed\`.`);
+    Deno.exit(1);
   }
 }

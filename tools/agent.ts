@@ -19,6 +19,7 @@ import type {
   ToolFactory,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
+import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** Longest timeout a run may ask for, in seconds. */
 export const MAX_AGENT_TIMEOUT_S = 3600;
@@ -73,6 +74,7 @@ class AgentTool implements Tool<AgentParams> {
   readonly name = "Agent";
   readonly description: string;
   readonly parameters = AgentParamsSchema;
+  readonly jsonSchema = PARAM_JSON_SCHEMAS.Agent;
   readonly #env: ToolEnv;
 
   constructor(env: ToolEnv, description: string) {

@@ -15,6 +15,7 @@ import type {
   ToolFactory,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
+import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** AgentSwarm parameters. */
 export const AgentSwarmParamsSchema = z.object({
@@ -57,6 +58,7 @@ class AgentSwarmTool implements Tool<AgentSwarmParams> {
   readonly name = "AgentSwarm";
   readonly description: string;
   readonly parameters = AgentSwarmParamsSchema;
+  readonly jsonSchema = PARAM_JSON_SCHEMAS.AgentSwarm;
   readonly #env: ToolEnv;
 
   constructor(env: ToolEnv, description: string) {

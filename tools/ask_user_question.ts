@@ -15,6 +15,7 @@ import type {
 } from "../lib/tooling/tool.ts";
 import type { Question } from "../lib/wire/messages.ts";
 import { pyJsonDumps } from "../lib/wire/py_json.ts";
+import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** One option of a question. */
 export const QuestionOptionParamSchema = z.object({
@@ -58,6 +59,7 @@ const PLAN_MODE_NOTE = "\n\nIn plan mode: ask only to clarify requirements or to
 class AskUserQuestionTool implements Tool<AskUserQuestionParams> {
   readonly name = "AskUserQuestion";
   readonly parameters = AskUserQuestionParamsSchema;
+  readonly jsonSchema = PARAM_JSON_SCHEMAS.AskUserQuestion;
   readonly #env: ToolEnv;
   readonly #base = readAsset("tools/ask_user_question.md");
 

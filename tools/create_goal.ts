@@ -9,6 +9,7 @@ import { describeGoal } from "../lib/session/goal_state.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
 import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
 import type { GoalService } from "../lib/tooling/goal_service.ts";
+import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** CreateGoal parameters. */
 export const CreateGoalParamsSchema = z.object({
@@ -22,6 +23,7 @@ class CreateGoalTool implements Tool<CreateGoalParams> {
   readonly name = "CreateGoal";
   readonly description = readAsset("tools/create_goal.md");
   readonly parameters = CreateGoalParamsSchema;
+  readonly jsonSchema = PARAM_JSON_SCHEMAS.CreateGoal;
   readonly #goals: GoalService;
 
   constructor(goals: GoalService) {

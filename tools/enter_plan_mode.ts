@@ -15,6 +15,7 @@ import type {
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
 import type { Question } from "../lib/wire/messages.ts";
+import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** EnterPlanMode parameters (none). */
 export const EnterPlanModeParamsSchema = z.object({});
@@ -62,6 +63,7 @@ class EnterPlanModeTool implements Tool<EnterPlanModeParams> {
   readonly name = "EnterPlanMode";
   readonly description = readAsset("tools/enter_plan_mode.md");
   readonly parameters = EnterPlanModeParamsSchema;
+  readonly jsonSchema = PARAM_JSON_SCHEMAS.EnterPlanMode;
   readonly #env: ToolEnv;
   readonly #plan: PlanControl;
 

@@ -16,6 +16,7 @@ import type {
 } from "../lib/tooling/tool.ts";
 import type { Question } from "../lib/wire/messages.ts";
 import { PLAN_UNSUPPORTED_MESSAGE } from "./enter_plan_mode.ts";
+import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** Labels the tool adds itself and options may not use (compared case-insensitively). */
 export const RESERVED_PLAN_LABELS: readonly string[] = [
@@ -76,6 +77,7 @@ class ExitPlanModeTool implements Tool<ExitPlanModeParams> {
   readonly name = "ExitPlanMode";
   readonly description = readAsset("tools/exit_plan_mode.md");
   readonly parameters = ExitPlanModeParamsSchema;
+  readonly jsonSchema = PARAM_JSON_SCHEMAS.ExitPlanMode;
   readonly #env: ToolEnv;
   readonly #plan: PlanControl;
 

@@ -24,6 +24,7 @@ import {
   serviceHeaders,
   withTimeout,
 } from "../lib/web/service_request.ts";
+import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** How long one request may take. */
 export const FETCH_TIMEOUT_MS = 180_000;
@@ -64,6 +65,7 @@ class FetchUrlTool implements Tool<FetchUrlParams> {
   readonly name = "FetchURL";
   readonly description = readAsset("tools/fetch_url.md");
   readonly parameters = FetchUrlParamsSchema;
+  readonly jsonSchema = PARAM_JSON_SCHEMAS.FetchURL;
   readonly #env: ToolEnv;
 
   constructor(env: ToolEnv) {

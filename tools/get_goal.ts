@@ -9,6 +9,7 @@ import { describeGoal } from "../lib/session/goal_state.ts";
 import { toolOk } from "../lib/tooling/result.ts";
 import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
 import type { GoalService } from "../lib/tooling/goal_service.ts";
+import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** GetGoal parameters (none). */
 export const GetGoalParamsSchema = z.object({});
@@ -19,6 +20,7 @@ class GetGoalTool implements Tool<GetGoalParams> {
   readonly name = "GetGoal";
   readonly description = readAsset("tools/get_goal.md");
   readonly parameters = GetGoalParamsSchema;
+  readonly jsonSchema = PARAM_JSON_SCHEMAS.GetGoal;
   readonly #goals: GoalService;
 
   constructor(goals: GoalService) {

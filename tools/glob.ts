@@ -20,6 +20,7 @@ import type {
 import { resolveRealPath } from "../lib/fs/real_path.ts";
 import { ResultFilter } from "../lib/tooling/result_filter.ts";
 import { expandHome, isInsideWorkspace } from "../lib/tooling/workspace.ts";
+import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** Most matches returned. */
 export const MAX_MATCHES = 1000;
@@ -52,6 +53,7 @@ class GlobTool implements Tool<GlobParams> {
     MAX_MATCHES: String(MAX_MATCHES),
   });
   readonly parameters = GlobParamsSchema;
+  readonly jsonSchema = PARAM_JSON_SCHEMAS.Glob;
   readonly #env: ToolEnv;
 
   constructor(env: ToolEnv) {

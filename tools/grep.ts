@@ -31,6 +31,7 @@ import { ResultFilter } from "../lib/tooling/result_filter.ts";
 import { denialMessage } from "../lib/tooling/scope.ts";
 import { isProcessProcPath } from "../lib/tooling/sensitive.ts";
 import { canonicalPath, expandHome } from "../lib/tooling/workspace.ts";
+import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** Default cap on returned lines or entries. */
 export const DEFAULT_HEAD_LIMIT = 250;
@@ -119,6 +120,7 @@ class GrepTool implements Tool<GrepParams> {
     DEFAULT_HEAD_LIMIT: String(DEFAULT_HEAD_LIMIT),
   });
   readonly parameters = GrepParamsSchema;
+  readonly jsonSchema = PARAM_JSON_SCHEMAS.Grep;
   readonly #env: ToolEnv;
   readonly #opts: GrepToolOptions;
   readonly #shareDir: string;

@@ -24,6 +24,7 @@ import type {
   ToolFactory,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
+import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** Most lines one call returns. */
 export const MAX_LINES = 1000;
@@ -97,6 +98,7 @@ class ReadFileTool implements Tool<ReadFileParams> {
     MAX_BYTES: String(MAX_BYTES),
   });
   readonly parameters = ReadFileParamsSchema;
+  readonly jsonSchema = PARAM_JSON_SCHEMAS.ReadFile;
   readonly #env: ToolEnv;
 
   constructor(env: ToolEnv) {

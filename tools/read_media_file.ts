@@ -26,6 +26,7 @@ import {
   readPinned,
   resolveReadTarget,
 } from "../lib/tooling/read_target.ts";
+import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** Largest media file accepted, in MiB. */
 export const MAX_MEDIA_MEGABYTES = 100;
@@ -78,6 +79,7 @@ class ReadMediaFileTool implements Tool<ReadMediaFileParams> {
   readonly name = "ReadMediaFile";
   readonly description: string;
   readonly parameters = ReadMediaFileParamsSchema;
+  readonly jsonSchema = PARAM_JSON_SCHEMAS.ReadMediaFile;
   readonly #env: ToolEnv;
 
   constructor(env: ToolEnv) {

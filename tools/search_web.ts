@@ -22,6 +22,7 @@ import {
   serviceHeaders,
   withTimeout,
 } from "../lib/web/service_request.ts";
+import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** Seconds the service may spend crawling (sent in the request). */
 export const SERVICE_TIMEOUT_S = 30;
@@ -68,6 +69,7 @@ class SearchWebTool implements Tool<SearchWebParams> {
   readonly name = "SearchWeb";
   readonly description = readAsset("tools/search_web.md");
   readonly parameters = SearchWebParamsSchema;
+  readonly jsonSchema = PARAM_JSON_SCHEMAS.SearchWeb;
   readonly #env: ToolEnv;
   readonly #service: WebServiceConfig;
 

@@ -8,6 +8,7 @@ import { readAsset } from "../lib/assets/mod.ts";
 import { integer } from "../lib/tooling/param_types.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
 import type { Tool, ToolFactory } from "../lib/tooling/tool.ts";
+import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** Parameters of SendDMail. */
 export const SendDMailParamsSchema = z.object({
@@ -29,6 +30,7 @@ export const sendDMailTool: ToolFactory = (env) => {
     name: "SendDMail",
     description: readAsset("tools/send_dmail.md"),
     parameters: SendDMailParamsSchema,
+    jsonSchema: PARAM_JSON_SCHEMAS.SendDMail,
     call(params) {
       const error = dmail.send(params.checkpoint_id, params.message, {
         restoreFiles: params.restore_files,

@@ -9,6 +9,7 @@ import { BUDGET_UNITS, budgetLimit, formatBudget } from "../lib/session/goal_sta
 import { toolError, toolOk } from "../lib/tooling/result.ts";
 import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
 import type { GoalService } from "../lib/tooling/goal_service.ts";
+import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** SetGoalBudget parameters. */
 export const SetGoalBudgetParamsSchema = z.object({
@@ -22,6 +23,7 @@ class SetGoalBudgetTool implements Tool<SetGoalBudgetParams> {
   readonly name = "SetGoalBudget";
   readonly description = readAsset("tools/set_goal_budget.md");
   readonly parameters = SetGoalBudgetParamsSchema;
+  readonly jsonSchema = PARAM_JSON_SCHEMAS.SetGoalBudget;
   readonly #goals: GoalService;
 
   constructor(goals: GoalService) {

@@ -8,6 +8,7 @@ import { readAsset } from "../lib/assets/mod.ts";
 import { toolOk } from "../lib/tooling/result.ts";
 import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
 import { TodoStatusSchema } from "../lib/wire/display.ts";
+import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** One todo as the model sends it. */
 export const TodoParamSchema = z.object({
@@ -28,6 +29,7 @@ class SetTodoListTool implements Tool<SetTodoListParams> {
   readonly name = "SetTodoList";
   readonly description = readAsset("tools/set_todo_list.md");
   readonly parameters = SetTodoListParamsSchema;
+  readonly jsonSchema = PARAM_JSON_SCHEMAS.SetTodoList;
   readonly #env: ToolEnv;
 
   constructor(env: ToolEnv) {

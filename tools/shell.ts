@@ -21,6 +21,7 @@ import type {
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
 import { brief, type DisplayBlock, type ShellBlock } from "../lib/wire/display.ts";
+import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** Longest foreground timeout, in seconds. */
 export const MAX_FOREGROUND_TIMEOUT_S = 300;
@@ -87,6 +88,7 @@ class ShellTool implements Tool<ShellParams> {
   readonly name = "Shell";
   readonly description: string;
   readonly parameters = ShellParamsSchema;
+  readonly jsonSchema = PARAM_JSON_SCHEMAS.Shell;
   readonly #env: ToolEnv;
   readonly #shell: ShellInfo;
 

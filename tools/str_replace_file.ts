@@ -21,6 +21,7 @@ import type {
   ToolFactory,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
+import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** One replacement. */
 export const EditSchema = z.object({
@@ -68,6 +69,7 @@ class StrReplaceFileTool implements Tool<StrReplaceFileParams> {
   readonly name = "StrReplaceFile";
   readonly description = readAsset("tools/str_replace_file.md");
   readonly parameters = StrReplaceFileParamsSchema;
+  readonly jsonSchema = PARAM_JSON_SCHEMAS.StrReplaceFile;
   readonly #env: ToolEnv;
 
   constructor(env: ToolEnv) {

@@ -10,6 +10,7 @@ import { formatTaskList, taskDisplayBlock } from "../lib/background/task_format.
 import { getTaskManager } from "../lib/background/task_manager.ts";
 import { toolOk } from "../lib/tooling/result.ts";
 import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
+import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** TaskList parameters. */
 export const TaskListParamsSchema = z.object({
@@ -27,6 +28,7 @@ class TaskListTool implements Tool<TaskListParams> {
   readonly name = "TaskList";
   readonly description = readAsset("tools/task_list.md");
   readonly parameters = TaskListParamsSchema;
+  readonly jsonSchema = PARAM_JSON_SCHEMAS.TaskList;
   readonly #env: ToolEnv;
 
   constructor(env: ToolEnv) {

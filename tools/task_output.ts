@@ -16,6 +16,7 @@ import type {
   ToolFactory,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
+import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** Bytes of output tail shown after `[output]`. */
 export const TASK_OUTPUT_PREVIEW_BYTES = 32 * 1024;
@@ -37,6 +38,7 @@ class TaskOutputTool implements Tool<TaskOutputParams> {
   readonly name = "TaskOutput";
   readonly description = readAsset("tools/task_output.md");
   readonly parameters = TaskOutputParamsSchema;
+  readonly jsonSchema = PARAM_JSON_SCHEMAS.TaskOutput;
   readonly #env: ToolEnv;
 
   constructor(env: ToolEnv) {

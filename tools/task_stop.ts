@@ -16,6 +16,7 @@ import type {
   ToolFactory,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
+import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** Reason recorded when none is given. */
 export const DEFAULT_STOP_REASON = "Stopped by TaskStop";
@@ -34,6 +35,7 @@ class TaskStopTool implements Tool<TaskStopParams> {
   readonly name = "TaskStop";
   readonly description = readAsset("tools/task_stop.md");
   readonly parameters = TaskStopParamsSchema;
+  readonly jsonSchema = PARAM_JSON_SCHEMAS.TaskStop;
   readonly #env: ToolEnv;
 
   constructor(env: ToolEnv) {

@@ -7,6 +7,7 @@ import * as z from "zod";
 import { readAsset } from "../lib/assets/mod.ts";
 import { toolOk } from "../lib/tooling/result.ts";
 import type { Tool, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
+import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** Think parameters. */
 export const ThinkParamsSchema = z.object({
@@ -19,6 +20,7 @@ class ThinkTool implements Tool<ThinkParams> {
   readonly name = "Think";
   readonly description = readAsset("tools/think.md");
   readonly parameters = ThinkParamsSchema;
+  readonly jsonSchema = PARAM_JSON_SCHEMAS.Think;
 
   call(): Promise<ToolReturnValue> {
     return Promise.resolve(toolOk({ output: "", message: "Thought logged" }));

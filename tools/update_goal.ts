@@ -9,6 +9,7 @@ import { readAsset } from "../lib/assets/mod.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
 import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
 import type { GoalService } from "../lib/tooling/goal_service.ts";
+import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** UpdateGoal parameters. */
 export const UpdateGoalParamsSchema = z.object({
@@ -30,6 +31,7 @@ class UpdateGoalTool implements Tool<UpdateGoalParams> {
   readonly name = "UpdateGoal";
   readonly description = readAsset("tools/update_goal.md");
   readonly parameters = UpdateGoalParamsSchema;
+  readonly jsonSchema = PARAM_JSON_SCHEMAS.UpdateGoal;
   readonly #goals: GoalService;
 
   constructor(goals: GoalService) {

@@ -23,6 +23,7 @@ import type {
   ToolFactory,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
+import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** WriteFile parameters. */
 export const WriteFileParamsSchema = z.object({
@@ -43,6 +44,7 @@ class WriteFileTool implements Tool<WriteFileParams> {
   readonly name = "WriteFile";
   readonly description = readAsset("tools/write_file.md");
   readonly parameters = WriteFileParamsSchema;
+  readonly jsonSchema = PARAM_JSON_SCHEMAS.WriteFile;
   readonly #env: ToolEnv;
 
   constructor(env: ToolEnv) {

@@ -8,6 +8,7 @@
 import * as z from "zod";
 import type { ToolCall } from "../llm/message.ts";
 import type { ToolSpec } from "../llm/provider.ts";
+import { paramJsonSchema } from "../tooling/param_json_schema.ts";
 import { toolError } from "../tooling/result.ts";
 import type { Tool, ToolCallContext, ToolReturnValue } from "../tooling/tool.ts";
 
@@ -36,13 +37,7 @@ export function canonicalJson(value: unknown): string {
 
 /** JSON Schema of a tool's parameters as the model sees it. */
 export function toolJsonSchema(tool: Tool): Record<string, unknown> {
-  if (tool.jsonSchema) return tool.jsonSchema;
-  const schema = z.toJSONSchema(tool.parameters, { io: "input", unrepresentable: "any" }) as Record<
-    string,
-    unknown
-  >;
-  delete schema.$schema;
-  return schema;
+  return tool.jsonSchema ?? paramJsonSchema(tool.parameters);
 }
 
 const REMINDER_1 =

@@ -92,8 +92,9 @@ export interface Tool<P = any> {
   /** Parameter schema; exported to the model as JSON Schema (`io: "input"`). */
   readonly parameters: z.ZodType<P>;
   /**
-   * JSON Schema to send instead of deriving one from `parameters` (MCP and external tools,
-   * whose schema comes from elsewhere). When set, arguments are still validated by `parameters`.
+   * JSON Schema to send instead of deriving one from `parameters`: MCP and external tools,
+   * whose schema comes from elsewhere, and built-in tools, whose schema is derived at build
+   * time (`tools/param_schemas.gen.ts`). When set, arguments are still validated by `parameters`.
    */
   readonly jsonSchema?: Record<string, unknown>;
   /** Run the tool. Throwing is allowed: the toolset turns it into a "Tool runtime error". */
