@@ -5,6 +5,7 @@
  * @module
  */
 import * as z from "zod";
+import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
 import type {
   BackgroundStartResult,
@@ -25,32 +26,34 @@ import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 export const MAX_AGENT_TIMEOUT_S = 3600;
 
 /** Agent parameters. */
-export const AgentParamsSchema = z.object({
-  description: z.string().describe("A short (3-5 word) description of the task"),
-  prompt: z.string().describe("The task for the agent to perform"),
-  subagent_type: z.string().default("coder").describe(
-    "The built-in agent type to use. Defaults to `coder`.",
-  ),
-  model: z.string().nullable().default(null).describe(
-    "Optional model override. Selection priority is: this parameter, then the built-in " +
-      "type default model, then the parent agent's current model.",
-  ),
-  resume: z.string().nullable().default(null).describe(
-    "Optional agent ID to resume instead of creating a new instance.",
-  ),
-  run_in_background: z.boolean().default(false).describe(
-    "Whether to run the agent in the background. Prefer false unless the task can " +
-      "continue independently and there is a clear benefit to returning control before " +
-      "the result is needed.",
-  ),
-  timeout: z.number().int().min(30).max(MAX_AGENT_TIMEOUT_S).nullable().default(null).describe(
-    "Timeout in seconds for the agent task. Foreground: no default timeout (runs until " +
-      "completion), max 3600s (1hr). Background: default from config (15min), max 3600s " +
-      "(1hr). The agent is stopped if it exceeds this limit.",
-  ),
-});
+export const agentParamsSchema = lazyValue(() =>
+  z.object({
+    description: z.string().describe("A short (3-5 word) description of the task"),
+    prompt: z.string().describe("The task for the agent to perform"),
+    subagent_type: z.string().default("coder").describe(
+      "The built-in agent type to use. Defaults to `coder`.",
+    ),
+    model: z.string().nullable().default(null).describe(
+      "Optional model override. Selection priority is: this parameter, then the built-in " +
+        "type default model, then the parent agent's current model.",
+    ),
+    resume: z.string().nullable().default(null).describe(
+      "Optional agent ID to resume instead of creating a new instance.",
+    ),
+    run_in_background: z.boolean().default(false).describe(
+      "Whether to run the agent in the background. Prefer false unless the task can " +
+        "continue independently and there is a clear benefit to returning control before " +
+        "the result is needed.",
+    ),
+    timeout: z.number().int().min(30).max(MAX_AGENT_TIMEOUT_S).nullable().default(null).describe(
+      "Timeout in seconds for the agent task. Foreground: no default timeout (runs until " +
+        "completion), max 3600s (1hr). Background: default from config (15min), max 3600s " +
+        "(1hr). The agent is stopped if it exceeds this limit.",
+    ),
+  })
+);
 /** Agent parameters. */
-export type AgentParams = z.infer<typeof AgentParamsSchema>;
+export type AgentParams = z.infer<ReturnType<typeof agentParamsSchema>>;
 
 /** Message when a subagent calls Agent. */
 export const SUBAGENT_NESTING_MESSAGE = "Subagents cannot launch other subagents.";
@@ -73,7 +76,9 @@ export function agentDescription(types: readonly SubagentTypeInfo[]): string {
 class AgentTool implements Tool<AgentParams> {
   readonly name = "Agent";
   readonly description: string;
-  readonly parameters = AgentParamsSchema;
+  get parameters() {
+    return agentParamsSchema();
+  }
   readonly jsonSchema = PARAM_JSON_SCHEMAS.Agent;
   readonly #env: ToolEnv;
 

@@ -5,6 +5,7 @@
  * @module
  */
 import * as z from "zod";
+import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { MAX_SWARM_ITEMS, type SwarmRunResult } from "../lib/tooling/subagent_service.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
@@ -18,17 +19,19 @@ import type {
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** AgentSwarm parameters. */
-export const AgentSwarmParamsSchema = z.object({
-  // Kept terse: every request carries this schema. Limits (1 to 128 items, all different,
-  // concurrency 1 to 128) are checked when the swarm starts, with messages naming them.
-  description: z.string(),
-  prompt_template: z.string(),
-  items: z.array(z.string()),
-  subagent_type: z.string().optional(),
-  concurrency: z.number().int().optional(),
-});
+export const agentSwarmParamsSchema = lazyValue(() =>
+  z.object({
+    // Kept terse: every request carries this schema. Limits (1 to 128 items, all different,
+    // concurrency 1 to 128) are checked when the swarm starts, with messages naming them.
+    description: z.string(),
+    prompt_template: z.string(),
+    items: z.array(z.string()),
+    subagent_type: z.string().optional(),
+    concurrency: z.number().int().optional(),
+  })
+);
 /** AgentSwarm parameters. */
-export type AgentSwarmParams = z.infer<typeof AgentSwarmParamsSchema>;
+export type AgentSwarmParams = z.infer<ReturnType<typeof agentSwarmParamsSchema>>;
 
 function escapeAttr(value: string): string {
   return value.replaceAll("&", "&amp;").replaceAll('"', "&quot;").replaceAll("<", "&lt;")
@@ -57,7 +60,9 @@ export function renderSwarmResult(run: SwarmRunResult): string {
 class AgentSwarmTool implements Tool<AgentSwarmParams> {
   readonly name = "AgentSwarm";
   readonly description: string;
-  readonly parameters = AgentSwarmParamsSchema;
+  get parameters() {
+    return agentSwarmParamsSchema();
+  }
   readonly jsonSchema = PARAM_JSON_SCHEMAS.AgentSwarm;
   readonly #env: ToolEnv;
 

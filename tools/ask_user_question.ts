@@ -4,6 +4,7 @@
  * @module
  */
 import * as z from "zod";
+import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
 import type {
@@ -18,29 +19,35 @@ import { pyJsonDumps } from "../lib/wire/py_json.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** One option of a question. */
-export const QuestionOptionParamSchema = z.object({
-  label: z.string().describe("Short text of the option (1-5 words)."),
-  description: z.string().default("").describe("What picking this option implies."),
-});
+export const questionOptionParamSchema = lazyValue(() =>
+  z.object({
+    label: z.string().describe("Short text of the option (1-5 words)."),
+    description: z.string().default("").describe("What picking this option implies."),
+  })
+);
 
 /** One question. */
-export const QuestionParamSchema = z.object({
-  question: z.string().describe("The question itself, ending with '?'."),
-  header: z.string().default("").describe("Short tag for the question (12 characters at most)."),
-  options: z.array(QuestionOptionParamSchema).min(2).max(4).describe(
-    "Two to four distinct choices; an 'Other' choice is added automatically.",
-  ),
-  multi_select: z.boolean().default(false).describe("Whether several options may be chosen."),
-});
+export const questionParamSchema = lazyValue(() =>
+  z.object({
+    question: z.string().describe("The question itself, ending with '?'."),
+    header: z.string().default("").describe("Short tag for the question (12 characters at most)."),
+    options: z.array(questionOptionParamSchema()).min(2).max(4).describe(
+      "Two to four distinct choices; an 'Other' choice is added automatically.",
+    ),
+    multi_select: z.boolean().default(false).describe("Whether several options may be chosen."),
+  })
+);
 
 /** AskUserQuestion parameters. */
-export const AskUserQuestionParamsSchema = z.object({
-  questions: z.array(QuestionParamSchema).min(1).max(4).describe(
-    "The questions to ask (one to four).",
-  ),
-});
+export const askUserQuestionParamsSchema = lazyValue(() =>
+  z.object({
+    questions: z.array(questionParamSchema()).min(1).max(4).describe(
+      "The questions to ask (one to four).",
+    ),
+  })
+);
 /** AskUserQuestion parameters. */
-export type AskUserQuestionParams = z.infer<typeof AskUserQuestionParamsSchema>;
+export type AskUserQuestionParams = z.infer<ReturnType<typeof askUserQuestionParamsSchema>>;
 
 /** Output when afk mode dismisses the questions. */
 export const AFK_OUTPUT =
@@ -58,7 +65,9 @@ const PLAN_MODE_NOTE = "\n\nIn plan mode: ask only to clarify requirements or to
 
 class AskUserQuestionTool implements Tool<AskUserQuestionParams> {
   readonly name = "AskUserQuestion";
-  readonly parameters = AskUserQuestionParamsSchema;
+  get parameters() {
+    return askUserQuestionParamsSchema();
+  }
   readonly jsonSchema = PARAM_JSON_SCHEMAS.AskUserQuestion;
   readonly #env: ToolEnv;
   readonly #base = readAsset("tools/ask_user_question.md");

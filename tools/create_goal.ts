@@ -4,6 +4,7 @@
  * @module
  */
 import * as z from "zod";
+import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { describeGoal } from "../lib/session/goal_state.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
@@ -12,17 +13,21 @@ import type { GoalService } from "../lib/tooling/goal_service.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** CreateGoal parameters. */
-export const CreateGoalParamsSchema = z.object({
-  objective: z.string(),
-  replace: z.boolean().optional(),
-});
+export const createGoalParamsSchema = lazyValue(() =>
+  z.object({
+    objective: z.string(),
+    replace: z.boolean().optional(),
+  })
+);
 /** CreateGoal parameters. */
-export type CreateGoalParams = z.infer<typeof CreateGoalParamsSchema>;
+export type CreateGoalParams = z.infer<ReturnType<typeof createGoalParamsSchema>>;
 
 class CreateGoalTool implements Tool<CreateGoalParams> {
   readonly name = "CreateGoal";
   readonly description = readAsset("tools/create_goal.md");
-  readonly parameters = CreateGoalParamsSchema;
+  get parameters() {
+    return createGoalParamsSchema();
+  }
   readonly jsonSchema = PARAM_JSON_SCHEMAS.CreateGoal;
   readonly #goals: GoalService;
 

@@ -4,6 +4,7 @@
  * @module
  */
 import * as z from "zod";
+import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
 import type {
@@ -18,9 +19,9 @@ import type { Question } from "../lib/wire/messages.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** EnterPlanMode parameters (none). */
-export const EnterPlanModeParamsSchema = z.object({});
+export const enterPlanModeParamsSchema = lazyValue(() => z.object({}));
 /** EnterPlanMode parameters. */
-export type EnterPlanModeParams = z.infer<typeof EnterPlanModeParamsSchema>;
+export type EnterPlanModeParams = z.infer<ReturnType<typeof enterPlanModeParamsSchema>>;
 
 /** The confirmation question. */
 export const ENTER_QUESTION: Question = {
@@ -62,7 +63,9 @@ function activatedOutput(planFile: string | null, auto: boolean): string {
 class EnterPlanModeTool implements Tool<EnterPlanModeParams> {
   readonly name = "EnterPlanMode";
   readonly description = readAsset("tools/enter_plan_mode.md");
-  readonly parameters = EnterPlanModeParamsSchema;
+  get parameters() {
+    return enterPlanModeParamsSchema();
+  }
   readonly jsonSchema = PARAM_JSON_SCHEMAS.EnterPlanMode;
   readonly #env: ToolEnv;
   readonly #plan: PlanControl;

@@ -4,6 +4,7 @@
  * @module
  */
 import * as z from "zod";
+import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { toolError, toolOk, toolRejected } from "../lib/tooling/result.ts";
 import type {
@@ -27,28 +28,32 @@ export const RESERVED_PLAN_LABELS: readonly string[] = [
 ];
 
 /** One approach the user may pick. */
-export const PlanOptionParamSchema = z.object({
-  label: z.string().describe(
-    "Short name of the approach (1-8 words); add '(Recommended)' to the one you recommend.",
-  ).refine((v) => !RESERVED_PLAN_LABELS.includes(v.trim().toLowerCase()), {
-    message: "Option labels 'Approve', 'Reject', 'Reject And Exit' and 'Revise' are reserved.",
-  }),
-  description: z.string().default("").describe("What this approach does and its trade-offs."),
-});
+export const planOptionParamSchema = lazyValue(() =>
+  z.object({
+    label: z.string().describe(
+      "Short name of the approach (1-8 words); add '(Recommended)' to the one you recommend.",
+    ).refine((v) => !RESERVED_PLAN_LABELS.includes(v.trim().toLowerCase()), {
+      message: "Option labels 'Approve', 'Reject', 'Reject And Exit' and 'Revise' are reserved.",
+    }),
+    description: z.string().default("").describe("What this approach does and its trade-offs."),
+  })
+);
 
 /** ExitPlanMode parameters. */
-export const ExitPlanModeParamsSchema = z.object({
-  options: z.array(PlanOptionParamSchema).max(3).nullable().default(null).describe(
-    "The two or three alternative approaches the plan describes, so the user can choose which " +
-      "one to carry out. Leave it out when the plan has a single approach. Do not use " +
-      "'Approve', 'Reject', 'Revise' or 'Reject and Exit' as labels.",
-  ).refine(
-    (opts) => opts === null || new Set(opts.map((o) => o.label)).size === opts.length,
-    { message: "Option labels must be unique. Found duplicate label(s)." },
-  ),
-});
+export const exitPlanModeParamsSchema = lazyValue(() =>
+  z.object({
+    options: z.array(planOptionParamSchema()).max(3).nullable().default(null).describe(
+      "The two or three alternative approaches the plan describes, so the user can choose which " +
+        "one to carry out. Leave it out when the plan has a single approach. Do not use " +
+        "'Approve', 'Reject', 'Revise' or 'Reject and Exit' as labels.",
+    ).refine(
+      (opts) => opts === null || new Set(opts.map((o) => o.label)).size === opts.length,
+      { message: "Option labels must be unique. Found duplicate label(s)." },
+    ),
+  })
+);
 /** ExitPlanMode parameters. */
-export type ExitPlanModeParams = z.infer<typeof ExitPlanModeParamsSchema>;
+export type ExitPlanModeParams = z.infer<ReturnType<typeof exitPlanModeParamsSchema>>;
 
 type QuestionOption = Question["options"][number];
 
@@ -76,7 +81,9 @@ export function approvalQuestion(options: ExitPlanModeParams["options"]): Questi
 class ExitPlanModeTool implements Tool<ExitPlanModeParams> {
   readonly name = "ExitPlanMode";
   readonly description = readAsset("tools/exit_plan_mode.md");
-  readonly parameters = ExitPlanModeParamsSchema;
+  get parameters() {
+    return exitPlanModeParamsSchema();
+  }
   readonly jsonSchema = PARAM_JSON_SCHEMAS.ExitPlanMode;
   readonly #env: ToolEnv;
   readonly #plan: PlanControl;

@@ -5,6 +5,7 @@
  * @module
  */
 import * as z from "zod";
+import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { toolError, ToolResultBuilder } from "../lib/tooling/result.ts";
 import type {
@@ -34,11 +35,13 @@ export const BROWSER_USER_AGENT =
   "Chrome/124.0.0.0 Safari/537.36";
 
 /** FetchURL parameters. */
-export const FetchUrlParamsSchema = z.object({
-  url: z.string().describe("Address of the page to fetch."),
-});
+export const fetchUrlParamsSchema = lazyValue(() =>
+  z.object({
+    url: z.string().describe("Address of the page to fetch."),
+  })
+);
 /** FetchURL parameters. */
-export type FetchUrlParams = z.infer<typeof FetchUrlParamsSchema>;
+export type FetchUrlParams = z.infer<ReturnType<typeof fetchUrlParamsSchema>>;
 
 function networkError(builder: ToolResultBuilder, detail: string): ToolReturnValue {
   return builder.error(
@@ -64,7 +67,9 @@ function decodeBody(bytes: Uint8Array, contentType: string): string {
 class FetchUrlTool implements Tool<FetchUrlParams> {
   readonly name = "FetchURL";
   readonly description = readAsset("tools/fetch_url.md");
-  readonly parameters = FetchUrlParamsSchema;
+  get parameters() {
+    return fetchUrlParamsSchema();
+  }
   readonly jsonSchema = PARAM_JSON_SCHEMAS.FetchURL;
   readonly #env: ToolEnv;
 

@@ -4,6 +4,7 @@
  * @module
  */
 import * as z from "zod";
+import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { describeGoal } from "../lib/session/goal_state.ts";
 import { toolOk } from "../lib/tooling/result.ts";
@@ -12,14 +13,16 @@ import type { GoalService } from "../lib/tooling/goal_service.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** GetGoal parameters (none). */
-export const GetGoalParamsSchema = z.object({});
+export const getGoalParamsSchema = lazyValue(() => z.object({}));
 /** GetGoal parameters. */
-export type GetGoalParams = z.infer<typeof GetGoalParamsSchema>;
+export type GetGoalParams = z.infer<ReturnType<typeof getGoalParamsSchema>>;
 
 class GetGoalTool implements Tool<GetGoalParams> {
   readonly name = "GetGoal";
   readonly description = readAsset("tools/get_goal.md");
-  readonly parameters = GetGoalParamsSchema;
+  get parameters() {
+    return getGoalParamsSchema();
+  }
   readonly jsonSchema = PARAM_JSON_SCHEMAS.GetGoal;
   readonly #goals: GoalService;
 

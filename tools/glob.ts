@@ -5,6 +5,7 @@
  */
 import { isAbsolute, join } from "node:path";
 import * as z from "zod";
+import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
 import { comparePathParts, pathGlob } from "../lib/search/path_glob.ts";
 import { listWorkDir } from "../lib/agent/work_dir_listing.ts";
@@ -26,17 +27,19 @@ import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 export const MAX_MATCHES = 1000;
 
 /** Glob parameters. */
-export const GlobParamsSchema = z.object({
-  pattern: z.string().describe("The glob pattern files or directories must match."),
-  directory: orNull(z.string()).default(null).describe(
-    "Absolute path of the directory to search from; the working directory when omitted.",
-  ),
-  include_dirs: z.boolean().default(true).describe(
-    "Whether directories are listed along with files.",
-  ),
-});
+export const globParamsSchema = lazyValue(() =>
+  z.object({
+    pattern: z.string().describe("The glob pattern files or directories must match."),
+    directory: orNull(z.string()).default(null).describe(
+      "Absolute path of the directory to search from; the working directory when omitted.",
+    ),
+    include_dirs: z.boolean().default(true).describe(
+      "Whether directories are listed along with files.",
+    ),
+  })
+);
 /** Glob parameters. */
-export type GlobParams = z.infer<typeof GlobParamsSchema>;
+export type GlobParams = z.infer<ReturnType<typeof globParamsSchema>>;
 
 async function statOrNull(path: string): Promise<Deno.FileInfo | null> {
   try {
@@ -52,7 +55,9 @@ class GlobTool implements Tool<GlobParams> {
   readonly description = renderTemplate(readAsset("tools/glob.md"), {
     MAX_MATCHES: String(MAX_MATCHES),
   });
-  readonly parameters = GlobParamsSchema;
+  get parameters() {
+    return globParamsSchema();
+  }
   readonly jsonSchema = PARAM_JSON_SCHEMAS.Glob;
   readonly #env: ToolEnv;
 

@@ -6,6 +6,7 @@
  * @module
  */
 import * as z from "zod";
+import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
 import { finishGrep } from "../lib/search/grep_output.ts";
 import {
@@ -37,52 +38,54 @@ import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 export const DEFAULT_HEAD_LIMIT = 250;
 
 /** Grep parameters (JSON names as the model sends them). */
-export const GrepParamsSchema = z.object({
-  pattern: z.string().describe("Regular expression to search file contents for."),
-  path: z.string().default(".").describe(
-    "File or directory to search (absolute when set); default: the working directory.",
-  ),
-  glob: orNull(z.string()).default(null).describe(
-    "Only search files matching this glob, e.g. `*.ts` or `*.{js,jsx}`.",
-  ),
-  output_mode: z.string().default("files_with_matches").describe(
-    "`files_with_matches` lists matching paths; `content` shows matching lines (with `-A`, " +
-      "`-B`, `-C`, `-n`); `count_matches` counts matches per file.",
-  ),
-  "-B": orNull(integer()).default(null).describe(
-    "Lines of context before each match (`content` mode).",
-  ),
-  "-A": orNull(integer()).default(null).describe(
-    "Lines of context after each match (`content` mode).",
-  ),
-  "-C": orNull(integer()).default(null).describe(
-    "Lines of context around each match (`content` mode).",
-  ),
-  "-n": z.boolean().default(true).describe(
-    "Prefix matching lines with line numbers (`content` mode).",
-  ),
-  "-i": z.boolean().default(false).describe("Match without regard to letter case."),
-  type: orNull(z.string()).default(null).describe(
-    "Only search files of this ripgrep type, e.g. `py`, `rust`, `ts`, `go` (faster than " +
-      "`glob`).",
-  ),
-  head_limit: orNull(integer().min(0)).default(DEFAULT_HEAD_LIMIT).describe(
-    "Return at most this many lines or entries (like `| head -N`); 0 = no limit (can flood " +
-      "the context).",
-  ),
-  offset: integer().min(0).default(0).describe(
-    "Skip this many lines or entries before `head_limit` applies, to page through results.",
-  ),
-  multiline: z.boolean().default(false).describe(
-    "Let matches span lines, with `.` matching line breaks (`-U --multiline-dotall`).",
-  ),
-  include_ignored: z.boolean().default(false).describe(
-    "Also search files excluded by `.gitignore`/`.ignore` rules (e.g. `node_modules`); " +
-      "secret files stay excluded.",
-  ),
-});
+export const grepParamsSchema = lazyValue(() =>
+  z.object({
+    pattern: z.string().describe("Regular expression to search file contents for."),
+    path: z.string().default(".").describe(
+      "File or directory to search (absolute when set); default: the working directory.",
+    ),
+    glob: orNull(z.string()).default(null).describe(
+      "Only search files matching this glob, e.g. `*.ts` or `*.{js,jsx}`.",
+    ),
+    output_mode: z.string().default("files_with_matches").describe(
+      "`files_with_matches` lists matching paths; `content` shows matching lines (with `-A`, " +
+        "`-B`, `-C`, `-n`); `count_matches` counts matches per file.",
+    ),
+    "-B": orNull(integer()).default(null).describe(
+      "Lines of context before each match (`content` mode).",
+    ),
+    "-A": orNull(integer()).default(null).describe(
+      "Lines of context after each match (`content` mode).",
+    ),
+    "-C": orNull(integer()).default(null).describe(
+      "Lines of context around each match (`content` mode).",
+    ),
+    "-n": z.boolean().default(true).describe(
+      "Prefix matching lines with line numbers (`content` mode).",
+    ),
+    "-i": z.boolean().default(false).describe("Match without regard to letter case."),
+    type: orNull(z.string()).default(null).describe(
+      "Only search files of this ripgrep type, e.g. `py`, `rust`, `ts`, `go` (faster than " +
+        "`glob`).",
+    ),
+    head_limit: orNull(integer().min(0)).default(DEFAULT_HEAD_LIMIT).describe(
+      "Return at most this many lines or entries (like `| head -N`); 0 = no limit (can flood " +
+        "the context).",
+    ),
+    offset: integer().min(0).default(0).describe(
+      "Skip this many lines or entries before `head_limit` applies, to page through results.",
+    ),
+    multiline: z.boolean().default(false).describe(
+      "Let matches span lines, with `.` matching line breaks (`-U --multiline-dotall`).",
+    ),
+    include_ignored: z.boolean().default(false).describe(
+      "Also search files excluded by `.gitignore`/`.ignore` rules (e.g. `node_modules`); " +
+        "secret files stay excluded.",
+    ),
+  })
+);
 /** Grep parameters. */
-export type GrepParams = z.infer<typeof GrepParamsSchema>;
+export type GrepParams = z.infer<ReturnType<typeof grepParamsSchema>>;
 
 /** Which engine a Grep call uses. */
 export type GrepEngine = "ripgrep" | "typescript";
@@ -119,7 +122,9 @@ class GrepTool implements Tool<GrepParams> {
   readonly description = renderTemplate(readAsset("tools/grep.md"), {
     DEFAULT_HEAD_LIMIT: String(DEFAULT_HEAD_LIMIT),
   });
-  readonly parameters = GrepParamsSchema;
+  get parameters() {
+    return grepParamsSchema();
+  }
   readonly jsonSchema = PARAM_JSON_SCHEMAS.Grep;
   readonly #env: ToolEnv;
   readonly #opts: GrepToolOptions;

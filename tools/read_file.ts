@@ -5,6 +5,7 @@
  * @module
  */
 import * as z from "zod";
+import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
 import { fileBackend } from "../lib/tooling/file_backend.ts";
 import { integer } from "../lib/tooling/param_types.ts";
@@ -34,36 +35,38 @@ export const MAX_LINE_LENGTH = 2000;
 export const MAX_BYTES = 100 << 10;
 
 /** ReadFile parameters. */
-export const ReadFileParamsSchema = z.object({
-  path: z.string().describe(
-    "Path of the file to read. Relative paths are resolved against the working directory; " +
-      "files outside it need an absolute path.",
-  ),
-  line_offset: integer().default(1).describe(
-    "Line number to start from (1 = first line). Use it to page through a file too large for " +
-      `one call. Negative values read from the end: -N returns the last N lines (N at most ${MAX_LINES}).`,
-  ),
-  n_lines: integer().min(1).default(MAX_LINES).describe(
-    `How many lines to read; ${MAX_LINES}, the default, is also the most one call returns.`,
-  ),
-}).superRefine((p, ctx) => {
-  if (p.line_offset === 0) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["line_offset"],
-      message: "line_offset cannot be 0; use 1 for the first line or -1 for the last line",
-    });
-  } else if (p.line_offset < -MAX_LINES) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["line_offset"],
-      message: `line_offset cannot be less than -${MAX_LINES}. Use a positive line_offset ` +
-        "with the total line count to read from a specific position.",
-    });
-  }
-});
+export const readFileParamsSchema = lazyValue(() =>
+  z.object({
+    path: z.string().describe(
+      "Path of the file to read. Relative paths are resolved against the working directory; " +
+        "files outside it need an absolute path.",
+    ),
+    line_offset: integer().default(1).describe(
+      "Line number to start from (1 = first line). Use it to page through a file too large for " +
+        `one call. Negative values read from the end: -N returns the last N lines (N at most ${MAX_LINES}).`,
+    ),
+    n_lines: integer().min(1).default(MAX_LINES).describe(
+      `How many lines to read; ${MAX_LINES}, the default, is also the most one call returns.`,
+    ),
+  }).superRefine((p, ctx) => {
+    if (p.line_offset === 0) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["line_offset"],
+        message: "line_offset cannot be 0; use 1 for the first line or -1 for the last line",
+      });
+    } else if (p.line_offset < -MAX_LINES) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["line_offset"],
+        message: `line_offset cannot be less than -${MAX_LINES}. Use a positive line_offset ` +
+          "with the total line count to read from a specific position.",
+      });
+    }
+  })
+);
 /** ReadFile parameters. */
-export type ReadFileParams = z.infer<typeof ReadFileParamsSchema>;
+export type ReadFileParams = z.infer<ReturnType<typeof readFileParamsSchema>>;
 
 /** The refusal for a binary (non-text, non-media) file. */
 export function notReadableMessage(shownPath: string): string {
@@ -97,7 +100,9 @@ class ReadFileTool implements Tool<ReadFileParams> {
     MAX_LINE_LENGTH: String(MAX_LINE_LENGTH),
     MAX_BYTES: String(MAX_BYTES),
   });
-  readonly parameters = ReadFileParamsSchema;
+  get parameters() {
+    return readFileParamsSchema();
+  }
   readonly jsonSchema = PARAM_JSON_SCHEMAS.ReadFile;
   readonly #env: ToolEnv;
 

@@ -7,6 +7,7 @@
  */
 import { Buffer } from "node:buffer";
 import * as z from "zod";
+import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
 import type { ContentPart } from "../lib/llm/message.ts";
 import type { FileType } from "../lib/tooling/file_type.ts";
@@ -32,14 +33,16 @@ import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 export const MAX_MEDIA_MEGABYTES = 100;
 
 /** ReadMediaFile parameters. */
-export const ReadMediaFileParamsSchema = z.object({
-  path: z.string().describe(
-    "Path of the image or video to read. Relative paths are resolved against the working " +
-      "directory; files outside it need an absolute path.",
-  ),
-});
+export const readMediaFileParamsSchema = lazyValue(() =>
+  z.object({
+    path: z.string().describe(
+      "Path of the image or video to read. Relative paths are resolved against the working " +
+        "directory; files outside it need an absolute path.",
+    ),
+  })
+);
 /** ReadMediaFile parameters. */
-export type ReadMediaFileParams = z.infer<typeof ReadMediaFileParamsSchema>;
+export type ReadMediaFileParams = z.infer<ReturnType<typeof readMediaFileParamsSchema>>;
 
 function escapeAttr(value: string): string {
   return value.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;")
@@ -78,7 +81,9 @@ async function readAll(file: Deno.FsFile, size: number): Promise<Uint8Array> {
 class ReadMediaFileTool implements Tool<ReadMediaFileParams> {
   readonly name = "ReadMediaFile";
   readonly description: string;
-  readonly parameters = ReadMediaFileParamsSchema;
+  get parameters() {
+    return readMediaFileParamsSchema();
+  }
   readonly jsonSchema = PARAM_JSON_SCHEMAS.ReadMediaFile;
   readonly #env: ToolEnv;
 

@@ -4,6 +4,7 @@
  * @module
  */
 import * as z from "zod";
+import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { toolError, ToolResultBuilder } from "../lib/tooling/result.ts";
 import type {
@@ -30,33 +31,39 @@ export const SERVICE_TIMEOUT_S = 30;
 export const SEARCH_TIMEOUT_MS = 60_000;
 
 /** SearchWeb parameters. */
-export const SearchWebParamsSchema = z.object({
-  query: z.string().describe("What to search for."),
-  limit: z.number().int().min(1).max(20).default(5).describe(
-    "How many results to return. The default is usually enough; sharpen the query " +
-      "rather than raising it when results miss.",
-  ),
-  include_content: z.boolean().default(false).describe(
-    "Also return the text of each result page. This can use many tokens; avoid it " +
-      "together with a large limit.",
-  ),
-});
+export const searchWebParamsSchema = lazyValue(() =>
+  z.object({
+    query: z.string().describe("What to search for."),
+    limit: z.number().int().min(1).max(20).default(5).describe(
+      "How many results to return. The default is usually enough; sharpen the query " +
+        "rather than raising it when results miss.",
+    ),
+    include_content: z.boolean().default(false).describe(
+      "Also return the text of each result page. This can use many tokens; avoid it " +
+        "together with a large limit.",
+    ),
+  })
+);
 /** SearchWeb parameters. */
-export type SearchWebParams = z.infer<typeof SearchWebParamsSchema>;
+export type SearchWebParams = z.infer<ReturnType<typeof searchWebParamsSchema>>;
 
 /** One result as the service returns it. */
-export const SearchResultSchema = z.object({
-  site_name: z.string(),
-  title: z.string(),
-  url: z.string(),
-  snippet: z.string(),
-  content: z.string().default(""),
-  date: z.string().default(""),
-  icon: z.string().default(""),
-  mime: z.string().default(""),
-});
+export const searchResultSchema = lazyValue(() =>
+  z.object({
+    site_name: z.string(),
+    title: z.string(),
+    url: z.string(),
+    snippet: z.string(),
+    content: z.string().default(""),
+    date: z.string().default(""),
+    icon: z.string().default(""),
+    mime: z.string().default(""),
+  })
+);
 /** The service's response. */
-export const SearchResponseSchema = z.object({ search_results: z.array(SearchResultSchema) });
+export const searchResponseSchema = lazyValue(() =>
+  z.object({ search_results: z.array(searchResultSchema()) })
+);
 
 function unavailable(builder: ToolResultBuilder, detail: string, brief: string): ToolReturnValue {
   return builder.error(
@@ -68,7 +75,9 @@ function unavailable(builder: ToolResultBuilder, detail: string, brief: string):
 class SearchWebTool implements Tool<SearchWebParams> {
   readonly name = "SearchWeb";
   readonly description = readAsset("tools/search_web.md");
-  readonly parameters = SearchWebParamsSchema;
+  get parameters() {
+    return searchWebParamsSchema();
+  }
   readonly jsonSchema = PARAM_JSON_SCHEMAS.SearchWeb;
   readonly #env: ToolEnv;
   readonly #service: WebServiceConfig;
@@ -138,7 +147,7 @@ class SearchWebTool implements Tool<SearchWebParams> {
       );
     }
 
-    const parsed = SearchResponseSchema.safeParse(data);
+    const parsed = searchResponseSchema().safeParse(data);
     if (!parsed.success) {
       const detail = parsed.error.issues
         .map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`)

@@ -4,6 +4,7 @@
  * @module
  */
 import * as z from "zod";
+import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { integer } from "../lib/tooling/param_types.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
@@ -11,16 +12,18 @@ import type { Tool, ToolFactory } from "../lib/tooling/tool.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** Parameters of SendDMail. */
-export const SendDMailParamsSchema = z.object({
-  message: z.string().describe("The message for your past self."),
-  checkpoint_id: integer().min(0).describe("The checkpoint to send the D-Mail to."),
-  restore_files: z.boolean().default(false).describe(
-    "Also put the files changed (by WriteFile or StrReplaceFile) since that checkpoint back as " +
-      "they were.",
-  ),
-});
+export const sendDMailParamsSchema = lazyValue(() =>
+  z.object({
+    message: z.string().describe("The message for your past self."),
+    checkpoint_id: integer().min(0).describe("The checkpoint to send the D-Mail to."),
+    restore_files: z.boolean().default(false).describe(
+      "Also put the files changed (by WriteFile or StrReplaceFile) since that checkpoint back as " +
+        "they were.",
+    ),
+  })
+);
 /** Parameters of SendDMail. */
-export type SendDMailParams = z.infer<typeof SendDMailParamsSchema>;
+export type SendDMailParams = z.infer<ReturnType<typeof sendDMailParamsSchema>>;
 
 /** The SendDMail tool (only for agents whose soul supports D-Mail). */
 export const sendDMailTool: ToolFactory = (env) => {
@@ -29,7 +32,9 @@ export const sendDMailTool: ToolFactory = (env) => {
   const tool: Tool<SendDMailParams> = {
     name: "SendDMail",
     description: readAsset("tools/send_dmail.md"),
-    parameters: SendDMailParamsSchema,
+    get parameters() {
+      return sendDMailParamsSchema();
+    },
     jsonSchema: PARAM_JSON_SCHEMAS.SendDMail,
     call(params) {
       const error = dmail.send(params.checkpoint_id, params.message, {

@@ -4,6 +4,7 @@
  * @module
  */
 import * as z from "zod";
+import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { BUDGET_UNITS, budgetLimit, formatBudget } from "../lib/session/goal_state.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
@@ -12,17 +13,21 @@ import type { GoalService } from "../lib/tooling/goal_service.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** SetGoalBudget parameters. */
-export const SetGoalBudgetParamsSchema = z.object({
-  value: z.number().positive(),
-  unit: z.enum(BUDGET_UNITS),
-});
+export const setGoalBudgetParamsSchema = lazyValue(() =>
+  z.object({
+    value: z.number().positive(),
+    unit: z.enum(BUDGET_UNITS),
+  })
+);
 /** SetGoalBudget parameters. */
-export type SetGoalBudgetParams = z.infer<typeof SetGoalBudgetParamsSchema>;
+export type SetGoalBudgetParams = z.infer<ReturnType<typeof setGoalBudgetParamsSchema>>;
 
 class SetGoalBudgetTool implements Tool<SetGoalBudgetParams> {
   readonly name = "SetGoalBudget";
   readonly description = readAsset("tools/set_goal_budget.md");
-  readonly parameters = SetGoalBudgetParamsSchema;
+  get parameters() {
+    return setGoalBudgetParamsSchema();
+  }
   readonly jsonSchema = PARAM_JSON_SCHEMAS.SetGoalBudget;
   readonly #goals: GoalService;
 

@@ -4,6 +4,7 @@
  * @module
  */
 import * as z from "zod";
+import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { toolOk } from "../lib/tooling/result.ts";
 import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
@@ -11,24 +12,30 @@ import { TodoStatusSchema } from "../lib/wire/display.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** One todo as the model sends it. */
-export const TodoParamSchema = z.object({
-  title: z.string().min(1).describe("What the item is about."),
-  status: TodoStatusSchema.describe("Where the item stands."),
-});
+export const todoParamSchema = lazyValue(() =>
+  z.object({
+    title: z.string().min(1).describe("What the item is about."),
+    status: TodoStatusSchema.describe("Where the item stands."),
+  })
+);
 
 /** SetTodoList parameters. */
-export const SetTodoListParamsSchema = z.object({
-  todos: z.array(TodoParamSchema).nullable().default(null).describe(
-    "The complete new todo list. Leave it out to read the current list unchanged.",
-  ),
-});
+export const setTodoListParamsSchema = lazyValue(() =>
+  z.object({
+    todos: z.array(todoParamSchema()).nullable().default(null).describe(
+      "The complete new todo list. Leave it out to read the current list unchanged.",
+    ),
+  })
+);
 /** SetTodoList parameters. */
-export type SetTodoListParams = z.infer<typeof SetTodoListParamsSchema>;
+export type SetTodoListParams = z.infer<ReturnType<typeof setTodoListParamsSchema>>;
 
 class SetTodoListTool implements Tool<SetTodoListParams> {
   readonly name = "SetTodoList";
   readonly description = readAsset("tools/set_todo_list.md");
-  readonly parameters = SetTodoListParamsSchema;
+  get parameters() {
+    return setTodoListParamsSchema();
+  }
   readonly jsonSchema = PARAM_JSON_SCHEMAS.SetTodoList;
   readonly #env: ToolEnv;
 

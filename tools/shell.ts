@@ -5,6 +5,7 @@
  */
 import { publishToolOutput } from "../lib/tooling/live_output.ts";
 import * as z from "zod";
+import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
 import { getTaskManager } from "../lib/background/task_manager.ts";
 import { formatTask, taskDisplayBlock } from "../lib/background/task_format.ts";
@@ -33,34 +34,36 @@ const BRIEF_TAIL_LINES = 5;
 const BRIEF_LINE_CHARS = 200;
 
 /** Shell parameters. */
-export const ShellParamsSchema = z.object({
-  command: z.string().describe("The shell command line to run."),
-  timeout: z.number().int().min(1).max(MAX_BACKGROUND_TIMEOUT_S).default(60).describe(
-    "Seconds the command may run before it is killed.",
-  ),
-  run_in_background: z.boolean().default(false).describe(
-    "Start the command as a background task instead of waiting for it.",
-  ),
-  description: z.string().default("").describe(
-    "Short label for the background task; needed when run_in_background is true.",
-  ),
-}).superRefine((p, ctx) => {
-  if (p.run_in_background && !p.description.trim()) {
-    ctx.addIssue({
-      code: "custom",
-      message: "description is required when run_in_background is true",
-    });
-  }
-  if (!p.run_in_background && p.timeout > MAX_FOREGROUND_TIMEOUT_S) {
-    ctx.addIssue({
-      code: "custom",
-      message: `timeout must be <= ${MAX_FOREGROUND_TIMEOUT_S}s for foreground commands; ` +
-        `use run_in_background=true for longer timeouts (up to ${MAX_BACKGROUND_TIMEOUT_S}s)`,
-    });
-  }
-});
+export const shellParamsSchema = lazyValue(() =>
+  z.object({
+    command: z.string().describe("The shell command line to run."),
+    timeout: z.number().int().min(1).max(MAX_BACKGROUND_TIMEOUT_S).default(60).describe(
+      "Seconds the command may run before it is killed.",
+    ),
+    run_in_background: z.boolean().default(false).describe(
+      "Start the command as a background task instead of waiting for it.",
+    ),
+    description: z.string().default("").describe(
+      "Short label for the background task; needed when run_in_background is true.",
+    ),
+  }).superRefine((p, ctx) => {
+    if (p.run_in_background && !p.description.trim()) {
+      ctx.addIssue({
+        code: "custom",
+        message: "description is required when run_in_background is true",
+      });
+    }
+    if (!p.run_in_background && p.timeout > MAX_FOREGROUND_TIMEOUT_S) {
+      ctx.addIssue({
+        code: "custom",
+        message: `timeout must be <= ${MAX_FOREGROUND_TIMEOUT_S}s for foreground commands; ` +
+          `use run_in_background=true for longer timeouts (up to ${MAX_BACKGROUND_TIMEOUT_S}s)`,
+      });
+    }
+  })
+);
 /** Shell parameters. */
-export type ShellParams = z.infer<typeof ShellParamsSchema>;
+export type ShellParams = z.infer<ReturnType<typeof shellParamsSchema>>;
 
 function shellBlock(command: string): ShellBlock {
   return { type: "shell", language: "bash", command };
@@ -87,7 +90,9 @@ function failureBrief(code: number, tail: string[]): string {
 class ShellTool implements Tool<ShellParams> {
   readonly name = "Shell";
   readonly description: string;
-  readonly parameters = ShellParamsSchema;
+  get parameters() {
+    return shellParamsSchema();
+  }
   readonly jsonSchema = PARAM_JSON_SCHEMAS.Shell;
   readonly #env: ToolEnv;
   readonly #shell: ShellInfo;

@@ -4,6 +4,7 @@
  * @module
  */
 import * as z from "zod";
+import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { buildDiffBlocks } from "../lib/tooling/diff_blocks.ts";
 import { fileBackend } from "../lib/tooling/file_backend.ts";
@@ -24,28 +25,32 @@ import type {
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** One replacement. */
-export const EditSchema = z.object({
-  old: z.string().describe("The exact text to find; it may span several lines."),
-  new: z.string().describe("The text to put in its place; it may span several lines."),
-  replace_all: z.boolean().default(false).describe(
-    "Replace every occurrence instead of only the first.",
-  ),
-});
+export const editSchema = lazyValue(() =>
+  z.object({
+    old: z.string().describe("The exact text to find; it may span several lines."),
+    new: z.string().describe("The text to put in its place; it may span several lines."),
+    replace_all: z.boolean().default(false).describe(
+      "Replace every occurrence instead of only the first.",
+    ),
+  })
+);
 /** One replacement. */
-export type Edit = z.infer<typeof EditSchema>;
+export type Edit = z.infer<ReturnType<typeof editSchema>>;
 
 /** StrReplaceFile parameters. */
-export const StrReplaceFileParamsSchema = z.object({
-  path: z.string().describe(
-    "Path of the file to edit. Relative paths are resolved against the working directory; " +
-      "files outside it need an absolute path.",
-  ),
-  edit: z.union([EditSchema, z.array(EditSchema)]).describe(
-    "One edit, or a list of edits applied in order.",
-  ),
-});
+export const strReplaceFileParamsSchema = lazyValue(() =>
+  z.object({
+    path: z.string().describe(
+      "Path of the file to edit. Relative paths are resolved against the working directory; " +
+        "files outside it need an absolute path.",
+    ),
+    edit: z.union([editSchema(), z.array(editSchema())]).describe(
+      "One edit, or a list of edits applied in order.",
+    ),
+  })
+);
 /** StrReplaceFile parameters. */
-export type StrReplaceFileParams = z.infer<typeof StrReplaceFileParamsSchema>;
+export type StrReplaceFileParams = z.infer<ReturnType<typeof strReplaceFileParamsSchema>>;
 
 /** Non-overlapping occurrences of `needle` in `haystack`. */
 function occurrences(haystack: string, needle: string): number {
@@ -68,7 +73,9 @@ export function applyEdit(content: string, edit: Edit): string {
 class StrReplaceFileTool implements Tool<StrReplaceFileParams> {
   readonly name = "StrReplaceFile";
   readonly description = readAsset("tools/str_replace_file.md");
-  readonly parameters = StrReplaceFileParamsSchema;
+  get parameters() {
+    return strReplaceFileParamsSchema();
+  }
   readonly jsonSchema = PARAM_JSON_SCHEMAS.StrReplaceFile;
   readonly #env: ToolEnv;
 

@@ -4,6 +4,7 @@
  * @module
  */
 import * as z from "zod";
+import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { rootOnlyError } from "../lib/background/root_guard.ts";
 import { formatTaskList, taskDisplayBlock } from "../lib/background/task_format.ts";
@@ -13,21 +14,25 @@ import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** TaskList parameters. */
-export const TaskListParamsSchema = z.object({
-  active_only: z.boolean().default(true).describe(
-    "List only tasks that have not finished yet.",
-  ),
-  limit: z.number().int().min(1).max(100).default(20).describe(
-    "Largest number of tasks to list.",
-  ),
-});
+export const taskListParamsSchema = lazyValue(() =>
+  z.object({
+    active_only: z.boolean().default(true).describe(
+      "List only tasks that have not finished yet.",
+    ),
+    limit: z.number().int().min(1).max(100).default(20).describe(
+      "Largest number of tasks to list.",
+    ),
+  })
+);
 /** TaskList parameters. */
-export type TaskListParams = z.infer<typeof TaskListParamsSchema>;
+export type TaskListParams = z.infer<ReturnType<typeof taskListParamsSchema>>;
 
 class TaskListTool implements Tool<TaskListParams> {
   readonly name = "TaskList";
   readonly description = readAsset("tools/task_list.md");
-  readonly parameters = TaskListParamsSchema;
+  get parameters() {
+    return taskListParamsSchema();
+  }
   readonly jsonSchema = PARAM_JSON_SCHEMAS.TaskList;
   readonly #env: ToolEnv;
 

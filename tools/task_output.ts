@@ -4,6 +4,7 @@
  * @module
  */
 import * as z from "zod";
+import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { rootOnlyError } from "../lib/background/root_guard.ts";
 import { formatTaskOutput, taskDisplayBlock } from "../lib/background/task_format.ts";
@@ -22,22 +23,26 @@ import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 export const TASK_OUTPUT_PREVIEW_BYTES = 32 * 1024;
 
 /** TaskOutput parameters. */
-export const TaskOutputParamsSchema = z.object({
-  task_id: z.string().describe("Id of the background task to look at."),
-  block: z.boolean().default(false).describe(
-    "Wait for the task to finish before answering.",
-  ),
-  timeout: z.number().int().min(0).max(3600).default(30).describe(
-    "Longest wait in seconds when block is true.",
-  ),
-});
+export const taskOutputParamsSchema = lazyValue(() =>
+  z.object({
+    task_id: z.string().describe("Id of the background task to look at."),
+    block: z.boolean().default(false).describe(
+      "Wait for the task to finish before answering.",
+    ),
+    timeout: z.number().int().min(0).max(3600).default(30).describe(
+      "Longest wait in seconds when block is true.",
+    ),
+  })
+);
 /** TaskOutput parameters. */
-export type TaskOutputParams = z.infer<typeof TaskOutputParamsSchema>;
+export type TaskOutputParams = z.infer<ReturnType<typeof taskOutputParamsSchema>>;
 
 class TaskOutputTool implements Tool<TaskOutputParams> {
   readonly name = "TaskOutput";
   readonly description = readAsset("tools/task_output.md");
-  readonly parameters = TaskOutputParamsSchema;
+  get parameters() {
+    return taskOutputParamsSchema();
+  }
   readonly jsonSchema = PARAM_JSON_SCHEMAS.TaskOutput;
   readonly #env: ToolEnv;
 

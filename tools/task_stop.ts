@@ -4,6 +4,7 @@
  * @module
  */
 import * as z from "zod";
+import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { rootOnlyError } from "../lib/background/root_guard.ts";
 import { formatTask, taskDisplayBlock } from "../lib/background/task_format.ts";
@@ -22,19 +23,23 @@ import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 export const DEFAULT_STOP_REASON = "Stopped by TaskStop";
 
 /** TaskStop parameters. */
-export const TaskStopParamsSchema = z.object({
-  task_id: z.string().describe("Id of the background task to stop."),
-  reason: z.string().default(DEFAULT_STOP_REASON).describe(
-    "Short reason stored with the stopped task.",
-  ),
-});
+export const taskStopParamsSchema = lazyValue(() =>
+  z.object({
+    task_id: z.string().describe("Id of the background task to stop."),
+    reason: z.string().default(DEFAULT_STOP_REASON).describe(
+      "Short reason stored with the stopped task.",
+    ),
+  })
+);
 /** TaskStop parameters. */
-export type TaskStopParams = z.infer<typeof TaskStopParamsSchema>;
+export type TaskStopParams = z.infer<ReturnType<typeof taskStopParamsSchema>>;
 
 class TaskStopTool implements Tool<TaskStopParams> {
   readonly name = "TaskStop";
   readonly description = readAsset("tools/task_stop.md");
-  readonly parameters = TaskStopParamsSchema;
+  get parameters() {
+    return taskStopParamsSchema();
+  }
   readonly jsonSchema = PARAM_JSON_SCHEMAS.TaskStop;
   readonly #env: ToolEnv;
 

@@ -4,22 +4,27 @@
  * @module
  */
 import * as z from "zod";
+import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { toolOk } from "../lib/tooling/result.ts";
 import type { Tool, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** Think parameters. */
-export const ThinkParamsSchema = z.object({
-  thought: z.string().describe("The thought to record."),
-});
+export const thinkParamsSchema = lazyValue(() =>
+  z.object({
+    thought: z.string().describe("The thought to record."),
+  })
+);
 /** Think parameters. */
-export type ThinkParams = z.infer<typeof ThinkParamsSchema>;
+export type ThinkParams = z.infer<ReturnType<typeof thinkParamsSchema>>;
 
 class ThinkTool implements Tool<ThinkParams> {
   readonly name = "Think";
   readonly description = readAsset("tools/think.md");
-  readonly parameters = ThinkParamsSchema;
+  get parameters() {
+    return thinkParamsSchema();
+  }
   readonly jsonSchema = PARAM_JSON_SCHEMAS.Think;
 
   call(): Promise<ToolReturnValue> {

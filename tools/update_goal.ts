@@ -5,6 +5,7 @@
  * @module
  */
 import * as z from "zod";
+import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
 import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
@@ -12,13 +13,15 @@ import type { GoalService } from "../lib/tooling/goal_service.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** UpdateGoal parameters. */
-export const UpdateGoalParamsSchema = z.object({
-  status: z.enum(["active", "complete", "paused", "blocked"]).nullable().default(null),
-  note: z.string().nullable().default(null).describe("Short progress note."),
-  reason: z.string().nullable().default(null).describe("Why blocked or paused."),
-});
+export const updateGoalParamsSchema = lazyValue(() =>
+  z.object({
+    status: z.enum(["active", "complete", "paused", "blocked"]).nullable().default(null),
+    note: z.string().nullable().default(null).describe("Short progress note."),
+    reason: z.string().nullable().default(null).describe("Why blocked or paused."),
+  })
+);
 /** UpdateGoal parameters. */
-export type UpdateGoalParams = z.infer<typeof UpdateGoalParamsSchema>;
+export type UpdateGoalParams = z.infer<ReturnType<typeof updateGoalParamsSchema>>;
 
 const DONE_TEXT: Record<string, string> = {
   active: "Goal resumed.",
@@ -30,7 +33,9 @@ const DONE_TEXT: Record<string, string> = {
 class UpdateGoalTool implements Tool<UpdateGoalParams> {
   readonly name = "UpdateGoal";
   readonly description = readAsset("tools/update_goal.md");
-  readonly parameters = UpdateGoalParamsSchema;
+  get parameters() {
+    return updateGoalParamsSchema();
+  }
   readonly jsonSchema = PARAM_JSON_SCHEMAS.UpdateGoal;
   readonly #goals: GoalService;
 

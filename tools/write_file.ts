@@ -6,6 +6,7 @@
 import { pathStatus } from "../lib/fs/exists.ts";
 import { dirname } from "node:path";
 import * as z from "zod";
+import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { buildDiffBlocks } from "../lib/tooling/diff_blocks.ts";
 import { fileBackend } from "../lib/tooling/file_backend.ts";
@@ -26,24 +27,28 @@ import type {
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** WriteFile parameters. */
-export const WriteFileParamsSchema = z.object({
-  path: z.string().describe(
-    "Path of the file to write. Relative paths are resolved against the working directory; " +
-      "files outside it need an absolute path.",
-  ),
-  content: z.string().describe("The text to write."),
-  mode: z.enum(["overwrite", "append"]).default("overwrite").describe(
-    "`overwrite` replaces the whole file with `content`; `append` adds `content` after the " +
-      "existing text.",
-  ),
-});
+export const writeFileParamsSchema = lazyValue(() =>
+  z.object({
+    path: z.string().describe(
+      "Path of the file to write. Relative paths are resolved against the working directory; " +
+        "files outside it need an absolute path.",
+    ),
+    content: z.string().describe("The text to write."),
+    mode: z.enum(["overwrite", "append"]).default("overwrite").describe(
+      "`overwrite` replaces the whole file with `content`; `append` adds `content` after the " +
+        "existing text.",
+    ),
+  })
+);
 /** WriteFile parameters. */
-export type WriteFileParams = z.infer<typeof WriteFileParamsSchema>;
+export type WriteFileParams = z.infer<ReturnType<typeof writeFileParamsSchema>>;
 
 class WriteFileTool implements Tool<WriteFileParams> {
   readonly name = "WriteFile";
   readonly description = readAsset("tools/write_file.md");
-  readonly parameters = WriteFileParamsSchema;
+  get parameters() {
+    return writeFileParamsSchema();
+  }
   readonly jsonSchema = PARAM_JSON_SCHEMAS.WriteFile;
   readonly #env: ToolEnv;
 

@@ -13,7 +13,7 @@
 import { join } from "node:path";
 import { makeCallContext, makeToolEnv, runTool } from "../../tests/helpers/tool_env.ts";
 import { globTool } from "../../tools/glob.ts";
-import { GrepParamsSchema, grepQuery, grepToolWith } from "../../tools/grep.ts";
+import { grepParamsSchema, grepQuery, grepToolWith } from "../../tools/grep.ts";
 import { readFileTool } from "../../tools/read_file.ts";
 import { buildRgArgs, findRipgrep } from "../../lib/search/ripgrep.ts";
 import type { Tool } from "../../lib/tooling/tool.ts";
@@ -162,7 +162,7 @@ async function main(): Promise<void> {
     const benches: Bench[] = [];
     if (rgPath) {
       const plain = (a: Record<string, unknown>) => async () => {
-        const q = grepQuery(GrepParamsSchema.parse(a), root);
+        const q = grepQuery(grepParamsSchema().parse(a), root);
         const out = await new Deno.Command(rgPath, {
           args: buildRgArgs(q),
           cwd: root,
