@@ -108,3 +108,9 @@ Deno.test("param schemas: a tool without a precomputed schema is converted at ru
     },
   });
 });
+
+Deno.test("registry: every built-in tool name loads the factory of the tool with that name", async () => {
+  const { BUILTIN_FACTORIES } = await import("../../../tools/builtin_factories.ts");
+  assertEquals(Object.keys(BUILTIN_TOOLS).sort(), Object.keys(BUILTIN_FACTORIES).sort());
+  for (const [name, tool] of await everyBuiltinTool()) assertEquals(tool.name, name);
+});
