@@ -8,7 +8,14 @@
 import { join } from "node:path";
 import { lazyImport } from "../lazy_import.ts";
 import { log } from "../log.ts";
-import type { AgentSpecSource, ResolvedAgentSpec } from "../agent/spec.ts";
+import {
+  agentControlPaths,
+  type AgentSpecSource,
+  loadAgentSpec,
+  type ResolvedAgentSpec,
+} from "../agent/spec.ts";
+import { builtinPromptArgs, renderSystemPrompt } from "../agent/system_prompt.ts";
+import { resolveModel } from "../config/model_resolution.ts";
 import type { Config } from "../config/schema.ts";
 import { createLLM, prefetchProvider } from "../llm/create.ts";
 import type { LLM } from "../llm/provider.ts";
@@ -213,27 +220,13 @@ export class KimiApp {
     if (type) prefetchProvider(type);
     if (agent && "builtin" in agent) {
       // A built-in agent's tool list is known without the session: its tool modules load now.
-      lazyImport<typeof import("../agent/spec.ts")>("../agent/spec.ts", import.meta.url)
-        .then(({ loadAgentSpec }) => loadAgentSpec(agent))
-        .then((spec) => prefetchBuiltinTools(spec.tools))
-        .catch(() => {});
+      loadAgentSpec(agent).then((spec) => prefetchBuiltinTools(spec.tools)).catch(() => {});
     }
   }
 
   /** Build the agent for a session. */
   static async create(opts: KimiAppOptions): Promise<KimiApp> {
     const { config, session } = opts;
-    const [{ resolveModel }, { loadAgentSpec, agentControlPaths }, sp] = await Promise.all([
-      lazyImport<typeof import("../config/model_resolution.ts")>(
-        "../config/model_resolution.ts",
-        import.meta.url,
-      ),
-      lazyImport<typeof import("../agent/spec.ts")>("../agent/spec.ts", import.meta.url),
-      lazyImport<typeof import("../agent/system_prompt.ts")>(
-        "../agent/system_prompt.ts",
-        import.meta.url,
-      ),
-    ]);
     const resolved = resolveModel(config, { modelAlias: opts.modelAlias, getEnv: opts.getEnv });
     const thinking = opts.thinking ?? config.default_thinking;
     // The provider (e.g. the OpenAI SDK) and the agent spec load at once. Errors keep their
@@ -302,13 +295,13 @@ export class KimiApp {
       log("WARNING", "session", `could not close dangling tool calls: ${err}`)
     );
     if (context.systemPrompt === null) {
-      const builtins = await sp.builtinPromptArgs({
+      const builtins = await builtinPromptArgs({
         workDir: session.workDir,
         additionalDirs: state.additional_dirs,
         skillsText: formatSkillsListing(skills),
         capabilityNotes: capabilityNotes(runScope),
       });
-      await context.writeSystemPrompt(sp.renderSystemPrompt(agent, builtins));
+      await context.writeSystemPrompt(renderSystemPrompt(agent, builtins));
     }
 
     const toolset = new Toolset();
@@ -517,9 +510,9 @@ export class KimiApp {
         writeStdout: opts.writeStdout,
         loadTools: (names, e) => loadAgentTools(names, e, { disabled, scope }),
         renderSystemPrompt: async (spec) =>
-          sp.renderSystemPrompt(
+          renderSystemPrompt(
             spec,
-            await sp.builtinPromptArgs({
+            await builtinPromptArgs({
               workDir: session.workDir,
               additionalDirs: session.state.additional_dirs,
               skillsText: formatSkillsListing(skills),

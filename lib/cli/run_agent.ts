@@ -5,6 +5,7 @@
  * @module
  */
 import { lazyImport } from "../lazy_import.ts";
+import { withDiscoveredModel } from "./env_model.ts";
 import { ConfigError } from "../config/errors.ts";
 import { loadConfig } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
@@ -284,10 +285,6 @@ async function runUI(
   extra: { newSessionNote?: string } = {},
 ): Promise<number> {
   const config = loaded.config;
-  const { withDiscoveredModel } = await lazyImport<typeof import("./env_model.ts")>(
-    "./env_model.ts",
-    import.meta.url,
-  );
   const getEnv = await withDiscoveredModel(config, opts.model, safeGetEnv);
   const configPath = opts.configText !== undefined
     ? null
