@@ -111,6 +111,7 @@ class GuardedProvider implements ChatProvider {
     const guard = new Guard(this.#limits, request.signal);
     try {
       const stream = await guard.wait(this.#inner.generate({ ...request, signal: guard.signal }));
+      guard.rest(); // until the caller reads the stream (which may never happen)
       return guardedStream(guard, stream);
     } catch (err) {
       const failure = guard.failure(err);
@@ -125,7 +126,11 @@ class Guard {
   readonly #limits: StreamLimits;
   readonly #outer: AbortSignal | undefined;
   readonly #controller = new AbortController();
-  readonly #aborted: Promise<never>;
+  /** Rejects the wait in progress (set while one is). */
+  #rejectWait: ((reason: unknown) => void) | null = null;
+  /** When the wait in progress started (the stall clock). */
+  #waitStart = 0;
+  #waiting = false;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #text = 0;
   #thinking = 0;
@@ -135,11 +140,8 @@ class Guard {
   constructor(limits: StreamLimits, outer: AbortSignal | undefined) {
     this.#limits = limits;
     this.#outer = outer;
-    this.#aborted = new Promise<never>((_, reject) => {
-      const signal = this.#controller.signal;
-      signal.addEventListener("abort", () => reject(signal.reason), { once: true });
-    });
-    this.#aborted.catch(() => {});
+    const signal = this.#controller.signal;
+    signal.addEventListener("abort", () => this.#rejectWait?.(signal.reason), { once: true });
     if (outer?.aborted) this.#controller.abort(outer.reason);
     else outer?.addEventListener("abort", this.#onOuterAbort, { once: true });
   }
@@ -149,13 +151,30 @@ class Guard {
     return this.#controller.signal;
   }
 
-  /** Await `p` with the stall clock running; an abort (caller, stall, limit) wins at once. */
+  /**
+   * Await `p` with the stall clock running; an abort (caller, stall, limit) wins at once.
+   *
+   * Called once per streamed part, so it allocates nothing that outlives the wait: no
+   * `Promise.race` against a long-lived promise (each race would leave a reaction on it until
+   * the stream ends) and no timer per part (one watchdog timer checks the clock).
+   */
   async wait<T>(p: Promise<T>): Promise<T> {
-    this.#arm();
+    const signal = this.#controller.signal;
+    if (signal.aborted) {
+      p.catch(() => {});
+      throw signal.reason;
+    }
+    this.#waitStart = performance.now();
+    this.#waiting = true;
+    this.#timer ??= setTimeout(this.#onTimer, this.#limits.stallTimeoutMs);
     try {
-      return await Promise.race([p, this.#aborted]);
+      return await new Promise<T>((resolve, reject) => {
+        this.#rejectWait = reject;
+        p.then(resolve, reject);
+      });
     } finally {
-      clearTimeout(this.#timer);
+      this.#rejectWait = null;
+      this.#waiting = false;
     }
   }
 
@@ -168,9 +187,15 @@ class Guard {
     return conciseProviderError(err);
   }
 
+  /** Stop the stall clock until the next wait. */
+  rest(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
   /** Stop listening to the caller's signal and abort the provider's request. */
   end(): void {
-    clearTimeout(this.#timer);
+    this.rest();
     this.#outer?.removeEventListener("abort", this.#onOuterAbort);
     if (!this.#controller.signal.aborted) {
       this.#controller.abort(new DOMException("The stream was closed.", "AbortError"));
@@ -209,18 +234,23 @@ class Guard {
     throw err;
   }
 
-  #arm(): void {
-    clearTimeout(this.#timer);
+  /** The stall watchdog: fires at the earliest moment a wait could have stalled. */
+  readonly #onTimer = (): void => {
+    this.#timer = undefined;
+    if (!this.#waiting || this.#controller.signal.aborted) return; // the next wait re-arms it
     const ms = this.#limits.stallTimeoutMs;
-    this.#timer = setTimeout(() => {
-      const s = ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
-      this.#controller.abort(
-        new APITimeoutError(
-          `The model stream stalled: no data for ${s} (model_stream.stall_timeout_s).`,
-        ),
-      );
-    }, ms);
-  }
+    const waited = performance.now() - this.#waitStart;
+    if (waited < ms) {
+      this.#timer = setTimeout(this.#onTimer, ms - waited);
+      return;
+    }
+    const s = ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+    this.#controller.abort(
+      new APITimeoutError(
+        `The model stream stalled: no data for ${s} (model_stream.stall_timeout_s).`,
+      ),
+    );
+  };
 }
 
 /** The guarded view of a provider stream. */

@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { WIRE_SERVER_PROTOCOL_VERSION } from "../../lib/version.ts";
 import { KimiWireClient } from "../../mod.ts";
 import { type ChildSandbox, createSandbox } from "./child_env.ts";
 import { timeToExit } from "./spawn_timing.ts";
@@ -100,7 +101,10 @@ export async function writeConfig(sb: ChildSandbox, scripts: string[]): Promise<
   await Deno.writeTextFile(scriptsPath, JSON.stringify(scripts));
   const config = {
     default_model: "scripted",
-    models: { scripted: { provider: "echo", model: "scripted_echo", max_context_size: 100000 } },
+    models: {
+      // room for the 9.5 MB turn: a smaller context would be compacted after it (one more call)
+      scripted: { provider: "echo", model: "scripted_echo", max_context_size: 10_000_000 },
+    },
     providers: {
       echo: {
         type: "_scripted_echo",
@@ -146,7 +150,7 @@ export async function timeInitialize(sb: ChildSandbox, config: string): Promise<
   const init = await client.initialize({ client: { name: "bench", version: "0" } });
   const ms = performance.now() - t0;
   await closeClient(client);
-  if (init.protocol_version !== "1.10") {
+  if (init.protocol_version !== WIRE_SERVER_PROTOCOL_VERSION) {
     throw new Error(`unexpected protocol version ${init.protocol_version}`);
   }
   return ms;

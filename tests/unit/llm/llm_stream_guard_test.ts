@@ -166,6 +166,20 @@ Deno.test("stream guard: a slow consumer (backpressure) is not a stall", async (
   assertEquals(result.id, "fake-1");
 });
 
+Deno.test("stream guard: the stall clock restarts with every part (a long steady stream is no stall)", async () => {
+  const provider = guardProvider(
+    fakeProvider(async function* () {
+      for (let i = 0; i < 15; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        yield { type: "text", text: `${i % 10}` };
+      }
+    }),
+    limits({ stallTimeoutMs: 200 }),
+  );
+  const result = await generate(provider, REQUEST);
+  assertEquals(result.message.content, [{ type: "text", text: "012345678901234" }]);
+});
+
 Deno.test("stream guard: the caller's abort ends a hung stream at once with the caller's reason", async () => {
   const ac = new AbortController();
   const provider = guardProvider(
