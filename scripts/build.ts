@@ -22,6 +22,7 @@
  * @module
  */
 import { VERSION } from "../lib/version.ts";
+import { DENO_V8_FLAGS_ARG } from "../lib/runtime_flags.ts";
 import { lazyListProblems } from "./bundle.ts";
 import { LAZY_MODULES } from "./lazy_modules.ts";
 import { REPO_ROOT_URL } from "./lazy_scan.ts";
@@ -54,6 +55,7 @@ export function compileArgs(target: Target, outDir: string, root: string = REPO_
     "--no-check",
     "--no-prompt",
     "-A",
+    DENO_V8_FLAGS_ARG,
     `--config=${root}/deno.json`,
     `--target=${target}`,
     `--output=${outDir}/${binaryName(target)}`,

@@ -20,6 +20,7 @@ import { resolve } from "node:path";
 import { readProcessEnv, shareDir } from "../lib/config/share_dir.ts";
 import { modelHostFromConfig, oauthHostFromConfig } from "../lib/sandbox/model_host.ts";
 import { findRipgrep } from "../lib/search/ripgrep.ts";
+import { DENO_V8_FLAGS_ARG } from "../lib/runtime_flags.ts";
 
 /** The permission profiles. */
 export const PROFILES = ["review", "workspace", "full"] as const;
@@ -166,6 +167,7 @@ export function launchArgs(
   return [
     "run",
     "--no-prompt",
+    DENO_V8_FLAGS_ARG,
     ...program.configFlags,
     ...flags,
     ...(flags.includes("-A") ? [] : program.importFlags),

@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import type { BackgroundConfig } from "../config/schema.ts";
 import type { BackgroundSettings, WorkerLaunch } from "../tooling/tool.ts";
 import { pathStatusSync } from "../fs/exists.ts";
+import { DENO_V8_FLAGS_ARG } from "../runtime_flags.ts";
 
 /** Settings for the task manager from `background.*`. */
 export function backgroundSettings(bg: BackgroundConfig): BackgroundSettings {
@@ -55,6 +56,7 @@ export function keepAliveWorkerLauncher(): ((launch: WorkerLaunch) => string[]) 
     exec,
     "run",
     "--no-prompt",
+    DENO_V8_FLAGS_ARG,
     ...source,
     `--allow-read=${[launch.taskDir, ...readable].join(",")}`,
     `--allow-write=${launch.taskDir}`,

@@ -5,7 +5,6 @@
  * @module
  */
 import { Command, InvalidArgumentError, Option } from "@commander-js/extra-typings";
-import { VERSION } from "../version.ts";
 import { UsageError } from "./usage_errors.ts";
 
 export { UsageError } from "./usage_errors.ts";
@@ -154,7 +153,6 @@ export function rootCommand() {
       "Ralph loop iterations (0 off, -1 unlimited).",
       intAtLeast(-1),
     )
-    .version(VERSION, "--version-internal")
     .showSuggestionAfterError(true);
 }
 

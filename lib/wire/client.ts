@@ -23,6 +23,7 @@
  * @module
  */
 import { WIRE_SERVER_PROTOCOL_VERSION } from "../version.ts";
+import { DENO_V8_FLAGS_ARG } from "../runtime_flags.ts";
 import {
   type ApprovalResponseKind,
   type EventPayload,
@@ -92,7 +93,8 @@ export interface KimiWireClientOptions {
   command?: string;
   /**
    * Arguments. With the default command they are appended to
-   * `run --no-prompt -A <main.ts> --wire`; with a custom command they are used as given.
+   * `run --no-prompt --v8-flags=… -A <main.ts> --wire` (see `lib/runtime_flags.ts`); with a
+   * custom command they are used as given.
    */
   args?: string[];
   /** Extra environment variables. */
@@ -135,6 +137,14 @@ export interface PromptHandle extends AsyncIterable<WireStreamItem> {
 }
 
 const MAIN_TS = new URL("../../main.ts", import.meta.url).href;
+
+/**
+ * The `deno` arguments that start this checkout's kimi as a wire server, followed by `extra`
+ * (what {@link KimiWireClient.spawn} runs when no command is given).
+ */
+export function wireServerArgs(extra: readonly string[] = []): string[] {
+  return ["run", "--no-prompt", DENO_V8_FLAGS_ARG, "-A", MAIN_TS, "--wire", ...extra];
+}
 
 type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
 
@@ -184,9 +194,7 @@ export class KimiWireClient {
   /** Spawn the server. */
   static spawn(opts: KimiWireClientOptions = {}): KimiWireClient {
     const command = opts.command ?? Deno.execPath();
-    const args = opts.command
-      ? (opts.args ?? [])
-      : ["run", "--no-prompt", "-A", MAIN_TS, "--wire", ...(opts.args ?? [])];
+    const args = opts.command ? (opts.args ?? []) : wireServerArgs(opts.args);
     const child = new Deno.Command(command, {
       args,
       cwd: opts.cwd,

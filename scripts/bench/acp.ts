@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { DENO_V8_FLAGS_ARG } from "../../lib/runtime_flags.ts";
 import * as acp from "@agentclientprotocol/sdk";
 import { type ChildSandbox, createSandbox, MAIN_TS } from "./child_env.ts";
 import {
@@ -56,7 +57,7 @@ interface AcpRun {
 async function timeAcp(sb: ChildSandbox, config: string): Promise<AcpRun> {
   const t0 = performance.now();
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--no-prompt", "-A", MAIN_TS, "--config-file", config, "acp"],
+    args: ["run", "--no-prompt", DENO_V8_FLAGS_ARG, "-A", MAIN_TS, "--config-file", config, "acp"],
     cwd: sb.workDir,
     env: sb.env,
     stdin: "piped",

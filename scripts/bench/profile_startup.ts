@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { DENO_V8_FLAGS_ARG } from "../../lib/runtime_flags.ts";
 import { startMockOpenAI } from "../../tests/helpers/mock_openai.ts";
 import { createSandbox, MAIN_TS, REPO_ROOT } from "./child_env.ts";
 import { markdownTable } from "./stats.ts";
@@ -163,7 +164,9 @@ function table(totals: Totals, total: number, top: number, label: string): strin
 if (import.meta.main) {
   const bundleDir = Deno.args.find((a) => a.startsWith("--bundle="))?.slice(9);
   const top = Number(Deno.args.find((a) => a.startsWith("--top="))?.slice(6) ?? 25);
-  const entry = bundleDir ? ["-A", "--no-config", `${bundleDir}/main.js`] : ["-A", MAIN_TS];
+  const entry = bundleDir
+    ? [DENO_V8_FLAGS_ARG, "-A", "--no-config", `${bundleDir}/main.js`]
+    : [DENO_V8_FLAGS_ARG, "-A", MAIN_TS];
   const profile = await profileStartup(entry);
   const { byModule, byFunction, totalMs } = summarizeProfile(profile, REPO_ROOT);
   console.log(`Launch → first request under the profiler: ${totalMs.toFixed(1)} ms sampled.\n`);

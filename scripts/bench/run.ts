@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { DENO_V8_FLAGS_ARG } from "../../lib/runtime_flags.ts";
 import { bundle } from "../bundle.ts";
 import { REPO_ROOT } from "./child_env.ts";
 import { importCostMarkdown, runImportCost } from "./import_cost.ts";
@@ -80,7 +81,7 @@ if (import.meta.main) {
   const loop = await runToolLoopBench(quick ? { runs: 2 } : {});
   const bundleLoop = await runToolLoopBench({
     ...(quick ? { runs: 2 } : {}),
-    entry: ["-A", "--no-config", `${bundleDir}/main.js`],
+    entry: [DENO_V8_FLAGS_ARG, "-A", "--no-config", `${bundleDir}/main.js`],
   });
   await Deno.remove(bundleDir, { recursive: true });
   const wire = await runWireBench(quick ? { runs: 5, warmup: 2, turnRuns: 1 } : {});

@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { DENO_V8_FLAGS_ARG } from "../../lib/runtime_flags.ts";
 import { createSandbox, MAIN_TS, REPO_ROOT } from "./child_env.ts";
 import { type ModuleProbe, probeModules } from "./module_probe.ts";
 import { timeToExit } from "./spawn_timing.ts";
@@ -88,13 +89,29 @@ export async function runStartupBench(opts: StartupOptions = {}): Promise<Startu
     const commands: Record<string, string[]> = {
       baseline: ["run", "--no-prompt", "-A", "--no-config", empty],
       baselineWithConfig: ["run", "--no-prompt", "-A", "--config", `${REPO_ROOT}/deno.json`, empty],
-      version: ["run", "--no-prompt", "-A", MAIN_TS, "--version"],
-      help: ["run", "--no-prompt", "-A", MAIN_TS, "--help"],
+      version: ["run", "--no-prompt", DENO_V8_FLAGS_ARG, "-A", MAIN_TS, "--version"],
+      help: ["run", "--no-prompt", DENO_V8_FLAGS_ARG, "-A", MAIN_TS, "--help"],
     };
     if (opts.bundleDir) {
       const main = `${opts.bundleDir}/main.js`;
-      commands.bundleVersion = ["run", "--no-prompt", "-A", "--no-config", main, "--version"];
-      commands.bundleHelp = ["run", "--no-prompt", "-A", "--no-config", main, "--help"];
+      commands.bundleVersion = [
+        "run",
+        "--no-prompt",
+        DENO_V8_FLAGS_ARG,
+        "-A",
+        "--no-config",
+        main,
+        "--version",
+      ];
+      commands.bundleHelp = [
+        "run",
+        "--no-prompt",
+        DENO_V8_FLAGS_ARG,
+        "-A",
+        "--no-config",
+        main,
+        "--help",
+      ];
     }
     const samples: Record<string, number[]> = {};
     for (const key of Object.keys(commands)) samples[key] = [];

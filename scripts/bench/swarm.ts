@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { DENO_V8_FLAGS_ARG } from "../../lib/runtime_flags.ts";
 import { startMockOpenAI } from "../../tests/helpers/mock_openai.ts";
 import { createSandbox, MAIN_TS } from "./child_env.ts";
 import {
@@ -135,6 +136,7 @@ async function oneRun(items: number, concurrency: number): Promise<SwarmRun> {
       args: [
         "run",
         "--no-prompt",
+        DENO_V8_FLAGS_ARG,
         "-A",
         MAIN_TS,
         "--print",

@@ -21,6 +21,7 @@
  *
  * @module
  */
+import { DENO_V8_FLAGS_ARG } from "../../lib/runtime_flags.ts";
 import { startMockOpenAI } from "../../tests/helpers/mock_openai.ts";
 import { type ChildSandbox, createSandbox, MAIN_TS } from "./child_env.ts";
 import {
@@ -42,7 +43,8 @@ export interface ToolLoopOptions {
   steps?: number;
   /**
    * What `deno run --no-prompt` starts: flags and entry, without kimi's arguments. Default
-   * `["-A", "<repo>/main.ts"]` (the source); `["-A", "--no-config", "<dir>/main.js"]` for a bundle.
+   * `[V8 flags, "-A", "<repo>/main.ts"]` (the source, as the README runs it); `[V8 flags, "-A",
+   * "--no-config", "<dir>/main.js"]` for a bundle.
    */
   entry?: string[];
 }
@@ -175,7 +177,7 @@ function spawnWithRss(
 class DefaultAgentUnavailable extends Error {}
 
 /** The default {@link ToolLoopOptions.entry}: the source. */
-export const SOURCE_ENTRY: readonly string[] = ["-A", MAIN_TS];
+export const SOURCE_ENTRY: readonly string[] = [DENO_V8_FLAGS_ARG, "-A", MAIN_TS];
 
 async function oneRun(
   opts: { steps: number; gnuTime: boolean; agentFile?: string; entry: readonly string[] },
@@ -392,7 +394,7 @@ if (import.meta.main) {
   const r = await runToolLoopBench({
     runs: intFlag("runs"),
     steps: intFlag("steps"),
-    entry: bundleDir ? ["-A", "--no-config", `${bundleDir}/main.js`] : undefined,
+    entry: bundleDir ? [DENO_V8_FLAGS_ARG, "-A", "--no-config", `${bundleDir}/main.js`] : undefined,
   });
   console.log(toolLoopMarkdown(r));
 }

@@ -6,6 +6,7 @@
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { kimiSandbox } from "../helpers/kimi_process.ts";
 import { startMockOpenAI } from "../helpers/mock_openai.ts";
+import { DENO_V8_FLAGS_ARG } from "../../lib/runtime_flags.ts";
 
 const USAGE = "Usage: kimi [OPTIONS] COMMAND [ARGS]...\nTry 'kimi -h' for help.\n\nError: ";
 
@@ -28,6 +29,10 @@ Deno.test("cli: stray words, a mistyped subcommand and an unknown option get one
     assertEquals(opt.stderr, USAGE + "No such option: --yolp Did you mean --yolo?\n");
     const help = await sb.run(["--help"]);
     assertStringIncludes(help.stdout.replace(/\s+/g, " "), "approves every action");
+    // every option listed is one a user may pass, described in a sentence (no internal options)
+    const optionLines = help.stdout.split("\n").filter((l) => /^  -/.test(l));
+    assert(optionLines.some((l) => l.startsWith("  -V, --version ")), help.stdout);
+    for (const line of optionLines) assert(!/internal|output the version/.test(line), line);
   } finally {
     await sb.cleanup();
   }
@@ -116,7 +121,7 @@ Deno.test("launch: `deno task review --dry-run` prints the command (dry-run afte
       }).output();
       const stdout = new TextDecoder().decode(out.stdout);
       assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
-      assert(stdout.startsWith("deno run --no-prompt "), stdout);
+      assert(stdout.startsWith(`deno run --no-prompt ${DENO_V8_FLAGS_ARG} `), stdout);
       assertStringIncludes(stdout, " --allow-read --allow-env ");
       assertStringIncludes(stdout, `--allow-write=${sb.shareDir}`);
       assert(!stdout.includes("--dry-run"), stdout);

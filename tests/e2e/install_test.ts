@@ -7,6 +7,7 @@
  * @module
  */
 import { bundle } from "../../scripts/bundle.ts";
+import { DENO_V8_FLAGS_ARG } from "../../lib/runtime_flags.ts";
 import { assertEquals } from "../helpers/assert.ts";
 import { denoDir, type KimiSandbox, kimiSandbox } from "../helpers/kimi_process.ts";
 import { type KimiUrlServer, REPO_ROOT, serveKimi } from "../helpers/url_server.ts";
@@ -29,7 +30,14 @@ const CASES: InstallCase[] = [
   {
     name: "kimi",
     profile: "full",
-    args: () => ["--config", `${REPO_ROOT}/deno.json`, "--no-prompt", "-A", `${REPO_ROOT}/main.ts`],
+    args: () => [
+      "--config",
+      `${REPO_ROOT}/deno.json`,
+      "--no-prompt",
+      DENO_V8_FLAGS_ARG,
+      "-A",
+      `${REPO_ROOT}/main.ts`,
+    ],
     fromUrl: false,
   },
   ...(["review", "workspace", "full"] as const).map((profile): InstallCase => ({
@@ -53,6 +61,7 @@ const CASES: InstallCase[] = [
       "--import-map",
       `${srv.repoUrl}deno.json`,
       "--no-prompt",
+      DENO_V8_FLAGS_ARG,
       "-A",
       `${srv.repoUrl}main.ts`,
     ],
@@ -75,7 +84,13 @@ const CASES: InstallCase[] = [
   {
     name: "kimi-url-bundle",
     profile: "full",
-    args: (srv) => ["--no-config", "--no-prompt", "-A", `${srv.bundleUrl}main.js`],
+    args: (srv) => [
+      "--no-config",
+      "--no-prompt",
+      DENO_V8_FLAGS_ARG,
+      "-A",
+      `${srv.bundleUrl}main.js`,
+    ],
     fromUrl: true,
   },
   {
@@ -157,6 +172,10 @@ Deno.test("install: deno install -g from a checkout and from a URL, full command
         );
         assertEquals(install.code, 0, install.stderr);
         const bin = `${e.installRoot}/bin/${c.name}`;
+        // kimi's V8 settings: baked into the command, or added by the launcher it runs
+        const shim = await Deno.readTextFile(bin);
+        const launcher = c.args(srv).some((a) => /\/launch\.(ts|js)$/.test(a));
+        assertEquals(shim.includes(DENO_V8_FLAGS_ARG), !launcher, shim);
 
         const turn = await exec(
           bin,

@@ -15,6 +15,7 @@ import type { Config } from "../../config/schema.ts";
 import type { EnvReader } from "../../config/share_dir.ts";
 import { AuthExpiredError } from "../../llm/errors.ts";
 import { type AcpLogin, NO_LOGIN } from "./auth.ts";
+import { DENO_V8_FLAGS_ARG } from "../../runtime_flags.ts";
 
 /** Id of the auth method. */
 export const KIMI_LOGIN_METHOD_ID = "login";
@@ -53,6 +54,7 @@ export function loginCommandLine(shareDir: string): { command: string; args: str
     args: [
       "run",
       "--no-prompt",
+      DENO_V8_FLAGS_ARG,
       "--allow-read",
       "--allow-env",
       "--allow-sys",

@@ -11,6 +11,7 @@ import {
 } from "../../../lib/lazy_import.ts";
 import { bundleEntryPoints, lazyListProblems, rewriteLazyBases } from "../../../scripts/bundle.ts";
 import { compileArgs, TARGETS } from "../../../scripts/build.ts";
+import { DENO_V8_FLAGS_ARG } from "../../../lib/runtime_flags.ts";
 import { LAZY_MODULES, LAZY_PACKAGES } from "../../../scripts/lazy_modules.ts";
 import {
   lazyListProblemsOf,
@@ -85,6 +86,7 @@ Deno.test("lazy modules: the bundle and every compile target include each listed
     }
     assertEquals(args.at(-1), "/repo/main.ts");
     assert(args.includes(`--target=${target}`));
+    assert(args.includes(DENO_V8_FLAGS_ARG), `compile for ${target} misses the V8 flags`);
   }
 });
 
