@@ -30,7 +30,7 @@ Deno.test("cli: stray words, a mistyped subcommand and an unknown option get one
     const help = await sb.run(["--help"]);
     assertStringIncludes(help.stdout.replace(/\s+/g, " "), "approves every action");
     // every option listed is one a user may pass, described in a sentence (no internal options)
-    const optionLines = help.stdout.split("\n").filter((l) => /^  -/.test(l));
+    const optionLines = help.stdout.split("\n").filter((l) => /^ {2}-/.test(l));
     assert(optionLines.some((l) => l.startsWith("  -V, --version ")), help.stdout);
     for (const line of optionLines) assert(!/internal|output the version/.test(line), line);
   } finally {
