@@ -54,6 +54,7 @@ export const LAZY_PACKAGES: readonly string[] = [
   "turndown",
   "picomatch",
   "yaml",
+  "openai",
 ];
 
 /**

@@ -31,6 +31,7 @@ import { loadState, saveState } from "../session/state.ts";
 import { shortenTitle } from "../session/title.ts";
 import { extractText } from "../llm/message.ts";
 import { registerControlPaths } from "../tooling/control_paths.ts";
+import { cacheControlPaths } from "../prebundle/location.ts";
 import { DenoPermissionScope, type PermissionScope } from "../tooling/scope.ts";
 import type { ToolEnv } from "../tooling/tool.ts";
 import type { FileBackend } from "../tooling/file_backend.ts";
@@ -247,6 +248,8 @@ export class KimiApp {
     const llm = llmResult.value;
     const agent = agentResult.value;
     registerControlPaths("agent", agentControlPaths(agent));
+    // kimi's cache holds code it runs (pre-bundled packages): out of the agent's reach.
+    registerControlPaths("cache", cacheControlPaths(opts.getEnv));
 
     const state = session.state;
     state.approval.yolo = state.approval.yolo || opts.yolo || config.default_yolo;

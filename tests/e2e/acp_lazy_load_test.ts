@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { denoDir, kimiSandbox } from "../helpers/kimi_process.ts";
+import { kimiSandbox, sandboxEnv } from "../helpers/kimi_process.ts";
 import { probeModules } from "../../scripts/bench/module_probe.ts";
 
 const REPO = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
@@ -14,7 +14,7 @@ Deno.test("acp: only `kimi acp` loads the ACP server and SDK (observed through V
         scriptArgs: [`${REPO}/main.ts`, "--config-file", config, ...args],
         denoFlags: ["--no-prompt", "-A"],
         cwd: sb.workDir,
-        env: { HOME: sb.home, KIMI_SHARE_DIR: sb.shareDir, DENO_DIR: denoDir(), NO_COLOR: "1" },
+        env: sandboxEnv(sb, { NO_COLOR: "1" }),
         repoRoot: REPO,
       });
     const print = await probe(["--print", "-p", "hi"]);

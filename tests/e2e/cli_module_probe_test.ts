@@ -3,7 +3,7 @@
  * compile no MCP, soul, LLM, UI, wire or tool module and no npm package beyond commander.
  */
 import { assertEquals } from "../helpers/assert.ts";
-import { denoDir, MAIN_TS } from "../helpers/kimi_process.ts";
+import { childCacheEnv, denoDir, MAIN_TS } from "../helpers/kimi_process.ts";
 import { probeModules } from "../../scripts/bench/module_probe.ts";
 
 const REPO_ROOT = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
@@ -26,6 +26,7 @@ for (
           HOME: home,
           KIMI_SHARE_DIR: `${home}/.kimi`,
           DENO_DIR: denoDir(),
+          ...childCacheEnv(),
           PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
         },
         repoRoot: REPO_ROOT,

@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { denoDir, kimiSandbox, MAIN_TS, toolCallLine } from "../helpers/kimi_process.ts";
+import { kimiSandbox, MAIN_TS, sandboxEnv, toolCallLine } from "../helpers/kimi_process.ts";
 
 /** Every line but a possibly torn last one parses as JSON. */
 function checkJsonl(text: string, what: string): string[] {
@@ -67,12 +67,7 @@ Deno.test("kill -9 at 50 random moments: every session stays resumable with its 
         ],
         cwd: sb.workDir,
         clearEnv: true,
-        env: {
-          HOME: sb.home,
-          KIMI_SHARE_DIR: sb.shareDir,
-          DENO_DIR: denoDir(),
-          PATH: Deno.env.get("PATH")!,
-        },
+        env: sandboxEnv(sb, { PATH: Deno.env.get("PATH")! }),
         stdin: "null",
         stdout: "null",
         stderr: "null",

@@ -1,5 +1,5 @@
 import { assertEquals } from "../helpers/assert.ts";
-import { denoDir, kimiSandbox, MAIN_TS, toolCallLine } from "../helpers/kimi_process.ts";
+import { kimiSandbox, MAIN_TS, sandboxEnv, toolCallLine } from "../helpers/kimi_process.ts";
 import { createExternalTool, createSession } from "@moonshot-ai/kimi-agent-sdk";
 import * as z from "zod";
 
@@ -27,7 +27,7 @@ Deno.test({
       const session = createSession({
         workDir: sb.workDir,
         executable: launcher,
-        env: { HOME: sb.home, KIMI_SHARE_DIR: sb.shareDir, DENO_DIR: denoDir() },
+        env: sandboxEnv(sb),
         externalTools: [
           createExternalTool({
             name: "open_in_ide",

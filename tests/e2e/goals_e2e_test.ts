@@ -6,6 +6,7 @@
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { startMockOpenAI } from "../helpers/mock_openai.ts";
 import {
+  childCacheEnv,
   denoDir,
   type KimiSandbox,
   kimiSandbox,
@@ -220,6 +221,7 @@ Deno.test("goal: kill -9 mid-goal, then resume: the goal is kept, paused, and co
         HOME: sb.home,
         KIMI_SHARE_DIR: sb.shareDir,
         DENO_DIR: denoDir(),
+        ...childCacheEnv(),
         PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
         NO_COLOR: "1",
       },

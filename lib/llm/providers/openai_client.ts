@@ -6,11 +6,19 @@
  * @module
  */
 import type { ThinkingEffort } from "../provider.ts";
-import OpenAI from "openai";
+import type { OpenAI } from "openai";
+import { lazyPackage } from "../../lazy_import.ts";
+import { withPrebundle } from "../../prebundle/load.ts";
 import { ChatProviderError } from "../errors.ts";
 import { convertSdkError, type ErrorContext, errorMessage, scrub } from "./sdk_errors.ts";
 
 export { type ErrorContext, scrub } from "./sdk_errors.ts";
+
+// The SDK, from its pre-bundle when the run has one (see `lib/prebundle/load.ts`).
+const sdk = await withPrebundle(
+  "openai",
+  () => lazyPackage<typeof import("openai")>("openai"),
+);
 
 /** Connection settings of an OpenAI-compatible endpoint. */
 export interface OpenAIClientOptions {
@@ -78,7 +86,7 @@ export function createOpenAIClient(opts: OpenAIClientOptions): OpenAI {
     // An empty key means "no authentication" (local servers): the SDK insists on a key, so it
     // gets a placeholder and the Authorization header is removed.
     const noKey = opts.apiKey === "";
-    return new OpenAI({
+    return new sdk.OpenAI({
       apiKey: noKey ? "no-key" : opts.apiKey,
       baseURL: opts.baseUrl,
       maxRetries: 0,
@@ -99,9 +107,9 @@ export function createOpenAIClient(opts: OpenAIClientOptions): OpenAI {
  */
 export function convertOpenAIError(err: unknown, ctx: ErrorContext): unknown {
   return convertSdkError(err, ctx, {
-    APIError: OpenAI.APIError,
-    APIConnectionError: OpenAI.APIConnectionError,
-    APIConnectionTimeoutError: OpenAI.APIConnectionTimeoutError,
-    APIUserAbortError: OpenAI.APIUserAbortError,
+    APIError: sdk.OpenAI.APIError,
+    APIConnectionError: sdk.OpenAI.APIConnectionError,
+    APIConnectionTimeoutError: sdk.OpenAI.APIConnectionTimeoutError,
+    APIUserAbortError: sdk.OpenAI.APIUserAbortError,
   });
 }

@@ -10,7 +10,7 @@ import { parseYaml } from "../../../lib/assets/yaml.ts";
 import { splitFrontmatter } from "../../../lib/skills/skill.ts";
 import { probeModules } from "../../../scripts/bench/module_probe.ts";
 import { assert, assertEquals } from "../../helpers/assert.ts";
-import { denoDir, kimiSandbox, MAIN_TS } from "../../helpers/kimi_process.ts";
+import { kimiSandbox, MAIN_TS, sandboxEnv } from "../../helpers/kimi_process.ts";
 
 Deno.test("yaml: every built-in agent spec and skill frontmatter is embedded pre-parsed, equal to yaml.parse", () => {
   let n = 0;
@@ -40,7 +40,7 @@ Deno.test("yaml: a print run with only built-ins loads no yaml module; a user sk
         scriptArgs: [MAIN_TS, "--config-file", config, "--print", "-p", "hi"],
         denoFlags: ["--no-prompt", "-A"],
         cwd,
-        env: { HOME: sb.home, KIMI_SHARE_DIR: sb.shareDir, DENO_DIR: denoDir(), NO_COLOR: "1" },
+        env: sandboxEnv(sb, { NO_COLOR: "1" }),
         repoRoot: new URL("../../..", import.meta.url).pathname.replace(/\/$/, ""),
       });
     const builtinOnly = await probe(sb.workDir);

@@ -13,7 +13,7 @@ import {
 import { setupShellConfinement, shellConfinementStatus } from "../../../lib/sandbox/setup.ts";
 import { type AccessKind, FULL_SCOPE, type PermissionScope } from "../../../lib/tooling/scope.ts";
 import { assert, assertEquals, assertStringIncludes, assertThrows } from "../../helpers/assert.ts";
-import { denoDir, MAIN_TS, toolCallLine } from "../../helpers/kimi_process.ts";
+import { childCacheEnv, denoDir, MAIN_TS, toolCallLine } from "../../helpers/kimi_process.ts";
 
 const BWRAP = findBwrap();
 const BWRAP_PROBLEM = BWRAP === null ? "bwrap not found on PATH" : await probeBwrap(BWRAP);
@@ -477,6 +477,7 @@ async function runKimi(
     env: {
       HOME: e.home,
       DENO_DIR: denoDir(),
+      ...childCacheEnv(),
       PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
       NO_COLOR: "1",
       KIMI_API_KEY: FAKE_ENV_KEY,
@@ -667,7 +668,12 @@ async function kimiInfo(e: E2E, permissions: string[], json: boolean): Promise<s
     args: ["run", "--no-prompt", ...permissions, MAIN_TS, "info", ...(json ? ["--json"] : [])],
     cwd: e.work,
     clearEnv: true,
-    env: { HOME: e.home, DENO_DIR: denoDir(), PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+    env: {
+      HOME: e.home,
+      DENO_DIR: denoDir(),
+      ...childCacheEnv(),
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+    },
     stdout: "piped",
     stderr: "piped",
   }).output();

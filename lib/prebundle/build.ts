@@ -1,0 +1,101 @@
+/**
+ * Builds one pre-bundled npm package (see `lib/prebundle/load.ts`): `deno bundle` of a module
+ * that re-exports the package's namespace as `ns`, from the package files already in the Deno
+ * cache, minified, checked by importing it, then published with an atomic rename. A run that
+ * reads the cache meanwhile sees the old state or the whole new file, never a part.
+ *
+ * kimi starts this module as its own process (`deno run … build.ts <name> <version> <file>
+ * <marker>`), detached, so a short run (print mode) can exit while the build finishes; it runs
+ * with read and write permission on the cache's `deps/` directory and run permission for
+ * `deno` only. The marker (`<file>.building`) is removed on success; on failure it stays, with
+ * the reason, so runs do not start a failing build again and again (see `MARKER_TTL_MS`).
+ *
+ * @module
+ */
+import { basename, dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+/** What {@link buildPrebundle} needs. */
+export interface BuildPrebundleOptions {
+  /** Import-map name of the package, e.g. `openai`. */
+  name: string;
+  /** Exact npm version, e.g. `7.57.0`. */
+  version: string;
+  /** Where the finished bundle goes. */
+  file: string;
+  /** The marker file the starting run created; removed on success, kept on failure. */
+  marker?: string;
+  /** The `deno` executable (default: this process's). */
+  deno?: string;
+}
+
+/** The result of {@link buildPrebundle}. */
+export type BuildPrebundleResult = { ok: true } | { ok: false; reason: string };
+
+/** Build the bundle of one package into `opts.file` (see the module doc). */
+export async function buildPrebundle(opts: BuildPrebundleOptions): Promise<BuildPrebundleResult> {
+  const dir = dirname(opts.file);
+  let tmp: string | null = null;
+  const fail = async (reason: string): Promise<BuildPrebundleResult> => {
+    if (opts.marker) {
+      await Deno.writeTextFile(opts.marker, `failed: ${reason}\n`).catch(() => {});
+    }
+    return { ok: false, reason };
+  };
+  try {
+    await Deno.mkdir(dir, { recursive: true });
+    tmp = await Deno.makeTempDir({ dir, prefix: `.${basename(opts.file)}.` });
+    const entry = join(tmp, "entry.ts");
+    const out = join(tmp, "bundle.js");
+    await Deno.writeTextFile(
+      entry,
+      `import * as ns from ${
+        JSON.stringify(`npm:${opts.name}@${opts.version}`)
+      };\nexport { ns };\n`,
+    );
+    const run = await new Deno.Command(opts.deno ?? Deno.execPath(), {
+      args: [
+        "bundle",
+        "--quiet",
+        "--no-config",
+        "--no-lock",
+        "--platform=deno",
+        "--format=esm",
+        "--minify",
+        "--output",
+        out,
+        entry,
+      ],
+      cwd: tmp,
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    if (!run.success) {
+      const why = new TextDecoder().decode(run.stderr).trim().split("\n").slice(-3).join(" ");
+      return await fail(`deno bundle exited with ${run.code}: ${why}`);
+    }
+    const mod = await import(pathToFileURL(out).href);
+    if (typeof mod.ns !== "object" || mod.ns === null || Object.keys(mod.ns).length === 0) {
+      return await fail("the bundle does not export the package");
+    }
+    await Deno.rename(out, opts.file);
+    if (opts.marker) await Deno.remove(opts.marker).catch(() => {});
+    return { ok: true };
+  } catch (err) {
+    return await fail(err instanceof Error ? err.message : String(err));
+  } finally {
+    if (tmp !== null) await Deno.remove(tmp, { recursive: true }).catch(() => {});
+  }
+}
+
+if (import.meta.main) {
+  const [name, version, file, marker] = Deno.args;
+  if (!name || !version || !file) {
+    console.error("usage: build.ts <package> <version> <bundle file> [marker file]");
+    Deno.exit(2);
+  }
+  const result = await buildPrebundle({ name, version, file, marker });
+  if (!result.ok) console.error(`kimi: could not pre-bundle ${name}@${version}: ${result.reason}`);
+  Deno.exit(result.ok ? 0 : 1);
+}
