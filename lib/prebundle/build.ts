@@ -44,6 +44,7 @@ export async function buildPrebundle(opts: BuildPrebundleOptions): Promise<Build
   };
   try {
     await Deno.mkdir(dir, { recursive: true });
+    await removeAbandonedBuilds(dir, basename(opts.file));
     tmp = await Deno.makeTempDir({ dir, prefix: `.${basename(opts.file)}.` });
     const entry = join(tmp, "entry.ts");
     const out = join(tmp, "bundle.js");
@@ -86,6 +87,21 @@ export async function buildPrebundle(opts: BuildPrebundleOptions): Promise<Build
     return await fail(err instanceof Error ? err.message : String(err));
   } finally {
     if (tmp !== null) await Deno.remove(tmp, { recursive: true }).catch(() => {});
+  }
+}
+
+/** How old a build's temp dir must be to count as abandoned (its build was killed). */
+export const ABANDONED_BUILD_MS = 10 * 60_000;
+
+/** Remove the temp dirs of builds of `file` in `dir` that were killed mid-way. */
+async function removeAbandonedBuilds(dir: string, file: string): Promise<void> {
+  for await (const e of Deno.readDir(dir)) {
+    if (!e.isDirectory || !e.name.startsWith(`.${file}.`)) continue;
+    const path = join(dir, e.name);
+    const mtime = (await Deno.stat(path).catch(() => null))?.mtime?.getTime() ?? Date.now();
+    if (Date.now() - mtime > ABANDONED_BUILD_MS) {
+      await Deno.remove(path, { recursive: true }).catch(() => {});
+    }
   }
 }
 

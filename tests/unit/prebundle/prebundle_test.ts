@@ -15,7 +15,7 @@ import {
   RUNS_FROM_SOURCE_FILES,
   withPrebundle,
 } from "../../../lib/prebundle/load.ts";
-import { buildPrebundle } from "../../../lib/prebundle/build.ts";
+import { ABANDONED_BUILD_MS, buildPrebundle } from "../../../lib/prebundle/build.ts";
 import {
   controlPaths,
   matchControlPath,
@@ -123,13 +123,24 @@ Deno.test("prebundle: build, load without the package, remove a broken bundle", 
     );
     await Deno.mkdir(join(cache, "deps"));
     await Deno.writeTextFile(target.marker, "building 1\n");
+    // a build killed long ago left its temp dir; a running one's is recent
+    const base = target.file.slice(target.file.lastIndexOf("/") + 1);
+    const abandoned = join(cache, "deps", `.${base}.killed`);
+    const running = join(cache, "deps", `.${base}.running`);
+    await Deno.mkdir(abandoned);
+    await Deno.mkdir(running);
+    const old = new Date(Date.now() - ABANDONED_BUILD_MS - 60_000);
+    await Deno.utime(abandoned, old, old);
     const built = await buildPrebundle(target);
     assertEquals(built, { ok: true });
     assert((await Deno.stat(target.file)).size > 100_000, "a real bundle");
     assertEquals(await Deno.stat(target.marker).catch(() => null), null, "marker removed");
-    assertEquals([...Deno.readDirSync(join(cache, "deps"))].map((e) => e.name), [
-      target.file.slice(target.file.lastIndexOf("/") + 1),
-    ]);
+    assertEquals(
+      [...Deno.readDirSync(join(cache, "deps"))].map((e) => e.name).sort(),
+      [`.${base}.running`, base],
+      "the abandoned build's temp dir is gone, the running one's is left alone",
+    );
+    await Deno.remove(running);
 
     // the bundle serves the SDK: `load` (the npm import) is not called
     type Sdk = typeof import("openai");
