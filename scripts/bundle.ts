@@ -25,6 +25,9 @@ import {
 } from "../lib/lazy_import.ts";
 import { LAZY_MODULES, LAZY_PACKAGES, PACKAGE_FILES, PROGRAM_ENTRIES } from "./lazy_modules.ts";
 import { lazyListProblemsOf, REPO_ROOT_URL, scanRepository, scanSource } from "./lazy_scan.ts";
+import { deferBuiltinImports, patchCreateRequire } from "../lib/prebundle/transforms.ts";
+
+export { deferBuiltinImports, patchCreateRequire };
 
 /** Options of {@link bundle}. */
 export interface BundleOptions {
@@ -92,68 +95,6 @@ async function copyTree(from: string, to: string, rel: string): Promise<void> {
   for await (const e of Deno.readDir(`${from}/${rel}`)) {
     if (e.isDirectory || /\.(ts|json)$/.test(e.name)) await copyTree(from, to, `${rel}/${e.name}`);
   }
-}
-
-const EAGER_REQUIRE_IMPORT =
-  'import { createRequire as __deno_internal_createRequire } from "node:module";\n';
-const EAGER_REQUIRE = "var __require = __deno_internal_createRequire(import.meta.url);";
-const LAZY_REQUIRE = "var __require = (id) => {\n" +
-  "  const p = globalThis.process;\n" +
-  '  return p.getBuiltinModule(id) ?? p.getBuiltinModule("node:module").createRequire(\n' +
-  '    import.meta.url.startsWith("file:") ? import.meta.url : "file:///",\n' +
-  "  )(id);\n" +
-  "};";
-
-/**
- * `deno bundle` gives bundled CommonJS code a `require` made at load time by
- * `createRequire(import.meta.url)` from `node:module`: that throws when the bundle is imported
- * from an `http(s)://` URL, and loads Node's module system into every run (even `--version`).
- * Bundled code only requires Node built-ins, so `require` becomes a function that gets them
- * with `process.getBuiltinModule` when first called (anything else still goes through
- * `createRequire`).
- */
-export function patchCreateRequire(text: string): string {
-  if (!text.includes(EAGER_REQUIRE)) return text;
-  return text.replace(EAGER_REQUIRE_IMPORT, "").replace(EAGER_REQUIRE, LAZY_REQUIRE);
-}
-
-/** Node built-ins that bundled packages import at load time but use only in rare paths. */
-const DEFERRED_BUILTINS = ["node:child_process", "node:fs", "node:process"];
-
-const LAZY_BUILTIN = "var __kimiLazyBuiltin = (id) => {\n" +
-  "  let mod;\n" +
-  "  const get = () => mod ??= globalThis.process.getBuiltinModule(id);\n" +
-  "  return new Proxy({}, {\n" +
-  "    get: (_, key) => get()[key],\n" +
-  "    has: (_, key) => key in get(),\n" +
-  "    ownKeys: () => Reflect.ownKeys(get()),\n" +
-  "    getOwnPropertyDescriptor: (_, key) => {\n" +
-  "      const d = Reflect.getOwnPropertyDescriptor(get(), key);\n" +
-  "      return d && { ...d, configurable: true };\n" +
-  "    },\n" +
-  "  });\n" +
-  "};\n";
-
-/**
- * Default imports of `node:child_process`, `node:fs` and `node:process` become objects that
- * load the module on first use. Commander imports all three at load time but needs them only
- * for executable subcommands, `process.exit` and writing help: without this every `kimi --help`
- * and agent run loads them (and `node:process` pulls in some 30 more Node polyfill modules).
- */
-export function deferBuiltinImports(text: string): string {
-  let out = text;
-  let helper = false;
-  for (const id of DEFERRED_BUILTINS) {
-    const re = new RegExp(`^import ([A-Za-z_$][\\w$]*) from "${id}";$`, "m");
-    const m = re.exec(out);
-    if (!m) continue;
-    out = out.replace(
-      m[0],
-      `${helper ? "" : LAZY_BUILTIN}var ${m[1]} = __kimiLazyBuiltin(${JSON.stringify(id)});`,
-    );
-    helper = true;
-  }
-  return out;
 }
 
 /**

@@ -55,6 +55,7 @@ export const LAZY_PACKAGES: readonly string[] = [
   "picomatch",
   "yaml",
   "openai",
+  "@commander-js/extra-typings",
 ];
 
 /**

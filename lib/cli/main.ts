@@ -4,7 +4,8 @@
  * @module
  */
 import { lazyImport } from "../lazy_import.ts";
-import { CommanderError } from "@commander-js/extra-typings";
+import { CommanderError } from "./commander.ts";
+import { commanderOutput } from "./commander_output.ts";
 import { commanderUsageMessage, USAGE_EXIT_CODE, usageErrorText } from "./usage_errors.ts";
 import { VERSION } from "../version.ts";
 import { resolvePath, rootCommand, UsageError, validateOptions } from "./options.ts";
@@ -59,12 +60,8 @@ function editDistance(a: string, b: string): number {
 export async function main(args: string[]): Promise<number> {
   let result: Promise<number> = Promise.resolve(0);
   const program = rootCommand().exitOverride().enablePositionalOptions();
-  program.configureOutput({
-    writeOut: (s) => Deno.stdout.writeSync(new TextEncoder().encode(s)),
-    writeErr: (s) => Deno.stderr.writeSync(new TextEncoder().encode(s)),
-    // Parse errors are printed below in the reference's words, once.
-    outputError: () => {},
-  });
+  // Parse errors are printed below in the reference's words, once.
+  program.configureOutput(commanderOutput());
   // stray words reach the action, which says what to run instead (see strayArgumentsMessage)
   program.allowExcessArguments(true);
   program.command("info").description("Show version and protocol information.")

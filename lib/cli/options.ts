@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { Command, InvalidArgumentError, Option } from "@commander-js/extra-typings";
+import { Command, InvalidArgumentError, Option } from "./commander.ts";
 import { UsageError } from "./usage_errors.ts";
 
 export { UsageError } from "./usage_errors.ts";

@@ -1,7 +1,8 @@
 /**
  * Builds one pre-bundled npm package (see `lib/prebundle/load.ts`): `deno bundle` of a module
  * that re-exports the package's namespace as `ns`, from the package files already in the Deno
- * cache, minified, checked by importing it, then published with an atomic rename. A run that
+ * cache (minified unless its spec says not), with its load-time Node built-in imports made lazy
+ * (`transforms.ts`), checked by importing it, then published with an atomic rename. A run that
  * reads the cache meanwhile sees the old state or the whole new file, never a part.
  *
  * kimi starts this module as its own process (`deno run … build.ts <name> <version> <file>
@@ -14,6 +15,8 @@
  */
 import { basename, dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { PREBUNDLES } from "./location.ts";
+import { deferBuiltinImports, patchCreateRequire } from "./transforms.ts";
 
 /** What {@link buildPrebundle} needs. */
 export interface BuildPrebundleOptions {
@@ -62,7 +65,7 @@ export async function buildPrebundle(opts: BuildPrebundleOptions): Promise<Build
         "--no-lock",
         "--platform=deno",
         "--format=esm",
-        "--minify",
+        ...(PREBUNDLES[opts.name]?.minify === false ? [] : ["--minify"]),
         "--output",
         out,
         entry,
@@ -76,6 +79,10 @@ export async function buildPrebundle(opts: BuildPrebundleOptions): Promise<Build
       const why = new TextDecoder().decode(run.stderr).trim().split("\n").slice(-3).join(" ");
       return await fail(`deno bundle exited with ${run.code}: ${why}`);
     }
+    // Node built-ins the package imports at load time but rarely uses load on first use.
+    const text = await Deno.readTextFile(out);
+    const patched = deferBuiltinImports(patchCreateRequire(text));
+    if (patched !== text) await Deno.writeTextFile(out, patched);
     const mod = await import(pathToFileURL(out).href);
     if (typeof mod.ns !== "object" || mod.ns === null || Object.keys(mod.ns).length === 0) {
       return await fail("the bundle does not export the package");

@@ -3,7 +3,8 @@
  *
  * The cache dir is `KIMI_CACHE_DIR` when set, else `cache/` in the share dir (`~/.kimi/cache`).
  * Bundles live in its `deps/` directory, one file per package version and Deno version
- * (`openai@7.57.0+deno-2.9.6.js`), so an upgrade of either never reuses an old bundle.
+ * (`openai@7.57.0+deno-2.9.6+f1.js`, the last part the bundle format), so an upgrade of
+ * either never reuses an old bundle.
  *
  * The default place matters for safety: the share dir is a control path, read-only inside the
  * shell sandbox and refused to the file tools, so the agent cannot plant code kimi would run at
@@ -16,11 +17,28 @@ import { join, resolve } from "node:path";
 import { shareDir } from "../config/share_dir.ts";
 import type { ControlPath } from "../tooling/control_paths.ts";
 
+/** How one package is pre-bundled. */
+export interface PrebundleSpec {
+  /**
+   * Minify the bundle. Off for packages whose Node built-in imports are made lazy
+   * (`lib/prebundle/transforms.ts` works on unminified code).
+   */
+  readonly minify: boolean;
+}
+
 /**
- * The packages kimi pre-bundles: loaded on the way to the first model request, made of many
- * modules, and checked to work as one `deno bundle` file.
+ * The packages kimi pre-bundles, by import-map name: loaded on the way to the first model
+ * request (or `--help`), made of many modules or importing Node built-ins at load time, and
+ * checked to work as one `deno bundle` file. commander's bundle loads `node:child_process`,
+ * `node:fs` and `node:process` on first use, as the bundled build does.
  */
-export const PREBUNDLED_PACKAGES: readonly string[] = ["openai"];
+export const PREBUNDLES: Readonly<Record<string, PrebundleSpec>> = {
+  openai: { minify: true },
+  commander: { minify: false },
+};
+
+/** The names of {@link PREBUNDLES}. */
+export const PREBUNDLED_PACKAGES: readonly string[] = Object.keys(PREBUNDLES);
 
 /** Reads one environment variable; `undefined` when unset or not readable. */
 export type CacheEnvReader = (key: string) => string | undefined;
@@ -73,11 +91,18 @@ export function resolvedPackageVersion(name: string, resolvedUrl: string): strin
   return local ? local[1] : null;
 }
 
+/**
+ * The version of how bundles are made (`build.ts`, `transforms.ts`), part of every file name:
+ * raise it when a change to either makes older bundles wrong.
+ */
+export const PREBUNDLE_FORMAT = 1;
+
 /** The bundle of `name` at `version`, built by Deno `denoVersion`, in `cacheDir`. */
 export function prebundleTarget(
   opts: { name: string; version: string; cacheDir: string; denoVersion: string },
 ): PrebundleTarget {
-  const base = `${opts.name.replace(/\//g, "__")}@${opts.version}+deno-${opts.denoVersion}.js`;
+  const base = `${opts.name.replace(/\//g, "__")}@${opts.version}+deno-${opts.denoVersion}` +
+    `+f${PREBUNDLE_FORMAT}.js`;
   const file = join(depsDir(opts.cacheDir), base);
   return { name: opts.name, version: opts.version, file, marker: `${file}.building` };
 }

@@ -25,6 +25,8 @@ export interface ModuleProbe {
   npmPackages: string[];
   /** Every compiled script URL (internal `ext:`/`node:` ones excluded). */
   allUrls: string[];
+  /** The Node built-in modules compiled (`node:fs`, …), sorted. */
+  nodeModules: string[];
 }
 
 /** Options of {@link probeModules}. */
@@ -137,5 +139,6 @@ export async function probeModules(opts: ProbeOptions): Promise<ModuleProbe> {
     localModules: local.sort(),
     npmPackages: [...npm].sort(),
     allUrls,
+    nodeModules: [...urls].filter((u) => u.startsWith("node:")).sort(),
   };
 }

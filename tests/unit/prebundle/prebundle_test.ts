@@ -66,8 +66,8 @@ Deno.test("prebundle location: one file per package version and Deno version", (
     cacheDir: "/c",
     denoVersion: "2.9.6",
   });
-  assertEquals(t.file, "/c/deps/@a__b@1.0.0+deno-2.9.6.js");
-  assertEquals(t.marker, "/c/deps/@a__b@1.0.0+deno-2.9.6.js.building");
+  assertEquals(t.file, "/c/deps/@a__b@1.0.0+deno-2.9.6+f1.js");
+  assertEquals(t.marker, "/c/deps/@a__b@1.0.0+deno-2.9.6+f1.js.building");
 });
 
 Deno.test("prebundle: only the listed packages, and this run resolves them from npm", () => {
@@ -76,7 +76,7 @@ Deno.test("prebundle: only the listed packages, and this run resolves them from 
   for (const name of PREBUNDLED_PACKAGES) {
     const t = located(prebundleFor(name, { getEnv: env({ KIMI_CACHE_DIR: "/c" }) }), name);
     assert(t.file.startsWith(`/c/deps/${name}@`), t.file);
-    assert(t.file.endsWith(`+deno-${Deno.version.deno}.js`), t.file);
+    assert(t.file.endsWith(`+deno-${Deno.version.deno}+f1.js`), t.file);
   }
 });
 
@@ -183,6 +183,38 @@ Deno.test("prebundle: a failed build keeps its reason in the marker", async () =
       [target.marker.slice(target.marker.lastIndexOf("/") + 1)],
       "no temp dir left behind",
     );
+  } finally {
+    await Deno.remove(cache, { recursive: true });
+  }
+});
+
+Deno.test("prebundle: commander's bundle loads its Node built-ins on first use, and works", async () => {
+  const cache = await Deno.makeTempDir();
+  try {
+    const target = located(
+      prebundleFor("commander", { getEnv: env({ KIMI_CACHE_DIR: cache }) }),
+      "commander",
+    );
+    assertEquals(await buildPrebundle(target), { ok: true });
+    const text = await Deno.readTextFile(target.file);
+    assert(!/^import \w+ from "node:(child_process|fs|process)";$/m.test(text), "deferred");
+    assertStringIncludes(text, '__kimiLazyBuiltin("node:child_process")');
+    const ns = located(await importPrebundle<typeof import("commander")>(target), "bundle");
+    const out: string[] = [];
+    const cmd = new ns.Command("demo")
+      .option("-n, --num <n>", "a number")
+      .exitOverride()
+      .configureOutput({ writeOut: (s) => out.push(s), writeErr: () => {} });
+    cmd.parse(["-n", "3"], { from: "user" });
+    assertEquals(cmd.opts(), { num: "3" });
+    let code = "";
+    try {
+      cmd.parse(["--help"], { from: "user" });
+    } catch (err) {
+      code = (err as { code?: string }).code ?? "";
+    }
+    assertEquals(code, "commander.helpDisplayed");
+    assertStringIncludes(out.join(""), "Usage: demo [options]");
   } finally {
     await Deno.remove(cache, { recursive: true });
   }
