@@ -9,6 +9,24 @@ import { prebundleFor } from "../../lib/prebundle/load.ts";
 import { buildPrebundle } from "../../lib/prebundle/build.ts";
 
 const REPO_ROOT = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
+
+/** Probe `kimi <flag>` run from the source with HOME `home` and the given kimi cache env. */
+function probeKimi(flag: string, home: string, cacheEnv: Record<string, string>) {
+  return probeModules({
+    scriptArgs: [MAIN_TS, flag],
+    denoFlags: ["--no-prompt", "-A"],
+    cwd: home,
+    env: {
+      HOME: home,
+      KIMI_SHARE_DIR: `${home}/.kimi`,
+      DENO_DIR: denoDir(),
+      ...cacheEnv,
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+    },
+    repoRoot: REPO_ROOT,
+    timeoutMs: 120_000,
+  });
+}
 const HEAVY_LOCAL = /^(lib\/llm|lib\/mcp|lib\/ui|lib\/app|lib\/soul|lib\/wire|tools)\//;
 
 for (
@@ -20,20 +38,7 @@ for (
   Deno.test(`kimi ${flag} loads no MCP, zod, soul or provider module`, async () => {
     const home = await Deno.makeTempDir({ prefix: "kimi-probe-" });
     try {
-      const probe = await probeModules({
-        scriptArgs: [MAIN_TS, flag],
-        denoFlags: ["--no-prompt", "-A"],
-        cwd: home,
-        env: {
-          HOME: home,
-          KIMI_SHARE_DIR: `${home}/.kimi`,
-          DENO_DIR: denoDir(),
-          ...childCacheEnv(),
-          PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-        },
-        repoRoot: REPO_ROOT,
-        timeoutMs: 120_000,
-      });
+      const probe = await probeKimi(flag, home, childCacheEnv());
       assertEquals(probe.code, 0, probe.stdout);
       assertEquals(probe.localModules.filter((m) => HEAVY_LOCAL.test(m)), []);
       const npm = probe.npmPackages.map((p) => p.slice(0, p.lastIndexOf("@")));
@@ -55,21 +60,7 @@ Deno.test("kimi --help from the source: commander's pre-bundle leaves its Node b
       getEnv: (k) => k === "KIMI_CACHE_DIR" ? cache : undefined,
     });
     if (target === null) throw new Error("commander has no pre-bundle target");
-    const probe = (cacheDir: string) =>
-      probeModules({
-        scriptArgs: [MAIN_TS, "--help"],
-        denoFlags: ["--no-prompt", "-A"],
-        cwd: home,
-        env: {
-          HOME: home,
-          KIMI_SHARE_DIR: `${home}/.kimi`,
-          DENO_DIR: denoDir(),
-          KIMI_CACHE_DIR: cacheDir,
-          PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-        },
-        repoRoot: REPO_ROOT,
-        timeoutMs: 120_000,
-      });
+    const probe = (cacheDir: string) => probeKimi("--help", home, { KIMI_CACHE_DIR: cacheDir });
     // control: a cache that cannot exist (a file stands where its directory would be)
     await Deno.writeTextFile(`${home}/not-a-dir`, "");
     const plain = await probe(`${home}/not-a-dir`);
