@@ -1,7 +1,9 @@
 /**
- * Shared plumbing of the providers built on the `openai` SDK: client construction with explicit
- * credentials (so the SDK never reads `OPENAI_*` from the environment) and the mapping of SDK
- * errors onto {@link ChatProviderError} classes, with the API key scrubbed from every message.
+ * Shared plumbing of the providers built on the `openai` SDK: client construction with an
+ * explicit base URL and key (so the SDK's `OPENAI_BASE_URL` and `OPENAI_API_KEY` never override
+ * the config; like the reference's Python SDK it still honours `OPENAI_ORG_ID`,
+ * `OPENAI_PROJECT_ID` and `OPENAI_LOG`, and this SDK `OPENAI_CUSTOM_HEADERS`) and the mapping of
+ * SDK errors onto {@link ChatProviderError} classes, with the API key scrubbed from every message.
  *
  * @module
  */
