@@ -89,11 +89,26 @@ export async function buildPrebundle(opts: BuildPrebundleOptions): Promise<Build
     }
     await Deno.rename(out, opts.file);
     if (opts.marker) await Deno.remove(opts.marker).catch(() => {});
+    await removeSupersededBundles(dir, basename(opts.file));
     return { ok: true };
   } catch (err) {
     return await fail(err instanceof Error ? err.message : String(err));
   } finally {
     if (tmp !== null) await Deno.remove(tmp, { recursive: true }).catch(() => {});
+  }
+}
+
+/**
+ * Remove the bundles of the same package that `file` supersedes (another package version,
+ * Deno version or bundle format), so the cache holds one bundle per package. A run of another
+ * Deno version builds its own again.
+ */
+async function removeSupersededBundles(dir: string, file: string): Promise<void> {
+  const pkg = file.slice(0, file.indexOf("@", 1) + 1); // `openai@`, `@scope__name@`
+  for await (const e of Deno.readDir(dir)) {
+    if (e.isFile && e.name !== file && e.name.startsWith(pkg) && e.name.endsWith(".js")) {
+      await Deno.remove(join(dir, e.name)).catch(() => {});
+    }
   }
 }
 

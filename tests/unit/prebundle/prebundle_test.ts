@@ -131,14 +131,17 @@ Deno.test("prebundle: build, load without the package, remove a broken bundle", 
     await Deno.mkdir(running);
     const old = new Date(Date.now() - ABANDONED_BUILD_MS - 60_000);
     await Deno.utime(abandoned, old, old);
+    // bundles this one supersedes go; another package's stays
+    await Deno.writeTextFile(join(cache, "deps", "openai@7.0.0+deno-2.0.0+f1.js"), "old\n");
+    await Deno.writeTextFile(join(cache, "deps", "openai-extra@1.0.0+deno-2.9.6+f1.js"), "x\n");
     const built = await buildPrebundle(target);
     assertEquals(built, { ok: true });
     assert((await Deno.stat(target.file)).size > 100_000, "a real bundle");
     assertEquals(await Deno.stat(target.marker).catch(() => null), null, "marker removed");
     assertEquals(
       [...Deno.readDirSync(join(cache, "deps"))].map((e) => e.name).sort(),
-      [`.${base}.running`, base],
-      "the abandoned build's temp dir is gone, the running one's is left alone",
+      [`.${base}.running`, "openai-extra@1.0.0+deno-2.9.6+f1.js", base].sort(),
+      "the abandoned build's temp dir and the superseded bundle are gone",
     );
     await Deno.remove(running);
 
