@@ -62,10 +62,6 @@ function granted(desc: Deno.PermissionDescriptor): boolean {
 export interface WithPrebundleOptions {
   /** Environment reader (default: the process environment, unreadable counts as unset). */
   getEnv?: CacheEnvReader;
-  /** Where the package resolves to (default: `import.meta.resolve(name)`). */
-  resolved?: string;
-  /** Use the cache even when not running from the source files (tests). */
-  force?: boolean;
 }
 
 /**
@@ -75,11 +71,10 @@ export function prebundleFor(
   name: string,
   opts: WithPrebundleOptions = {},
 ): PrebundleTarget | null {
-  if (!RUNS_FROM_SOURCE_FILES && !opts.force) return null;
-  if (!PREBUNDLED_PACKAGES.includes(name)) return null;
-  let resolved = opts.resolved;
+  if (!RUNS_FROM_SOURCE_FILES || !PREBUNDLED_PACKAGES.includes(name)) return null;
+  let resolved: string;
   try {
-    resolved ??= import.meta.resolve(name);
+    resolved = import.meta.resolve(name); // through the import map, into Deno's npm cache
   } catch {
     return null;
   }
