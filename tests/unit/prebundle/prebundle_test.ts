@@ -24,6 +24,21 @@ import {
 
 const env = (vars: Record<string, string>) => (k: string) => vars[k];
 
+/** Run `fn` with a new temp dir, removed afterwards. */
+async function inTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir();
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** The pre-bundle of `name` in the kimi cache `cache`. */
+function targetIn(cache: string, name: string) {
+  return located(prebundleFor(name, { getEnv: env({ KIMI_CACHE_DIR: cache }) }), name);
+}
+
 function located<T>(value: T | null, what: string): T {
   if (value === null) throw new Error(`${what} is not located`);
   return value;
@@ -98,8 +113,7 @@ Deno.test("prebundle: a KIMI_CACHE_DIR is a control path the file tools refuse",
 });
 
 Deno.test("prebundle marker: one build at a time; stale and failed markers expire", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+  await inTempDir(async (dir) => {
     const marker = join(dir, "x.js.building");
     assert(claimPrebundleMarker(marker));
     assert(!claimPrebundleMarker(marker), "a running build holds it");
@@ -109,18 +123,12 @@ Deno.test("prebundle marker: one build at a time; stale and failed markers expir
     assert(!claimPrebundleMarker(marker, now + MARKER_TTL_MS.building + 1000), "failed lasts");
     assert(claimPrebundleMarker(marker, now + MARKER_TTL_MS.failed + 1000), "failed expires");
     assertStringIncludes(await Deno.readTextFile(marker), `building ${Deno.pid}`);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("prebundle: build, load without the package, remove a broken bundle", async () => {
-  const cache = await Deno.makeTempDir();
-  try {
-    const target = located(
-      prebundleFor("openai", { getEnv: env({ KIMI_CACHE_DIR: cache }) }),
-      "openai",
-    );
+  await inTempDir(async (cache) => {
+    const target = targetIn(cache, "openai");
     await Deno.mkdir(join(cache, "deps"));
     await Deno.writeTextFile(target.marker, "building 1\n");
     // a build killed long ago left its temp dir; a running one's is recent
@@ -160,14 +168,11 @@ Deno.test("prebundle: build, load without the package, remove a broken bundle", 
     await Deno.writeTextFile(damaged.file, "export const ns = ; // damaged\n");
     assertEquals(await importPrebundle(damaged), null);
     assertEquals(await Deno.stat(damaged.file).catch(() => null), null, "broken bundle removed");
-  } finally {
-    await Deno.remove(cache, { recursive: true });
-  }
+  });
 });
 
 Deno.test("prebundle: a failed build keeps its reason in the marker", async () => {
-  const cache = await Deno.makeTempDir();
-  try {
+  await inTempDir(async (cache) => {
     const target = prebundleTarget({
       name: "openai",
       version: "0.0.0-does-not-exist",
@@ -186,18 +191,12 @@ Deno.test("prebundle: a failed build keeps its reason in the marker", async () =
       [target.marker.slice(target.marker.lastIndexOf("/") + 1)],
       "no temp dir left behind",
     );
-  } finally {
-    await Deno.remove(cache, { recursive: true });
-  }
+  });
 });
 
 Deno.test("prebundle: commander's bundle loads its Node built-ins on first use, and works", async () => {
-  const cache = await Deno.makeTempDir();
-  try {
-    const target = located(
-      prebundleFor("commander", { getEnv: env({ KIMI_CACHE_DIR: cache }) }),
-      "commander",
-    );
+  await inTempDir(async (cache) => {
+    const target = targetIn(cache, "commander");
     assertEquals(await buildPrebundle(target), { ok: true });
     const text = await Deno.readTextFile(target.file);
     assert(!/^import \w+ from "node:(child_process|fs|process)";$/m.test(text), "deferred");
@@ -218,7 +217,5 @@ Deno.test("prebundle: commander's bundle loads its Node built-ins on first use, 
     }
     assertEquals(code, "commander.helpDisplayed");
     assertStringIncludes(out.join(""), "Usage: demo [options]");
-  } finally {
-    await Deno.remove(cache, { recursive: true });
-  }
+  });
 });
