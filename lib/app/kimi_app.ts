@@ -160,7 +160,7 @@ export class KimiApp {
   tasks: BackgroundTaskManager | null = null;
   readonly #notificationListeners = new Set<(e: WireEvent) => void>();
   #stopNotifications: (() => void) | null = null;
-  #notesFile: WireFile | null = null;
+  #wireFile: WireFile | null = null;
 
   private constructor(soul: KimiSoul, session: Session, config: Config, agent: ResolvedAgentSpec) {
     this.soul = soul;
@@ -188,8 +188,7 @@ export class KimiApp {
   #publish(payload: EventPayload<"Notification">): void {
     const e = wireEvent("Notification", payload);
     // recorded like the turn's messages, so `replay` and session readers see it too
-    this.#notesFile ??= new WireFile(this.session.wireFile);
-    this.#notesFile.append(e).catch((err) =>
+    this.wireFile.append(e).catch((err) =>
       log("WARNING", "notifications", `could not record a notification: ${err}`)
     );
     for (const l of this.#notificationListeners) {
@@ -199,6 +198,14 @@ export class KimiApp {
         // a listener's failure is its own
       }
     }
+  }
+
+  /**
+   * The session's `wire.jsonl`, shared by every writer of this app (the UI's turns and the
+   * notifications between them), so its records stay in the order things happened.
+   */
+  get wireFile(): WireFile {
+    return this.#wireFile ??= new WireFile(this.session.wireFile);
   }
 
   /** The session's hook engine (config hooks + wire subscriptions). */

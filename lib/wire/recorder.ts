@@ -27,6 +27,7 @@ export class WireFile {
   readonly path: string;
   #headerChecked = false;
   #version = WIRE_PROTOCOL_VERSION;
+  #tail: Promise<void> = Promise.resolve();
 
   /** Bind to a file path (created on first write). */
   constructor(path: string) {
@@ -67,11 +68,19 @@ export class WireFile {
     }
   }
 
-  /** Append one message. */
-  async append(msg: WireMessage, timestamp = Date.now() / 1000): Promise<void> {
-    await this.#ensureHeader();
+  /**
+   * Append one message. Appends through one instance land in the order they were called (each
+   * waits for the one before), so every writer of a session that shares its `WireFile` (the
+   * turns and the notifications between them) keeps the file in the order things happened.
+   */
+  append(msg: WireMessage, timestamp = Date.now() / 1000): Promise<void> {
     const line = pyJsonDumps({ timestamp, message: toEnvelope(msg) }) + "\n";
-    await appendText(this.path, line);
+    const write = this.#tail.then(async () => {
+      await this.#ensureHeader();
+      await appendText(this.path, line);
+    });
+    this.#tail = write.catch(() => {}); // a failed append is its caller's; the next still runs
+    return write;
   }
 
   /** Whether the file holds at least one message record. */

@@ -23,7 +23,6 @@ import {
   type UserInput,
   type WireMessage,
 } from "../../wire/messages.ts";
-import { WireFile } from "../../wire/recorder.ts";
 import { approvalChoices, type ApprovalOptionKind } from "../../wire/approval_options.ts";
 import { noModelError } from "./auth.ts";
 import { promptToUserInput, UnsupportedPromptContent } from "./prompt.ts";
@@ -327,7 +326,7 @@ export class AcpSession {
     try {
       const result = await runTurn(app.soul, input, {
         signal,
-        wireFile: new WireFile(app.session.wireFile),
+        wireFile: app.wireFile,
         ui: (wire) => {
           const sub = wire.subscribe({ merge: false });
           return (async () => {
@@ -398,7 +397,7 @@ export class AcpSession {
 
   /** Replay the recorded history (`wire.jsonl`) as updates. */
   async replay(): Promise<void> {
-    const file = new WireFile(this.#app.session.wireFile);
+    const file = this.#app.wireFile;
     const workDir = this.#app.session.workDir;
     let mapper = new TurnMapper({ turnId: crypto.randomUUID(), workDir });
     for await (const rec of file.records()) {

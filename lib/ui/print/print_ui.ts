@@ -11,7 +11,6 @@ import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "../..
 import type { KimiApp } from "../../app/kimi_app.ts";
 import { SessionWriteError } from "../../session/jsonl.ts";
 import { runTurn } from "../../soul/run_turn.ts";
-import { WireFile } from "../../wire/recorder.ts";
 import type { UserInput } from "../../wire/messages.ts";
 import { waitForBackgroundTasks } from "./background_wait.ts";
 import type { GoalOutcome } from "../../wire/messages.ts";
@@ -110,7 +109,7 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
   } catch {
     // signals unavailable (e.g. Windows service): Ctrl-C ends the process instead
   }
-  const wireFile = new WireFile(app.session.wireFile);
+  const wireFile = app.wireFile;
   let command: UserInput | undefined = opts.prompt;
   const isTty = opts.stdinIsTerminal ?? Deno.stdin.isTerminal();
   if (command === undefined && !isTty && opts.inputFormat === "text") {

@@ -26,7 +26,6 @@ import { AttachmentError, PromptAttachments } from "./attachments.ts";
 import { shellKeyBindings } from "./key_bindings.ts";
 import { notificationLine } from "./side_lines.ts";
 import { askBeside, sideQuestionOf } from "./side_question.ts";
-import { WireFile } from "../../wire/recorder.ts";
 import { providerErrorHint } from "../provider_hint.ts";
 import { historyFile, HistoryStore } from "./history_store.ts";
 import { LineEditor, type ReadResult, truncateRow, type TurnInputHandlers } from "./line_editor.ts";
@@ -428,7 +427,7 @@ class Shell implements ShellContext {
     };
     this.#installTurnKeys();
     for (const req of this.#queuedApprovals.splice(0)) this.#enqueueModal(req);
-    const wireFile = new WireFile(this.app.session.wireFile);
+    const wireFile = this.app.wireFile;
     try {
       await runTurn(this.app.soul, input, {
         signal: ac.signal,

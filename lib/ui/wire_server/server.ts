@@ -22,7 +22,7 @@ import {
   type UserInput,
   type WireMessage,
 } from "../../wire/messages.ts";
-import { WireFile } from "../../wire/recorder.ts";
+import type { WireFile } from "../../wire/recorder.ts";
 import { registerExternalTools } from "./external_tools.ts";
 import { OutputQueue } from "./output_queue.ts";
 import { replayRecords } from "./replay.ts";
@@ -88,7 +88,7 @@ export class WireServer {
   constructor(app: KimiApp, opts: WireServerOptions) {
     this.#app = app;
     this.#out = new OutputQueue(opts.write);
-    this.#wireFile = opts.wireFile ?? new WireFile(app.session.wireFile);
+    this.#wireFile = opts.wireFile ?? app.wireFile;
   }
 
   /** Start following the approval hub (call once, before reading input). */

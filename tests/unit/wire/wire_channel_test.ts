@@ -107,6 +107,25 @@ Deno.test("wire.jsonl: header once, records read back, torn and malformed lines 
   await Deno.remove(dir, { recursive: true });
 });
 
+Deno.test("wire.jsonl: appends through one WireFile land in call order, header first", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const f = new WireFile(`${dir}/wire.jsonl`);
+    // not awaited one by one: a turn's records and a notification between turns can overlap
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) => f.append(event("TurnBegin", { user_input: `m${i}` }))),
+    );
+    const lines = (await Deno.readTextFile(`${dir}/wire.jsonl`)).trim().split("\n");
+    assertEquals(lines[0], '{"type": "metadata", "protocol_version": "1.10"}');
+    assertEquals(
+      lines.slice(1).map((l) => JSON.parse(l).message.payload.user_input),
+      Array.from({ length: 40 }, (_, i) => `m${i}`),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("wire.room(): a producer waits while a reader lags, and resumes as it catches up", async () => {
   const wire = new Wire();
   const sub = wire.subscribe({ merge: false });
