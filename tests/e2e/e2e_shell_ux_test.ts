@@ -17,6 +17,13 @@ function promptReady(screen: string): boolean {
     lines.at(-1)!.includes("ctrl-x: shell mode");
 }
 
+/** Whether the shell-mode prompt waits for input: an empty `$` line above its status bar. */
+function shellPromptReady(screen: string): boolean {
+  const lines = screen.split("\n");
+  return lines.length >= 2 && /^\$\s*$/.test(lines.at(-2)!) &&
+    lines.at(-1)!.includes("ctrl-x: agent mode");
+}
+
 async function withSandbox(fn: (sb: KimiSandbox) => Promise<void>): Promise<void> {
   const sb = await kimiSandbox();
   try {
@@ -468,7 +475,9 @@ Deno.test(
         await t.keys("C-x");
         await t.type("echo shell-hist-1");
         await t.keys("Enter");
-        await t.waitFor((x) => x.includes("shell-hist-1\n") || /^shell-hist-1$/m.test(x));
+        // the command has finished and the prompt reads keys again (a key typed while the
+        // command runs goes to the command)
+        await t.waitFor((x) => /^shell-hist-1$/m.test(x) && shellPromptReady(x));
         await t.keys("C-x");
         await t.waitFor((x) => x.split("\n").at(-1)!.includes("ctrl-x: shell mode"));
         await t.keys("Up");
