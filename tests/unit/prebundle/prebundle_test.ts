@@ -182,7 +182,7 @@ Deno.test("prebundle: a failed build keeps its reason in the marker", async () =
     await Deno.mkdir(join(cache, "deps"));
     await Deno.writeTextFile(target.marker, "building 1\n");
     // a deno that cannot bundle: the build fails without touching the network
-    const built = await buildPrebundle({ ...target, deno: "/nonexistent/deno" });
+    const built = await buildPrebundle({ ...target, deno: join(cache, "no-such-deno") });
     assert(!built.ok);
     assertStringIncludes(await Deno.readTextFile(target.marker), "failed: ");
     assertEquals(await Deno.stat(target.file).catch(() => null), null);
