@@ -16,7 +16,6 @@ import {
   type GrepRun,
 } from "../lib/search/grep_query.ts";
 import { findRipgrep, runRipgrep } from "../lib/search/ripgrep.ts";
-import { lazyImport } from "../lib/lazy_import.ts";
 import { integer, orNull } from "../lib/tooling/param_types.ts";
 import { toolError } from "../lib/tooling/result.ts";
 import type {
@@ -177,10 +176,7 @@ class GrepTool implements Tool<GrepParams> {
       const rg = await this.#rgPath();
       const run: GrepRun = rg
         ? await runRipgrep(rg, q, { ...engineOpts, env: env.childEnv() })
-        : await (await lazyImport<typeof import("../lib/search/ts_grep.ts")>(
-          "../lib/search/ts_grep.ts",
-          import.meta.url,
-        )).runTsGrep(q, engineOpts);
+        : await (await import("../lib/search/ts_grep.ts")).runTsGrep(q, engineOpts);
       // Each result is resolved again after the search (a symlink may have been swapped in).
       // Each result is resolved again after the search (a symlink may have been swapped in).
       const results = new ResultFilter(env);

@@ -6,7 +6,6 @@
  * @module
  */
 import { join } from "node:path";
-import { lazyImport } from "../lazy_import.ts";
 import { log } from "../log.ts";
 import {
   agentControlPaths,
@@ -31,7 +30,6 @@ import { loadState, saveState } from "../session/state.ts";
 import { shortenTitle } from "../session/title.ts";
 import { extractText } from "../llm/message.ts";
 import { registerControlPaths } from "../tooling/control_paths.ts";
-import { cacheControlPaths } from "../prebundle/location.ts";
 import { DenoPermissionScope, type PermissionScope } from "../tooling/scope.ts";
 import type { ToolEnv } from "../tooling/tool.ts";
 import type { FileBackend } from "../tooling/file_backend.ts";
@@ -79,10 +77,7 @@ function oauthAccessToken(
   getEnv: (name: string) => string | undefined,
 ): () => Promise<string> {
   return async () => {
-    const { tokenManagerFor } = await lazyImport<typeof import("../auth/token_manager.ts")>(
-      "../auth/token_manager.ts",
-      import.meta.url,
-    );
+    const { tokenManagerFor } = await import("../auth/token_manager.ts");
     return await tokenManagerFor(shareDir, getEnv).accessToken(key);
   };
 }
@@ -255,8 +250,6 @@ export class KimiApp {
     const llm = llmResult.value;
     const agent = agentResult.value;
     registerControlPaths("agent", agentControlPaths(agent));
-    // kimi's cache holds code it runs (pre-bundled packages): out of the agent's reach.
-    registerControlPaths("cache", cacheControlPaths(opts.getEnv));
 
     const state = session.state;
     state.approval.yolo = state.approval.yolo || opts.yolo || config.default_yolo;

@@ -3,7 +3,6 @@
  *
  * @module
  */
-import { lazyImport } from "../lazy_import.ts";
 import { CommanderError } from "./commander.ts";
 import { commanderOutput } from "./commander_output.ts";
 import { commanderUsageMessage, USAGE_EXIT_CODE, usageErrorText } from "./usage_errors.ts";
@@ -67,10 +66,7 @@ export async function main(args: string[]): Promise<number> {
   program.command("info").description("Show version and protocol information.")
     .option("--json", "Print JSON.")
     .action(async (o) => {
-      const { printInfo } = await lazyImport<typeof import("./info.ts")>(
-        "./info.ts",
-        import.meta.url,
-      );
+      const { printInfo } = await import("./info.ts");
       await printInfo(Boolean(o.json));
     });
   registerMcpCommands(program, (r) => {
@@ -88,10 +84,7 @@ export async function main(args: string[]): Promise<number> {
     .option("-y, --yes", "Do not ask for confirmation.")
     .option("-w, --work-dir <dir>", "Working directory whose sessions to look in.")
     .action((sessionId, o) => {
-      result = lazyImport<typeof import("./export_session.ts")>(
-        "./export_session.ts",
-        import.meta.url,
-      ).then((m) =>
+      result = import("./export_session.ts").then((m) =>
         m.exportSession({
           sessionId,
           output: o.output,
@@ -106,7 +99,7 @@ export async function main(args: string[]): Promise<number> {
     )
     .action(() => {
       const opts = validateOptions(program.opts(), Deno.cwd());
-      result = lazyImport<typeof import("./run_acp.ts")>("./run_acp.ts", import.meta.url).then(
+      result = import("./run_acp.ts").then(
         (m) => m.runAcpCommand(opts),
       );
     });
@@ -126,7 +119,7 @@ export async function main(args: string[]): Promise<number> {
       );
     }
     const opts = validateOptions(raw, Deno.cwd());
-    result = lazyImport<typeof import("./run_agent.ts")>("./run_agent.ts", import.meta.url).then((
+    result = import("./run_agent.ts").then((
       m,
     ) => m.runAgent(opts));
   });

@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { lazyImport } from "../lazy_import.ts";
 import { withDiscoveredModel } from "./env_model.ts";
 import { ConfigError } from "../config/errors.ts";
 import { loadConfig } from "../config/load.ts";
@@ -53,15 +52,9 @@ export function resumeCommand(workDir: string, id: string): string {
 function prefetchUi(ui: CliOptions["ui"]): void {
   let p: Promise<unknown> | null = null;
   if (ui === "print") {
-    p = lazyImport<typeof import("../ui/print/print_ui.ts")>(
-      "../ui/print/print_ui.ts",
-      import.meta.url,
-    );
+    p = import("../ui/print/print_ui.ts");
   } else if (ui === "wire") {
-    p = lazyImport<typeof import("../ui/wire_server/run_wire.ts")>(
-      "../ui/wire_server/run_wire.ts",
-      import.meta.url,
-    );
+    p = import("../ui/wire_server/run_wire.ts");
   }
   p?.catch(() => {});
 }
@@ -159,9 +152,7 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     }
   } else if (opts.session === "") {
     // `-S` / `--resume` without an id (shell only): pick one of this work dir's sessions
-    const { pickSessionAtStart } = await lazyImport<
-      typeof import("../ui/shell/session_picker.ts")
-    >("../ui/shell/session_picker.ts", import.meta.url);
+    const { pickSessionAtStart } = await import("../ui/shell/session_picker.ts");
     const picked = await pickSessionAtStart({ shareDir, workDir: opts.workDir });
     resumed = picked !== null;
     session = picked ?? await Session.create({ shareDir, workDir: opts.workDir });
@@ -219,10 +210,7 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   } finally {
     await run.app?.mcp?.close(); // stops MCP server processes
     if (!config.background.keep_alive_on_exit) {
-      const { closeTaskManager } = await lazyImport<typeof import("../background/task_manager.ts")>(
-        "../background/task_manager.ts",
-        import.meta.url,
-      );
+      const { closeTaskManager } = await import("../background/task_manager.ts");
       await closeTaskManager(session.dir, "kimi exited");
     }
     if (await session.isEmpty()) {
@@ -314,9 +302,7 @@ async function runUI(
   await runSessionStart(app.hooks, session.wireFile);
   const modelProblem = async () => {
     if (run.app?.llm) return null;
-    const { explainModelNotSet } = await lazyImport<
-      typeof import("../config/model_resolution.ts")
-    >("../config/model_resolution.ts", import.meta.url);
+    const { explainModelNotSet } = await import("../config/model_resolution.ts");
     return explainModelNotSet(run.app?.config ?? config, {
       modelAlias: opts.model,
       getEnv,
@@ -327,10 +313,7 @@ async function runUI(
   let code: number;
   switch (opts.ui) {
     case "print": {
-      const { runPrint } = await lazyImport<typeof import("../ui/print/print_ui.ts")>(
-        "../ui/print/print_ui.ts",
-        import.meta.url,
-      );
+      const { runPrint } = await import("../ui/print/print_ui.ts");
       code = await runPrint(app, {
         prompt: opts.prompt,
         inputFormat: opts.inputFormat,
@@ -341,18 +324,12 @@ async function runUI(
       break;
     }
     case "wire": {
-      const { runWire } = await lazyImport<typeof import("../ui/wire_server/run_wire.ts")>(
-        "../ui/wire_server/run_wire.ts",
-        import.meta.url,
-      );
+      const { runWire } = await import("../ui/wire_server/run_wire.ts");
       code = await runWire(app);
       break;
     }
     default: {
-      const { runShell } = await lazyImport<typeof import("../ui/shell/shell_ui.ts")>(
-        "../ui/shell/shell_ui.ts",
-        import.meta.url,
-      );
+      const { runShell } = await import("../ui/shell/shell_ui.ts");
       const shell = await runShell(app, {
         createApp: async (s, c, model) => {
           const current = (run.app ?? app).session;

@@ -1,8 +1,8 @@
 /**
  * kimi's control paths: the files that hold its secrets or configure code it runs later (the
  * share dir's `config.toml`/`config.json`, `mcp.json`, `credentials/`, `mcp-oauth/`, the
- * `--config-file` and `--mcp-config-file` in use, the agent file, skills and plugins, kimi's
- * cache of pre-bundled packages (`lib/prebundle/`), and the share dir itself with its sessions).
+ * `--config-file` and `--mcp-config-file` in use, the agent file, skills and plugins, and the
+ * share dir itself with its sessions).
  * One list serves the file tools, Glob, Grep and the shell sandbox's masking.
  *
  * Hooks are configured in the config file, MCP servers in the config and `mcp.json`, so both

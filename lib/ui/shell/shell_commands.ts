@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { lazyImport } from "../../lazy_import.ts";
 import { saveConfig } from "../../config/load.ts";
 import { extractText } from "../../llm/message.ts";
 import { Session } from "../../session/session.ts";
@@ -207,9 +206,7 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
     aliases: [],
     description: "List, add and remove approval rules",
     async run(ctx, args) {
-      const { runPermissionsCommand } = await lazyImport<
-        typeof import("./permissions_command.ts")
-      >("./permissions_command.ts", import.meta.url);
+      const { runPermissionsCommand } = await import("./permissions_command.ts");
       ctx.print(await runPermissionsCommand(ctx.app.soul.approval, args));
     },
   },
@@ -218,10 +215,7 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
     aliases: [],
     description: "Compose the next message in $EDITOR",
     async run(ctx) {
-      const { composeInEditor } = await lazyImport<typeof import("./editor.ts")>(
-        "./editor.ts",
-        import.meta.url,
-      );
+      const { composeInEditor } = await import("./editor.ts");
       const text = await composeInEditor(ctx);
       if (text === null) return;
       if (!text.trim()) {

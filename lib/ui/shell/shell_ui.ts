@@ -21,7 +21,6 @@ import {
   type UserInput,
   type WireMessage,
 } from "../../wire/messages.ts";
-import { lazyImport } from "../../lazy_import.ts";
 import { AttachmentError, PromptAttachments } from "./attachments.ts";
 import { shellKeyBindings } from "./key_bindings.ts";
 import { notificationLine } from "./side_lines.ts";
@@ -150,10 +149,7 @@ class Shell implements ShellContext {
         attachments: this.#attachments,
         togglePlanMode: () => this.app.soul.setPlanMode(!this.app.soul.planMode),
         editInEditor: async (text) => {
-          const { composeInEditor } = await lazyImport<typeof import("./editor.ts")>(
-            "./editor.ts",
-            import.meta.url,
-          );
+          const { composeInEditor } = await import("./editor.ts");
           return await composeInEditor(this, text);
         },
       }),

@@ -69,9 +69,12 @@ Deno.test("layering: the program's import graph breaks no layer rule and has no 
   const graph = await readImportGraph(REPO_ROOT, ["main.ts", "mod.ts", "lib", "tools"]);
   // Sanity: the reader sees the whole tree, lazily imported UIs and providers included.
   assert(graph.size > 150, `only ${graph.size} modules read`);
-  const lazy = [...graph.values()].flat().filter((e) => e.kind === "lazy").map((e) => e.to);
-  assert(lazy.includes("lib/ui/shell/shell_ui.ts"), "lazy import of the shell UI not seen");
-  assert(lazy.includes("lib/llm/providers/openai_chat.ts"), "lazy import of a provider not seen");
+  const lazy = [...graph.values()].flat().filter((e) => e.kind === "dynamic").map((e) => e.to);
+  assert(lazy.includes("lib/ui/shell/shell_ui.ts"), "dynamic import of the shell UI not seen");
+  assert(
+    lazy.includes("lib/llm/providers/openai_chat.ts"),
+    "dynamic import of a provider not seen",
+  );
   for (const edges of graph.values()) {
     for (const e of edges) assert(graph.has(e.to), `${e.from} imports missing module ${e.to}`);
   }
@@ -85,7 +88,7 @@ Deno.test("layering: scripts and tests have no import cycle", async () => {
   assertEquals(importCycles(graph), []);
 });
 
-Deno.test("layering: the reader finds static, type-only, dynamic and lazy specifiers", () => {
+Deno.test("layering: the reader finds static, type-only and dynamic specifiers", () => {
   const source = `/**
  * @example
  * import { x } from "./from_a_doc_comment.ts";
@@ -97,11 +100,7 @@ export * from "./d.ts";
 import "./side_effect.ts";
 import * as z from "zod";
 const e = await import("./e.ts");
-const f = await lazyImport<typeof import("./f_type.ts")>(
-  "./f.ts",
-  import.meta.url,
-);
-const g = lazyImport("./g.ts", import.meta.url);
+const f: typeof import("./f_type.ts") = await import("./f.ts");
 // import { h } from "./commented_out.ts";
 const glob = "src/**/*.ts";
 `;
@@ -113,8 +112,7 @@ const glob = "src/**/*.ts";
     { spec: "./side_effect.ts", kind: "static" },
     { spec: "./e.ts", kind: "dynamic" },
     { spec: "./f_type.ts", kind: "dynamic" },
-    { spec: "./f.ts", kind: "lazy" },
-    { spec: "./g.ts", kind: "lazy" },
+    { spec: "./f.ts", kind: "dynamic" },
   ]);
 });
 
@@ -131,14 +129,14 @@ Deno.test("layering: an added back-edge is reported (soul → ui, llm → soul, 
   assertEquals(forbiddenEdges(clean, RULES), []);
   assertEquals(importCycles(clean), []);
 
-  const add = (from: string, to: string, kind: ImportEdge["kind"] = "lazy"): string[] => {
+  const add = (from: string, to: string, kind: ImportEdge["kind"] = "dynamic"): string[] => {
     const graph = graphOf({});
     for (const [k, v] of clean) graph.set(k, [...v]);
     graph.set(from, [...(graph.get(from) ?? []), { from, to, kind }]);
     return forbiddenEdges(graph, RULES);
   };
   assertEquals(add("lib/soul/soul.ts", "lib/ui/shell/shell_ui.ts"), [
-    "soul imports a UI, the CLI or the app: lib/soul/soul.ts → lib/ui/shell/shell_ui.ts (lazy)",
+    "soul imports a UI, the CLI or the app: lib/soul/soul.ts → lib/ui/shell/shell_ui.ts (dynamic)",
   ]);
   assertEquals(add("lib/soul/soul.ts", "lib/app/kimi_app.ts", "static"), [
     "soul imports a UI, the CLI or the app: lib/soul/soul.ts → lib/app/kimi_app.ts (static)",
@@ -166,7 +164,7 @@ Deno.test("layering: an added cycle is reported, however it is imported", () => 
   graph.get("lib/soul/turn.ts")!.push({
     from: "lib/soul/turn.ts",
     to: "lib/soul/soul.ts",
-    kind: "lazy",
+    kind: "dynamic",
   });
   assertEquals(importCycles(graph), [[
     "lib/soul/slash_commands.ts",

@@ -1,7 +1,7 @@
 /**
- * Rewrites of bundled npm code that keep Node's machinery off the start path, shared by the
- * bundled build (`scripts/bundle.ts`) and the pre-bundled packages (`lib/prebundle/build.ts`).
- * Both work on `deno bundle`'s unminified output.
+ * Rewrites of `deno bundle`'s output made by `scripts/bundle.ts`: they keep Node's machinery
+ * and the code-split chunks of other modes off the start path, and the build machine's paths
+ * out of the bundle. They work on unminified and minified output alike unless noted.
  *
  * @module
  */
@@ -66,4 +66,41 @@ export function deferBuiltinImports(text: string): string {
     helper = true;
   }
   return out;
+}
+
+/** A literal dynamic import of a sibling chunk as esbuild writes it (`import("./x-HASH.js")`). */
+const CHUNK_IMPORT = /\bimport\(\s*(["'])(\.{1,2}\/[^"'\s]+\.js)\1\s*\)/g;
+
+/**
+ * Literal dynamic imports of the bundle's chunks become computed ones
+ * (`import(new URL("./x.js", import.meta.url).href)`): the same module at the same URL, but
+ * Deno loads it when the call runs. A bundle runs with `--no-config`, so Deno's
+ * `lazy-dynamic-imports` setting (deno.json) does not reach it, and Deno would otherwise fetch
+ * and parse every chunk of every mode before `main.js` starts.
+ */
+export function deferChunkImports(text: string): string {
+  return text.replace(
+    CHUNK_IMPORT,
+    (_, q: string, spec: string) => `import(new URL(${q}${spec}${q}, import.meta.url).href)`,
+  );
+}
+
+/**
+ * The bundler names each npm module by its path in the build machine's Deno cache (in comments
+ * and in CommonJS wrapper keys); `npm:<package>/<version>/<file>` says the same without it.
+ */
+export function stripCachePaths(text: string): string {
+  return text.replace(/(?:\.\.\/)+[^\s"'`]*?\/npm\/[^/\s"'`]+\//g, "npm:");
+}
+
+const SCRIPT_URL_THROW = 'throw new Error("Unable to determine script URL");';
+
+/**
+ * Emscripten code (tree-sitter's runtime) asks for its own script's path at load time, which a
+ * bundled ES module has none of; it then gets a placeholder `file:` URL (its wasm comes from
+ * the module `BUNDLED_WASM_MODULE` of `lib/permission/shell_parse.ts`, so nothing is read from
+ * there).
+ */
+export function patchScriptUrl(text: string): string {
+  return text.replaceAll(SCRIPT_URL_THROW, 'return "file:///kimi-bundle/";');
 }
