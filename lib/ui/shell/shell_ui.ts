@@ -6,11 +6,10 @@
  * @module
  */
 import type { Config } from "../../config/schema.ts";
-import { AuthExpiredError, ChatProviderError } from "../../llm/errors.ts";
-import { SessionWriteError } from "../../session/jsonl.ts";
 import { log } from "../../log.ts";
 import type { Session } from "../../session/session.ts";
-import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "../../soul/errors.ts";
+import { RunCancelled } from "../../soul/errors.ts";
+import { type TurnOutcome, turnOutcome } from "../../soul/turn_outcome.ts";
 import type { KimiApp } from "../../app/kimi_app.ts";
 import { runTurn } from "../../soul/run_turn.ts";
 import { parseSlashCommand } from "../../soul/soul.ts";
@@ -451,16 +450,17 @@ class Shell implements ShellContext {
     } catch (err) {
       await renderer.finish();
       this.#turnFailed = true;
-      this.print(describeTurnError(err));
-      // the login ran out: the next prompt offers to sign in again
-      if (err instanceof AuthExpiredError && !this.prefill) this.prefill = "/login";
-      if (err instanceof AuthExpiredError) {
-        // nothing to add: the message says to run /login, which the prompt now holds
-      } else if (err instanceof LLMNotSet) {
+      const outcome = turnOutcome(err);
+      this.print(describeTurnError(outcome));
+      if (outcome.kind === "auth_expired") {
+        // the login ran out: the next prompt offers to sign in again (the message says to run
+        // /login, which the prompt now holds)
+        if (!this.prefill) this.prefill = "/login";
+      } else if (outcome.kind === "llm_not_set") {
         const why = await this.#opts.modelProblem?.();
         if (why) this.print(style.warn(why));
-      } else if (err instanceof ChatProviderError) {
-        const hint = providerErrorHint(err);
+      } else if (outcome.kind === "provider") {
+        const hint = providerErrorHint(outcome.error);
         if (hint) this.print(style.warn(hint));
       }
     } finally {
@@ -539,19 +539,25 @@ function oneLine(text: string): string {
 }
 
 /** The line shown when a turn fails. */
-function describeTurnError(err: unknown): string {
-  if (err instanceof RunCancelled) return style.warn("Interrupted by user");
-  if (err instanceof LLMNotSet) {
-    return style.error(
-      "LLM not set: no usable model. Run /setup to choose a platform and model.",
-    );
+function describeTurnError(outcome: TurnOutcome): string {
+  switch (outcome.kind) {
+    case "cancelled":
+      return style.warn("Interrupted by user");
+    case "llm_not_set":
+      return style.error(
+        "LLM not set: no usable model. Run /setup to choose a platform and model.",
+      );
+    case "llm_not_supported":
+    case "max_steps":
+    case "auth_expired":
+    case "session_write":
+      return style.error(outcome.message);
+    case "provider":
+      return style.error(`Model error: ${outcome.message}`);
+    case "unexpected": {
+      const err = outcome.error;
+      log("ERROR", "shell", `turn failed: ${(err as Error)?.stack ?? err}`);
+      return style.error(`Unexpected error: ${outcome.message}`);
+    }
   }
-  if (err instanceof LLMNotSupported || err instanceof MaxStepsReached) {
-    return style.error(err.message);
-  }
-  if (err instanceof AuthExpiredError) return style.error(err.message);
-  if (err instanceof ChatProviderError) return style.error(`Model error: ${err.message}`);
-  if (err instanceof SessionWriteError) return style.error(err.message);
-  log("ERROR", "shell", `turn failed: ${(err as Error)?.stack ?? err}`);
-  return style.error(`Unexpected error: ${(err as Error)?.message ?? err}`);
 }

@@ -6,11 +6,11 @@
  *
  * @module
  */
-import { AuthExpiredError, ChatProviderError } from "../../llm/errors.ts";
 import { log } from "../../log.ts";
-import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "../../soul/errors.ts";
+import { RunCancelled } from "../../soul/errors.ts";
 import type { KimiApp } from "../../app/kimi_app.ts";
 import { runTurn } from "../../soul/run_turn.ts";
+import { turnOutcome } from "../../soul/turn_outcome.ts";
 import { SERVER_NAME, VERSION, WIRE_SERVER_PROTOCOL_VERSION } from "../../version.ts";
 import type { Subscription } from "../../wire/broadcast.ts";
 import {
@@ -320,24 +320,27 @@ export class WireServer {
       });
       return resultResponse(id, "prompt", { status: "finished" });
     } catch (err) {
-      if (err instanceof RunCancelled) return resultResponse(id, "prompt", { status: "cancelled" });
-      if (err instanceof MaxStepsReached) {
-        return resultResponse(id, "prompt", { status: "max_steps_reached", steps: err.nSteps });
+      const outcome = turnOutcome(err);
+      switch (outcome.kind) {
+        case "cancelled":
+          return resultResponse(id, "prompt", { status: "cancelled" });
+        case "max_steps":
+          return resultResponse(id, "prompt", {
+            status: "max_steps_reached",
+            steps: outcome.steps,
+          });
+        case "llm_not_set":
+          return errorResponse(id, ErrorCodes.LLM_NOT_SET, "LLM is not set");
+        case "llm_not_supported":
+          return errorResponse(id, ErrorCodes.LLM_NOT_SUPPORTED, outcome.message);
+        case "auth_expired":
+          return errorResponse(id, ErrorCodes.AUTH_EXPIRED, outcome.message);
+        case "provider":
+          return errorResponse(id, ErrorCodes.CHAT_PROVIDER_ERROR, outcome.message);
+        default: // "session_write", "unexpected"
+          log("ERROR", "wire", `unexpected error in prompt: ${errorText(err)}`);
+          return errorResponse(id, ErrorCodes.INTERNAL_ERROR, errorText(err));
       }
-      if (err instanceof LLMNotSet) {
-        return errorResponse(id, ErrorCodes.LLM_NOT_SET, "LLM is not set");
-      }
-      if (err instanceof LLMNotSupported) {
-        return errorResponse(id, ErrorCodes.LLM_NOT_SUPPORTED, err.message);
-      }
-      if (err instanceof AuthExpiredError) {
-        return errorResponse(id, ErrorCodes.AUTH_EXPIRED, err.message);
-      }
-      if (err instanceof ChatProviderError) {
-        return errorResponse(id, ErrorCodes.CHAT_PROVIDER_ERROR, err.message);
-      }
-      log("ERROR", "wire", `unexpected error in prompt: ${errorText(err)}`);
-      return errorResponse(id, ErrorCodes.INTERNAL_ERROR, errorText(err));
     } finally {
       for (const req of turnRequests) this.#settle(req, "turn_ended");
       for (const req of [...this.#pending.values()]) {

@@ -13,6 +13,19 @@ import { assert, assertEquals } from "../../helpers/assert.ts";
 /** Modules above the soul: front ends, the CLI and the composition root. */
 const ABOVE_SOUL = /^lib\/(ui|cli|app)\//;
 
+/**
+ * The stages of the composition root (`lib/app/kimi_app.ts`), in the order `KimiApp.create`
+ * calls them: a stage reads only the stages before it, and none reads the app.
+ */
+const STAGES = ["model_stage", "policy_stage", "soul_stage", "tool_env_stage"] as const;
+
+/** One rule per stage: it imports no later stage and not the app that calls them. */
+const STAGE_RULES: readonly LayerRule[] = STAGES.map((stage, i) => ({
+  name: `the ${stage} stage imports a later stage or the app`,
+  from: new RegExp(`^lib/app/${stage}\\.ts$`),
+  to: new RegExp(`^lib/app/(${[...STAGES.slice(i + 1), "kimi_app"].join("|")})\\.ts$`),
+}));
+
 /** The import rules of the layer diagram in the README ("Architecture"). */
 const RULES: readonly LayerRule[] = [
   { name: "soul imports a UI, the CLI or the app", from: /^lib\/soul\//, to: ABOVE_SOUL },
@@ -54,6 +67,7 @@ const RULES: readonly LayerRule[] = [
     from: /^(lib\/|tools\/|main\.ts|mod\.ts)/,
     to: /^(scripts|tests)\//,
   },
+  ...STAGE_RULES,
 ];
 
 function graphOf(edges: Record<string, string[]>): ImportGraph {
@@ -151,6 +165,31 @@ Deno.test("layering: an added back-edge is reported (soul → ui, llm → soul, 
   assert(add("lib/tooling/tool.ts", "lib/subagents/service.ts")[0].startsWith("lib/tooling"));
   assert(add("lib/soul/soul.ts", "tests/helpers/x.ts")[0].startsWith("program code imports"));
   assert(add("lib/app/kimi_app.ts", "scripts/bench/run.ts")[0].startsWith("program code imports"));
+});
+
+Deno.test("layering: the app's stages exist, are called by the app, and import only earlier ones", async () => {
+  const graph = await readImportGraph(REPO_ROOT, ["lib/app"]);
+  const app = (graph.get("lib/app/kimi_app.ts") ?? []).map((e) => e.to);
+  for (const stage of STAGES) {
+    assert(graph.has(`lib/app/${stage}.ts`), `lib/app/${stage}.ts is missing`);
+    assert(app.includes(`lib/app/${stage}.ts`), `kimi_app.ts does not build ${stage}`);
+  }
+  assertEquals(forbiddenEdges(graph, STAGE_RULES), []);
+  // The rules can fail: a back-edge from an earlier stage to a later one is reported.
+  const back = new Map(graph);
+  back.set("lib/app/policy_stage.ts", [
+    ...(graph.get("lib/app/policy_stage.ts") ?? []),
+    { from: "lib/app/policy_stage.ts", to: "lib/app/soul_stage.ts", kind: "static" },
+  ]);
+  assertEquals(forbiddenEdges(back, STAGE_RULES), [
+    "the policy_stage stage imports a later stage or the app: lib/app/policy_stage.ts → " +
+    "lib/app/soul_stage.ts (static)",
+  ]);
+  const toApp = new Map(graph);
+  toApp.set("lib/app/model_stage.ts", [
+    { from: "lib/app/model_stage.ts", to: "lib/app/kimi_app.ts", kind: "dynamic" },
+  ]);
+  assertEquals(forbiddenEdges(toApp, STAGE_RULES).length, 1);
 });
 
 Deno.test("layering: an added cycle is reported, however it is imported", () => {

@@ -1,0 +1,162 @@
+/**
+ * Last stage of the composition root: the tool environment of the root agent (what its tools
+ * may reach: workspace, scope, services, the soul's plan mode and wire, subagents), and the
+ * agent's tools loaded into the soul's toolset. Reads every earlier stage; nothing earlier reads
+ * it, except the soul's `/swarm` command, whose source is set here.
+ *
+ * @module
+ */
+import { builtinPromptArgs, renderSystemPrompt } from "../agent/system_prompt.ts";
+import { formatSkillsListing } from "../agent/skills_listing.ts";
+import type { BackgroundSettings, ToolEnv } from "../tooling/tool.ts";
+import type { Config } from "../config/schema.ts";
+import { capabilityNotes } from "../sandbox/run_scope.ts";
+import type { ShellConfinementView } from "../sandbox/setup.ts";
+import { SubagentManager } from "../subagents/service.ts";
+import { PendingRequest, type Question, type RequestType } from "../wire/messages.ts";
+import type { KimiAppOptions } from "./app_options.ts";
+import type { ModelStage } from "./model_stage.ts";
+import type { PolicyStage } from "./policy_stage.ts";
+import { offerGoalTools, type SoulStage } from "./soul_stage.ts";
+import { createSubagentService } from "./subagent_wiring.ts";
+import { loadAgentTools } from "./tool_loading.ts";
+
+/** What {@link buildToolEnv} needs besides the options and the earlier stages. */
+export interface ToolEnvInputs {
+  /** Shell confinement of the run (null: Shell runs unconfined). */
+  shellConfinement: ShellConfinementView | null;
+  /** Background task settings. */
+  background: BackgroundSettings;
+  /** Whether the connected client can answer questions (read at each question). */
+  supportsQuestions: () => boolean;
+}
+
+/**
+ * Build the root agent's tool environment, load its tools into the soul's toolset and give the
+ * soul its swarm source. Returns the environment.
+ */
+export async function buildToolEnv(
+  opts: KimiAppOptions,
+  stages: { model: ModelStage; policy: PolicyStage; soul: SoulStage },
+  inputs: ToolEnvInputs,
+): Promise<ToolEnv> {
+  const { config, session } = opts;
+  const { agent, llm, thinking } = stages.model;
+  const { scope, disabled, runScope, approvalState } = stages.policy;
+  const { soul, plan, goals, fileSnapshots, context, skills, toolset } = stages.soul;
+  const service = (s: Config["services"]["moonshot_search"]) =>
+    s
+      ? {
+        baseUrl: s.base_url,
+        apiKey: s.api_key,
+        customHeaders: s.custom_headers ?? {},
+        accessToken: s.oauth
+          ? oauthAccessToken(session.shareDir, s.oauth.key, opts.getEnv)
+          : undefined,
+      }
+      : null;
+  const base: ToolEnv = {
+    workDir: session.workDir,
+    additionalDirs: () => session.state.additional_dirs,
+    shareDir: session.shareDir,
+    sessionDir: session.dir,
+    sessionId: session.id,
+    modelCapabilities: llm?.capabilities ?? new Set(),
+    isRoot: true,
+    scope,
+    shellConfinement: inputs.shellConfinement,
+    services: {
+      moonshotSearch: service(config.services.moonshot_search),
+      moonshotFetch: service(config.services.moonshot_fetch),
+    },
+    background: inputs.background,
+    childEnv: stages.policy.childEnv,
+    planMode: () => ({ active: soul.planMode, planFile: soul.planMode ? plan.planFile : null }),
+    planControl: {
+      set: (enabled) => soul.setPlanMode(enabled, "tool"),
+      autoApprove: () => approvalState.autoApprove,
+      readPlan: () => plan.readPlan(),
+    },
+    todos: {
+      get: () => session.state.todos,
+      set: async (items) => {
+        session.state.todos = items;
+        await session.saveState();
+      },
+    },
+    emit: (e) => soul.emit(e),
+    goals,
+    askQuestions: async (toolCallId: string, questions: Question[]) => {
+      if (!inputs.supportsQuestions()) return null;
+      const req = new PendingRequest("QuestionRequest", {
+        id: crypto.randomUUID(),
+        tool_call_id: toolCallId,
+        questions,
+      });
+      soul.emit(req);
+      return (await req.result).answers;
+    },
+    isAfk: () => approvalState.isAfk,
+    dmail: agent.tools.includes("SendDMail") ? soul.denwaRenji : undefined,
+    // keyed by the checkpoint of the step making the change
+    fileHistory: {
+      beforeChange: (path) => fileSnapshots.recordBefore(path, context.nCheckpoints - 1),
+      afterChange: (path) => fileSnapshots.recordAfter(path, context.nCheckpoints - 1),
+    },
+    files: opts.files,
+    terminal: opts.terminal,
+    request: <T extends RequestType>(req: PendingRequest<T>) => {
+      soul.emit(req as PendingRequest);
+      return req.result;
+    },
+  };
+  // Subagents get the root's environment, which includes them: it is read when one starts.
+  const env: ToolEnv = {
+    ...base,
+    subagents: createSubagentService({
+      parent: soul,
+      parentEnv: () => env,
+      rootSpec: agent,
+      sessionDir: session.dir,
+      shareDir: session.shareDir,
+      sessionId: session.id,
+      config,
+      thinking,
+      getEnv: opts.getEnv,
+      writeStdout: opts.writeStdout,
+      loadTools: (names, e) => loadAgentTools(names, e, { disabled, scope }),
+      renderSystemPrompt: async (spec) =>
+        renderSystemPrompt(
+          spec,
+          await builtinPromptArgs({
+            workDir: session.workDir,
+            additionalDirs: session.state.additional_dirs,
+            skillsText: formatSkillsListing(skills),
+            capabilityNotes: capabilityNotes(runScope),
+          }),
+        ),
+    }),
+  };
+  const subagents = env.subagents;
+  stages.soul.commandServices.swarms = () => subagents?.swarms() ?? [];
+  // Settle subagent instances an earlier run left running in the background (their files
+  // only; it runs alongside start-up).
+  if (subagents instanceof SubagentManager) subagents.recover().catch(() => {});
+  for (const tool of await loadAgentTools(agent.tools, env, { disabled, scope })) {
+    toolset.add(tool);
+  }
+  offerGoalTools(toolset, goals.current() !== null);
+  return env;
+}
+
+/** A token getter for an OAuth-backed service; loads the token manager on first use. */
+function oauthAccessToken(
+  shareDir: string,
+  key: string,
+  getEnv: (name: string) => string | undefined,
+): () => Promise<string> {
+  return async () => {
+    const { tokenManagerFor } = await import("../auth/token_manager.ts");
+    return await tokenManagerFor(shareDir, getEnv).accessToken(key);
+  };
+}
