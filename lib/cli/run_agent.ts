@@ -20,11 +20,10 @@ import { UsageError } from "./options.ts";
 import { loadRunMcpServers, type RunResources } from "./mcp_run.ts";
 import { fatalErrorText } from "./fatal_error.ts";
 import { resolve } from "node:path";
-import {
-  type ControlPath,
-  registerControlPaths,
-  shareControlPaths,
-} from "../tooling/control_paths.ts";
+import type { ControlPath } from "../tooling/control_paths.ts";
+import { BackgroundTaskManager } from "../background/task_manager.ts";
+import { backgroundSettings } from "../background/settings.ts";
+import { warnOnce } from "../sandbox/setup.ts";
 
 /** Read an environment variable, treating a denied read as unset. */
 export function safeGetEnv(name: string): string | undefined {
@@ -137,15 +136,18 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     log("WARNING", "config", notice);
     console.error(notice);
   }
-  registerControlPaths("share", shareControlPaths(shareDir));
-  registerControlPaths("cli", cliControlPaths(opts));
   // The model's provider SDK loads while MCP config and the session are set up.
   KimiApp.prefetch(
     config,
     opts.model,
     opts.agentFile ? undefined : { builtin: opts.agent ?? "default" },
   );
-  const run: RunResources = { mcpServers: await loadRunMcpServers(opts, shareDir), app: null };
+  const run: RunResources = {
+    mcpServers: await loadRunMcpServers(opts, shareDir),
+    app: null,
+    tasks: new Map(),
+    warnShell: warnOnce(),
+  };
 
   let session: Session;
   let resumed = true;
@@ -219,11 +221,9 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   } finally {
     await run.app?.mcp?.close(); // stops MCP server processes
     if (!config.background.keep_alive_on_exit) {
-      const { closeTaskManager } = await lazyImport<typeof import("../background/task_manager.ts")>(
-        "../background/task_manager.ts",
-        import.meta.url,
-      );
-      await closeTaskManager(session.dir, "kimi exited");
+      const managers = [...run.tasks.values()];
+      run.tasks.clear();
+      await Promise.all(managers.map((m) => m.stopAll("kimi exited").catch(() => [])));
     }
     if (await session.isEmpty()) {
       await session.delete();
@@ -289,7 +289,19 @@ async function runUI(
   const configPath = opts.configText !== undefined
     ? null
     : (opts.configFile ?? `${session.shareDir}/config.toml`);
+  // One task manager per session of this run, kept when the shell rebuilds its app.
+  const tasksOf = (s: Session): BackgroundTaskManager => {
+    let m = run.tasks.get(s.dir);
+    if (!m) {
+      m = new BackgroundTaskManager(s.dir, backgroundSettings(config.background));
+      run.tasks.set(s.dir, m);
+    }
+    return m;
+  };
   const appOptions: KimiAppOptions = {
+    controlPaths: { cli: cliControlPaths(opts) },
+    tasks: tasksOf(session),
+    warnShell: run.warnShell,
     mcpServers: run.mcpServers,
     reportMcp: (line) => console.error(line),
     configFile: loaded.path,
@@ -363,6 +375,7 @@ async function runUI(
             next = await KimiApp.create({
               ...appOptions,
               session: s,
+              tasks: tasksOf(s),
               config: c,
               modelAlias: model ?? appOptions.modelAlias,
               resumed: true,
