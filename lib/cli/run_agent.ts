@@ -10,7 +10,7 @@ import { ConfigError } from "../config/errors.ts";
 import { loadConfig } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
 import { ensureShareDir } from "../config/share_dir.ts";
-import { configureLog, log, setLogSession } from "../log.ts";
+import { configureLog, log, withLogSession } from "../log.ts";
 import { Session, SessionError } from "../session/session.ts";
 import { SessionLock, SessionLockedError } from "../session/lock.ts";
 import { KimiApp, type KimiAppOptions } from "../app/kimi_app.ts";
@@ -205,8 +205,11 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     }
     throw err;
   }
-  setLogSession(session.id);
-  log("INFO", "cli", `session ${session.id} in ${session.workDir} (ui: ${opts.ui})`);
+  const id = session.id;
+  withLogSession(
+    id,
+    () => log("INFO", "cli", `session ${id} in ${session.workDir} (ui: ${opts.ui})`),
+  );
   for (const dir of opts.addDirs) {
     const inside = dir === session.workDir || dir.startsWith(session.workDir + "/");
     if (!inside && !session.state.additional_dirs.includes(dir)) {
@@ -215,9 +218,13 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   }
 
   try {
-    return await runUI(opts, { config, path: configPath }, session, resumed, run, locks, {
-      newSessionNote,
-    });
+    return await withLogSession(
+      id,
+      () =>
+        runUI(opts, { config, path: configPath }, session, resumed, run, locks, {
+          newSessionNote,
+        }),
+    );
   } finally {
     await run.app?.mcp?.close(); // stops MCP server processes
     if (!config.background.keep_alive_on_exit) {

@@ -13,7 +13,7 @@ import { BackgroundTaskManager } from "../../background/task_manager.ts";
 import { backgroundSettings } from "../../background/settings.ts";
 import { warnOnce } from "../../sandbox/setup.ts";
 import { runSessionEnd, runSessionStart } from "../../hooks/session_hooks.ts";
-import { log } from "../../log.ts";
+import { log, withLogSession } from "../../log.ts";
 import type { McpServerConfig, McpServers } from "../../mcp/config.ts";
 import { canonicalWorkDir, loadMetadata } from "../../session/metadata.ts";
 import { Session } from "../../session/session.ts";
@@ -183,7 +183,7 @@ export class AcpServer {
       })
       .onRequest(acp.methods.agent.session.prompt, async ({ params }) => {
         const s = this.#session(params.sessionId);
-        return { stopReason: await s.prompt(params.prompt) };
+        return { stopReason: await withLogSession(s.id, () => s.prompt(params.prompt)) };
       })
       .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
         const s = this.#sessions.get(params.sessionId);
@@ -243,7 +243,7 @@ export class AcpServer {
       throw err;
     }
     try {
-      const s = await this.#build(session, client, opts);
+      const s = await withLogSession(session.id, () => this.#build(session, client, opts));
       this.#locks.set(session.id, lock);
       return s;
     } catch (err) {
