@@ -19,8 +19,7 @@ import type { CliOptions } from "./options.ts";
 import { UsageError } from "./options.ts";
 import { loadRunMcpServers, type RunResources } from "./mcp_run.ts";
 import { fatalErrorText } from "./fatal_error.ts";
-import { resolve } from "node:path";
-import type { ControlPath } from "../tooling/control_paths.ts";
+import { cliControlPaths } from "./cli_control_paths.ts";
 import { BackgroundTaskManager } from "../background/task_manager.ts";
 import { backgroundSettings } from "../background/settings.ts";
 import { warnOnce } from "../sandbox/setup.ts";
@@ -63,28 +62,6 @@ function prefetchUi(ui: CliOptions["ui"]): void {
     );
   }
   p?.catch(() => {});
-}
-
-/** The control paths named on the command line: the config and MCP config files in use. */
-function cliControlPaths(opts: CliOptions): ControlPath[] {
-  const paths: ControlPath[] = [];
-  if (opts.configFile && opts.configText === undefined) {
-    paths.push({
-      path: resolve(opts.configFile),
-      kind: "file",
-      what: "the config file in use (API keys, hooks, MCP servers)",
-      secret: true,
-    });
-  }
-  for (const file of opts.mcpConfigFiles) {
-    paths.push({
-      path: resolve(file),
-      kind: "file",
-      what: "an MCP config file in use (commands kimi runs, their secrets)",
-      secret: true,
-    });
-  }
-  return paths;
 }
 
 /** Run the agent in the selected UI; resolves with the exit code. */

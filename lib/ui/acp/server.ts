@@ -41,6 +41,7 @@ export type SessionDefaults = Pick<
   | "maxRalphIterations"
   | "getEnv"
   | "plan"
+  | "controlPaths"
 >;
 
 /** Options of {@link AcpServer}. */
