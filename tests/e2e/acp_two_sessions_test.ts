@@ -3,7 +3,8 @@
  * dirs (and the share dir), shell commands confined by bubblewrap: each session's run state is
  * its own. Its Shell writes in its own dir and not in the other's (foreground and background),
  * kimi's config stays masked in both sandboxes, a background task of one session is not listed
- * in the other, and "approve for this session" granted in one does not approve in the other.
+ * in the other, "approve for this session" granted in one does not approve in the other, and
+ * the PreToolUse hook runs for each session with that session's id and work dir.
  *
  * @module
  */
@@ -69,6 +70,8 @@ Deno.test({
     await Deno.mkdir(dirA);
     await Deno.mkdir(dirB);
     const config = await sb.scriptedConfig(["text: unused"]);
+    const hookDir = `${sb.root}/hooks`;
+    await Deno.mkdir(hookDir);
     const scriptsA = `${sb.root}/scripts-a.json`;
     const scriptsB = `${sb.root}/scripts-b.json`;
     await Deno.writeTextFile(scriptsA, JSON.stringify(sessionScripts("a", dirA, dirB, config)));
@@ -88,6 +91,12 @@ Deno.test({
           "model-b": { provider: "pb", model: "scripted_echo", max_context_size: 100000 },
         },
         providers: { pa: provider(scriptsA), pb: provider(scriptsB) },
+        hooks: [{
+          event: "PreToolUse",
+          matcher: "^Shell$",
+          // one file per call: concurrent calls' hooks do not interleave
+          command: `cat > "$(mktemp ${hookDir}/in-XXXXXX)"`,
+        }],
       }),
     );
     const client = spawnAcp(sb, {
@@ -165,6 +174,18 @@ Deno.test({
         assertEquals(result(sid, "g1").status, "completed");
         assertEquals(result(sid, "g2").status, "completed");
       }
+
+      // The hook ran for every Shell call of each session, as that session (id, work dir).
+      const hookInputs: { session_id: string; cwd: string }[] = [];
+      for await (const e of Deno.readDir(hookDir)) {
+        hookInputs.push(JSON.parse(await Deno.readTextFile(`${hookDir}/${e.name}`)));
+      }
+      for (const [sid, dir] of [[a, dirA], [b, dirB]]) {
+        const mine = hookInputs.filter((h) => h.session_id === sid);
+        assertEquals(mine.length, 6, JSON.stringify(hookInputs)); // g1, g2, own, intrude, bg, secret
+        assertEquals(mine.filter((h) => h.cwd !== dir), []);
+      }
+      assertEquals(hookInputs.length, 12);
 
       // Closing A stops A's task and leaves B's running.
       await client.agent.request(acp.methods.agent.session.close, { sessionId: a });
