@@ -5,9 +5,11 @@
  * @module
  */
 import type { AgentSpecSource } from "../agent/spec.ts";
+import type { BackgroundTaskManager } from "../background/task_manager.ts";
 import type { Config } from "../config/schema.ts";
 import type { McpServers } from "../mcp/config.ts";
 import type { Session } from "../session/session.ts";
+import type { ControlPath } from "../tooling/control_paths.ts";
 import type { FileBackend } from "../tooling/file_backend.ts";
 import type { PermissionScope } from "../tooling/scope.ts";
 import type { TerminalBackend } from "../tooling/terminal_backend.ts";
@@ -63,4 +65,19 @@ export interface KimiAppOptions {
   configFile?: string | null;
   /** Reports problems with approval rules at start-up (default: the log only). */
   reportRules?: (line: string) => void;
+  /**
+   * Control paths beyond the share dir's and the agent's, by source (e.g. `cli`: the
+   * `--config-file` and `--mcp-config-file`s in use).
+   */
+  controlPaths?: Readonly<Record<string, readonly ControlPath[]>>;
+  /**
+   * The session's background tasks, kept by the host across rebuilds of the app for the same
+   * session (default: a new manager for this app).
+   */
+  tasks?: BackgroundTaskManager;
+  /**
+   * Prints the "shell commands are not confined" warning; a host of many sessions passes one
+   * that prints once (default: stderr, once per app).
+   */
+  warnShell?: (line: string) => void;
 }

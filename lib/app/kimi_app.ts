@@ -20,7 +20,9 @@ import type { LLM } from "../llm/provider.ts";
 import { prefetchProvider } from "../llm/create.ts";
 import { setupShellConfinement } from "../sandbox/setup.ts";
 import type { Session } from "../session/session.ts";
-import { registerControlPaths } from "../tooling/control_paths.ts";
+import { ControlPathSet } from "../tooling/control_paths.ts";
+import { ToolOutputFeed } from "../tooling/live_output.ts";
+import type { SessionRun } from "../tooling/session_run.ts";
 import type { McpManager } from "../mcp/manager.ts";
 import type { HookEngine } from "../hooks/engine.ts";
 import type { KimiSoul } from "../soul/soul.ts";
@@ -28,7 +30,7 @@ import {
   publishTaskNotifications,
   type TaskNotificationQueue,
 } from "../background/notifications.ts";
-import { type BackgroundTaskManager, getTaskManager } from "../background/task_manager.ts";
+import { BackgroundTaskManager } from "../background/task_manager.ts";
 import { backgroundSettings } from "../background/settings.ts";
 import { event as wireEvent, type EventPayload, type WireEvent } from "../wire/messages.ts";
 import { WireFile } from "../wire/recorder.ts";
@@ -57,8 +59,7 @@ export class KimiApp {
   taskNotifications: TaskNotificationQueue | null = null;
   /** MCP clients of the root agent (null without configured servers); close on exit. */
   mcp: McpManager | null = null;
-  /** The session's background tasks (set up by {@link create}). */
-  tasks: BackgroundTaskManager | null = null;
+  #run: SessionRun | null = null;
   readonly #notificationListeners = new Set<(e: WireEvent) => void>();
   #stopNotifications: (() => void) | null = null;
   #wireFile: WireFile | null = null;
@@ -109,6 +110,20 @@ export class KimiApp {
     return this.#wireFile ??= new WireFile(this.session.wireFile);
   }
 
+  /**
+   * This session's run state (command wrapper, control paths, live tool output, background
+   * tasks), as its tools see it.
+   */
+  get run(): SessionRun {
+    if (!this.#run) throw new Error("KimiApp.run is read before KimiApp.create finished.");
+    return this.#run;
+  }
+
+  /** The session's background tasks. */
+  get tasks(): BackgroundTaskManager {
+    return this.run.tasks;
+  }
+
   /** The session's hook engine (config hooks + wire subscriptions). */
   get hooks(): HookEngine {
     return this.soul.hooks!;
@@ -141,15 +156,19 @@ export class KimiApp {
    */
   static async create(opts: KimiAppOptions): Promise<KimiApp> {
     const { config, session } = opts;
-    const model = await buildModel(opts);
-    registerControlPaths("agent", agentControlPaths(model.agent));
+    // The session's control paths: the share dir's, the host's (e.g. `--config-file`), then
+    // the agent's once it is loaded.
+    const controls = new ControlPathSet(session.shareDir, { ...opts.controlPaths });
+    const model = await buildModel(opts, { controls });
+    controls.register("agent", agentControlPaths(model.agent));
     const policy = await buildPolicy(opts, model);
     const background = backgroundSettings(config.background);
-    const tasks = getTaskManager(session.dir, background);
-    const core = await buildSoul(opts, model, policy, { tasks });
+    const tasks = opts.tasks ?? new BackgroundTaskManager(session.dir, background);
+    tasks.updateSettings(background);
+    const core = await buildSoul(opts, model, policy, { tasks, controls });
     const app = new KimiApp(core.soul, session, config, model.agent);
-    // Shell confinement (bubblewrap) for this run: installs the command wrapper, warns once
-    // when commands cannot be confined, or makes Shell refuse when confinement is required.
+    // Shell confinement (bubblewrap) for this session: its command wrapper, a warning when
+    // commands cannot be confined, or a refusal when confinement is required.
     const shellConfinement = await setupShellConfinement({
       workDir: session.workDir,
       additionalDirs: () => session.state.additional_dirs,
@@ -158,14 +177,23 @@ export class KimiApp {
       requireConfinement: config.sandbox.require_shell_confinement,
       getEnv: opts.getEnv,
       shellDisabled: policy.disabled.has("Shell"),
+      controlPaths: () => controls.list(),
+      warn: opts.warnShell,
     });
+    const run: SessionRun = {
+      commands: shellConfinement.wrapper,
+      controlPaths: controls,
+      toolOutput: new ToolOutputFeed(),
+      tasks,
+    };
+    app.#run = run;
     await buildToolEnv(opts, { model, policy, soul: core }, {
-      shellConfinement,
+      shellConfinement: shellConfinement.view,
+      run,
       background,
       supportsQuestions: () => app.supportsQuestions,
     });
     app.taskNotifications = core.taskNotes;
-    app.tasks = tasks;
     app.#stopNotifications = publishTaskNotifications(tasks, (p) => app.#publish(p));
     app.mcp = core.mcp;
     core.mcp?.start(); // connects in the background; the first turn waits

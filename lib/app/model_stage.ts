@@ -8,6 +8,7 @@ import { loadAgentSpec, type ResolvedAgentSpec } from "../agent/spec.ts";
 import { type ResolvedModel, resolveModel } from "../config/model_resolution.ts";
 import { createLLM } from "../llm/create.ts";
 import type { LLM } from "../llm/provider.ts";
+import type { ControlPathSet } from "../tooling/control_paths.ts";
 import type { KimiAppOptions } from "./app_options.ts";
 
 /** What {@link buildModel} built. */
@@ -22,8 +23,17 @@ export interface ModelStage {
   readonly agent: ResolvedAgentSpec;
 }
 
+/** What {@link buildModel} needs besides the options. */
+export interface ModelStageInputs {
+  /** The session's control paths (an agent file may not live in one). */
+  controls: ControlPathSet;
+}
+
 /** Resolve the model, create its provider and load the agent spec. Model errors come first. */
-export async function buildModel(opts: KimiAppOptions): Promise<ModelStage> {
+export async function buildModel(
+  opts: KimiAppOptions,
+  inputs: ModelStageInputs,
+): Promise<ModelStage> {
   const { config, session } = opts;
   const resolved = resolveModel(config, { modelAlias: opts.modelAlias, getEnv: opts.getEnv });
   const thinking = opts.thinking ?? config.default_thinking;
@@ -38,7 +48,7 @@ export async function buildModel(opts: KimiAppOptions): Promise<ModelStage> {
       streamLimits: config.model_stream,
       shareDir: session.shareDir,
     }),
-    loadAgentSpec(opts.agent),
+    loadAgentSpec(opts.agent, inputs.controls.list()),
   ]);
   if (llmResult.status === "rejected") throw llmResult.reason;
   if (agentResult.status === "rejected") throw agentResult.reason;

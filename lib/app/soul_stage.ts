@@ -36,6 +36,7 @@ import { KimiSoul } from "../soul/soul.ts";
 import { closeDanglingToolCalls } from "../soul/tool_pairing.ts";
 import { systemReminder } from "../soul/tool_result_message.ts";
 import { Toolset } from "../soul/toolset.ts";
+import type { ControlPathSet } from "../tooling/control_paths.ts";
 import type { UserInput, WireMessage } from "../wire/messages.ts";
 import type { KimiAppOptions } from "./app_options.ts";
 import type { ModelStage } from "./model_stage.ts";
@@ -88,6 +89,8 @@ export class SoulOutlet {
 export interface SoulStageInputs {
   /** The session's background tasks (finished ones are told to the agent at its next step). */
   tasks: BackgroundTaskManager;
+  /** The session's control paths (skills and prompt files may not be read from them). */
+  controls: ControlPathSet;
 }
 
 /** Restore the session's context and build the soul around it. */
@@ -99,6 +102,7 @@ export async function buildSoul(
 ): Promise<SoulStage> {
   const { config, session } = opts;
   const { agent, llm } = model;
+  const { controls } = inputs;
   const state = session.state;
   const skills = await loadSkills({
     workDir: session.workDir,
@@ -107,6 +111,7 @@ export async function buildSoul(
     skillsDirs: opts.skillsDirs,
     mergeAllAvailable: config.merge_all_available_skills,
     extraDirs: config.extra_skill_dirs,
+    controls: controls.list(),
   });
   const context = await Context.restore(session.contextFile);
   // Tool calls left without a result (kill, crash, full disk) get an error result. When it
@@ -120,6 +125,7 @@ export async function buildSoul(
       additionalDirs: state.additional_dirs,
       skillsText: formatSkillsListing(skills),
       capabilityNotes: capabilityNotes(policy.runScope),
+      controls: controls.list(),
     });
     await context.writeSystemPrompt(renderSystemPrompt(agent, builtins));
   }
@@ -165,6 +171,7 @@ export async function buildSoul(
       session.state.additional_dirs.push(dir);
       await session.saveState();
     },
+    controlPaths: () => controls.list(),
   };
   const soul = new KimiSoul({
     mcp: mcp ?? undefined,
@@ -190,7 +197,11 @@ export async function buildSoul(
     skipAfkPromptInjection: config.skip_afk_prompt_injection,
     commands: [
       ...SOUL_COMMANDS,
-      ...skillCommands(skills, SOUL_COMMANDS.flatMap((c) => [c.name, ...c.aliases])),
+      ...skillCommands(
+        skills,
+        SOUL_COMMANDS.flatMap((c) => [c.name, ...c.aliases]),
+        controls.list(),
+      ),
     ],
     plan,
     hooks,

@@ -8,6 +8,7 @@
  */
 import { builtinPromptArgs, renderSystemPrompt } from "../agent/system_prompt.ts";
 import { formatSkillsListing } from "../agent/skills_listing.ts";
+import type { SessionRun } from "../tooling/session_run.ts";
 import type { BackgroundSettings, ToolEnv } from "../tooling/tool.ts";
 import type { Config } from "../config/schema.ts";
 import { capabilityNotes } from "../sandbox/run_scope.ts";
@@ -23,8 +24,10 @@ import { loadAgentTools } from "./tool_loading.ts";
 
 /** What {@link buildToolEnv} needs besides the options and the earlier stages. */
 export interface ToolEnvInputs {
-  /** Shell confinement of the run (null: Shell runs unconfined). */
+  /** What Shell shows of the session's confinement (null: its commands run unconfined). */
   shellConfinement: ShellConfinementView | null;
+  /** The session's run state (command wrapper, control paths, live output, tasks). */
+  run: SessionRun;
   /** Background task settings. */
   background: BackgroundSettings;
   /** Whether the connected client can answer questions (read at each question). */
@@ -65,6 +68,7 @@ export async function buildToolEnv(
     isRoot: true,
     scope,
     shellConfinement: inputs.shellConfinement,
+    run: inputs.run,
     services: {
       moonshotSearch: service(config.services.moonshot_search),
       moonshotFetch: service(config.services.moonshot_fetch),
@@ -133,6 +137,7 @@ export async function buildToolEnv(
             additionalDirs: session.state.additional_dirs,
             skillsText: formatSkillsListing(skills),
             capabilityNotes: capabilityNotes(runScope),
+            controls: inputs.run.controlPaths.list(),
           }),
         ),
     }),
