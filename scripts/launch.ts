@@ -123,6 +123,12 @@ export function scanKimiArgs(args: readonly string[]): KimiArgsInfo {
   return info;
 }
 
+/**
+ * The flag form of deno.json's `"unstable": ["lazy-dynamic-imports"]` (a module named by a literal
+ * `import()` loads when the call runs), for runs of the source that have no config to carry it.
+ */
+export const LAZY_DYNAMIC_IMPORTS_FLAG = "--unstable-lazy-dynamic-imports";
+
 /** Where the launched `kimi` comes from, and the flags `deno run` needs to load it. */
 export interface KimiProgram {
   /** URL of the entry: `main.ts` beside this launcher's directory, or `main.js` in a bundle. */
@@ -136,18 +142,21 @@ export interface KimiProgram {
 /**
  * The program this launcher starts, from the launcher's own URL: the source checkout (or the
  * raw source served over http) runs `main.ts` with the repository's `deno.json` as config or
- * import map, so it works from any directory; the bundle (`dist/kimi/scripts/launch.js`) runs the
- * bundle's `main.js` with no config at all.
+ * import map (an import map carries no settings, so with {@link LAZY_DYNAMIC_IMPORTS_FLAG}), so it
+ * works from any directory; the bundle (`dist/kimi/scripts/launch.js`) runs the bundle's `main.js`
+ * with no config at all.
  */
 export function kimiProgram(launcherUrl: string = import.meta.url): KimiProgram {
   const bundled = launcherUrl.endsWith(".js");
   const main = new URL(bundled ? "../main.js" : "../main.ts", launcherUrl);
   const remote = main.protocol !== "file:";
+  const importMap = [`--import-map=${new URL("../deno.json", launcherUrl).href}`];
+  const config = [`--config=${decodeURIComponent(new URL("../deno.json", launcherUrl).pathname)}`];
   const configFlags = bundled
     ? ["--no-config"]
     : remote
-    ? [`--import-map=${new URL("../deno.json", launcherUrl).href}`]
-    : [`--config=${decodeURIComponent(new URL("../deno.json", launcherUrl).pathname)}`];
+    ? [...importMap, LAZY_DYNAMIC_IMPORTS_FLAG]
+    : config;
   const importFlags = remote ? [`--allow-import=${main.host}`] : [];
   return {
     main: remote ? main.href : decodeURIComponent(main.pathname),
