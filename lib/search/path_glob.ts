@@ -15,6 +15,11 @@ export interface PathGlobOptions {
   signal?: AbortSignal;
   /** Return regular files only (symlinks count by their target, like `Path.is_file()`). */
   filesOnly?: boolean;
+  /**
+   * Filled with the results whose last component is a symlink, or not known from the walk to
+   * be none (the others are plain entries of their directory as it was listed).
+   */
+  linked?: Set<string>;
 }
 
 /** Translate one fnmatch segment (`*`, `?`, `[seq]`, `[!seq]`) to an anchored RegExp. */
@@ -108,6 +113,7 @@ export async function pathGlob(
       const file = entry && !entry.isSymlink ? entry.isFile : (await pathStatus(abs(r))) === "file";
       if (!file) return;
     }
+    if (!entry || entry.isSymlink) opts.linked?.add(r);
     seen.add(r);
     results.push(r);
   };
@@ -177,13 +183,22 @@ export async function pathGlob(
   return results;
 }
 
-/** Compare two relative paths segment by segment (like sorting `pathlib` paths). */
+/**
+ * Compare two relative paths segment by segment (like sorting `pathlib` paths): the same order
+ * as comparing the `/`-split parts, computed without splitting (a `/` sorts before any other
+ * character, and a path sorts before the paths it is a prefix of).
+ */
 export function comparePathParts(a: string, b: string): number {
-  const pa = a.split("/");
-  const pb = b.split("/");
-  const n = Math.min(pa.length, pb.length);
+  const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
-    if (pa[i] !== pb[i]) return pa[i] < pb[i] ? -1 : 1;
+    const ca = a.charCodeAt(i);
+    const cb = b.charCodeAt(i);
+    if (ca === cb) continue;
+    if (ca === SLASH) return -1;
+    if (cb === SLASH) return 1;
+    return ca < cb ? -1 : 1;
   }
-  return pa.length - pb.length;
+  return a.length - b.length;
 }
+
+const SLASH = 47;
