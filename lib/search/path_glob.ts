@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { isPresent, pathStatus } from "../fs/exists.ts";
+import { isPresent, pathStatusSync } from "../fs/exists.ts";
 import { join } from "node:path";
 
 /** Options of {@link pathGlob}. */
@@ -58,17 +58,25 @@ function hasMagic(segment: string): boolean {
   return /[*?[]/.test(segment);
 }
 
-async function readDirUncached(path: string): Promise<Deno.DirEntry[]> {
+/**
+ * A directory's entries (none when it cannot be read). Read synchronously: one call per
+ * directory instead of one round trip per entry, which made the walk ten times slower than
+ * `rg --files`; the walk yields to the event loop every {@link YIELD_EVERY} directories.
+ */
+function readDirUncached(path: string): Deno.DirEntry[] {
   try {
-    return await Array.fromAsync(Deno.readDir(path));
+    return Array.from(Deno.readDirSync(path));
   } catch {
     return [];
   }
 }
 
-async function entryIsDir(parent: string, e: Deno.DirEntry): Promise<boolean> {
+/** Directories read between two yields to the event loop (so an abort is seen promptly). */
+const YIELD_EVERY = 64;
+
+function entryIsDir(parent: string, e: Deno.DirEntry): boolean {
   if (e.isDirectory) return true;
-  return e.isSymlink ? (await pathStatus(join(parent, e.name))) === "directory" : false;
+  return e.isSymlink ? pathStatusSync(join(parent, e.name)) === "directory" : false;
 }
 
 function rel(dir: string, name: string): string {
@@ -95,10 +103,15 @@ export async function pathGlob(
   if (parts.length === 0) throw new Error(`Unacceptable pattern: '${pattern}'`);
 
   const abs = (r: string) => (r === "" ? root : join(root, r));
-  const listings = new Map<string, Promise<Deno.DirEntry[]>>();
-  const readDir = (path: string) => {
+  const listings = new Map<string, Deno.DirEntry[]>();
+  let reads = 0;
+  const readDir = async (path: string) => {
     let hit = listings.get(path);
     if (!hit) {
+      if (++reads % YIELD_EVERY === 0) {
+        await new Promise((r) => setTimeout(r, 0));
+        opts.signal?.throwIfAborted();
+      }
       hit = readDirUncached(path);
       listings.set(path, hit);
     }
@@ -107,10 +120,10 @@ export async function pathGlob(
   const results: string[] = [];
   const seen = new Set<string>();
   /** Record a match; `entry` (when known) saves a stat for `filesOnly`. */
-  const emit = async (r: string, entry?: Deno.DirEntry) => {
+  const emit = (r: string, entry?: Deno.DirEntry) => {
     if (r === "" || seen.has(r)) return;
     if (opts.filesOnly) {
-      const file = entry && !entry.isSymlink ? entry.isFile : (await pathStatus(abs(r))) === "file";
+      const file = entry && !entry.isSymlink ? entry.isFile : pathStatusSync(abs(r)) === "file";
       if (!file) return;
     }
     if (!entry || entry.isSymlink) opts.linked?.add(r);
@@ -133,7 +146,7 @@ export async function pathGlob(
     };
     if (seg === "**") {
       for (const d of dirs) {
-        if (last) await emit(d);
+        if (last) emit(d);
         else addDir(d);
         const stack = [d];
         while (stack.length > 0) {
@@ -143,10 +156,10 @@ export async function pathGlob(
             const r = rel(cur, e.name);
             if (e.isDirectory) {
               stack.push(r);
-              if (last) await emit(r, e);
+              if (last) emit(r, e);
               else addDir(r);
-            } else if (last && (!dirOnly || await entryIsDir(abs(cur), e))) {
-              await emit(r, e);
+            } else if (last && (!dirOnly || entryIsDir(abs(cur), e))) {
+              emit(r, e);
             }
           }
         }
@@ -158,8 +171,8 @@ export async function pathGlob(
           if (!re.test(e.name)) continue;
           const r = rel(d, e.name);
           if (last) {
-            if (!dirOnly || await entryIsDir(abs(d), e)) await emit(r, e);
-          } else if (await entryIsDir(abs(d), e)) {
+            if (!dirOnly || entryIsDir(abs(d), e)) emit(r, e);
+          } else if (entryIsDir(abs(d), e)) {
             addDir(r);
           }
         }
@@ -170,10 +183,10 @@ export async function pathGlob(
         if (last) {
           if (
             dirOnly
-              ? (await pathStatus(abs(r))) === "directory"
-              : isPresent(await pathStatus(abs(r), { noFollow: true }))
-          ) await emit(r);
-        } else if ((await pathStatus(abs(r))) === "directory") {
+              ? pathStatusSync(abs(r)) === "directory"
+              : isPresent(pathStatusSync(abs(r), { noFollow: true }))
+          ) emit(r);
+        } else if (pathStatusSync(abs(r)) === "directory") {
           addDir(r);
         }
       }
