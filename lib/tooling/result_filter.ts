@@ -14,7 +14,7 @@
  */
 import { basename, dirname, join } from "node:path";
 import { resolveRealPath } from "../fs/real_path.ts";
-import { type ControlMatcher, controlMatcher, controlPaths } from "./control_paths.ts";
+import { type ControlMatcher, controlMatcher } from "./control_paths.ts";
 import { isHardLinkTo, isProcessProcPath, secretInodes } from "./sensitive.ts";
 import type { ToolEnv } from "./tool.ts";
 import { isWithin, workspaceRoots } from "./workspace.ts";
@@ -48,11 +48,11 @@ export class ResultFilter {
    * additional dir.
    */
   constructor(
-    env: Pick<ToolEnv, "scope" | "shareDir" | "workDir" | "additionalDirs">,
+    env: Pick<ToolEnv, "scope" | "run" | "workDir" | "additionalDirs">,
     opts: { workspaceOnly?: boolean } = {},
   ) {
     this.#env = env;
-    const secrets = controlPaths(env.shareDir).filter((c) => c.secret);
+    const secrets = env.run.controlPaths.list().filter((c) => c.secret);
     this.#secret = controlMatcher(secrets);
     this.#secretInodes = secretInodes(secrets);
     this.#roots = opts.workspaceOnly ? workspaceRoots(env) : null;

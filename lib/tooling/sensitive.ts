@@ -11,12 +11,7 @@
  * @module
  */
 import { basename } from "node:path";
-import {
-  type ControlPath,
-  controlPaths,
-  matchSecretControlPath,
-  registeredControlPaths,
-} from "./control_paths.ts";
+import { type ControlPath, matchSecretControlPath } from "./control_paths.ts";
 import { join } from "node:path";
 import { resolveRealPath } from "../fs/real_path.ts";
 
@@ -32,10 +27,11 @@ const PROC_PROCESS = /^\/proc\/(?:\d+|self|thread-self)(?:\/|$)/;
 /** Options of {@link isSensitiveFile}. */
 export interface SensitiveOptions {
   /**
-   * The share dir. Its secret control files (and the registered ones, e.g. `--config-file`)
-   * are sensitive too; only absolute paths can match them.
+   * The session's control paths (see `ControlPathSet.list`): the secret ones (the share dir's
+   * config and credentials, a `--config-file`, ...) are sensitive too; only absolute paths can
+   * match them.
    */
-  shareDir?: string;
+  controls?: readonly ControlPath[];
 }
 
 /** Whether an absolute path lies in a per-process directory of `/proc`. */
@@ -54,7 +50,7 @@ export function isSensitiveFile(path: string, opts: SensitiveOptions = {}): bool
   }
   if (path.startsWith("/")) {
     if (isProcessProcPath(path)) return true;
-    if (opts.shareDir && matchSecretControlPath(path, controlPaths(opts.shareDir))) return true;
+    if (opts.controls && matchSecretControlPath(path, opts.controls)) return true;
   }
   return false;
 }
@@ -123,13 +119,13 @@ function isHardLinkToSecret(realPath: string, list: readonly ControlPath[]): boo
 export function readRefusal(
   realPath: string,
   shownPath: string,
-  opts: { shareDir: string },
+  opts: { controls: readonly ControlPath[] },
 ): string | null {
   if (isProcessProcPath(realPath)) {
     return `\`${shownPath}\` leads to \`${realPath}\`, a process's /proc entry (its ` +
       "environment, memory and open files, which may hold kimi's API keys). Reading it is blocked.";
   }
-  const list = controlPaths(opts.shareDir);
+  const list = opts.controls;
   const cp: ControlPath | null = matchSecretControlPath(realPath, list) ??
     (isHardLinkToSecret(realPath, list)
       ? {
@@ -152,13 +148,13 @@ export function readRefusal(
 /**
  * Whether a file kimi is pointed at by configuration (AGENTS.md, a skill, an agent's system
  * prompt) is a secret by where it really leads: a sensitive name, a per-process `/proc` entry
- * or one of the run's registered secret control paths. Such a file is never inlined.
+ * or one of the session's secret control paths (`controls`). Such a file is never inlined.
  */
-export function isSecretFile(path: string): boolean {
+export function isSecretFile(path: string, controls: readonly ControlPath[]): boolean {
   const real = resolveRealPath(path);
   const p = real.ok ? real.path : path;
   return isSensitiveFile(path) || isSensitiveFile(p) ||
-    matchSecretControlPath(p, registeredControlPaths()) !== null;
+    matchSecretControlPath(p, controls) !== null;
 }
 
 /** The ReadFile error message for a sensitive file, quoting the path as the model gave it. */
