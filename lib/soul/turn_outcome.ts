@@ -2,7 +2,7 @@
  * How a turn that threw ended, decided once for every front end: {@link turnOutcome} sorts the
  * error into a {@link TurnOutcome}; print mode turns that into its exit code and lines, the wire
  * server into a result or an error response, ACP into a stop reason or a request error, the
- * shell into the line it prints. The messages themselves are the errors' own (observable, see
+ * shell into the line it prints, and a subagent's run into the failure its Agent call reports. The messages themselves are the errors' own (observable, see
  * `lib/soul/errors.ts`).
  *
  * @module
@@ -33,6 +33,8 @@ export type TurnOutcome =
     readonly retryable: boolean;
     /** The provider answered 401 (the credentials are refused). */
     readonly unauthorized: boolean;
+    /** The HTTP status the provider answered with (null: no answer, e.g. a connection error). */
+    readonly status: number | null;
   }
   /** A session file could not be written. */
   | { readonly kind: "session_write"; readonly message: string }
@@ -60,6 +62,7 @@ export function turnOutcome(err: unknown, opts: { aborted?: boolean } = {}): Tur
       error: err,
       retryable: isRetryableError(err),
       unauthorized: err instanceof APIStatusError && err.statusCode === 401,
+      status: err instanceof APIStatusError ? err.statusCode : null,
     };
   }
   if (err instanceof SessionWriteError) return { kind: "session_write", message: err.message };

@@ -60,6 +60,7 @@ Deno.test("turn outcome: provider errors say whether they are retryable or unaut
     error: conn,
     retryable: true,
     unauthorized: false,
+    status: null,
   });
   const s429 = new APIStatusError(429, "slow down");
   assertEquals(turnOutcome(s429).kind === "provider" && turnOutcome(s429), {
@@ -68,10 +69,15 @@ Deno.test("turn outcome: provider errors say whether they are retryable or unaut
     error: s429,
     retryable: true,
     unauthorized: false,
+    status: 429,
   });
   const s401 = new APIStatusError(401, "bad key");
   const o401 = turnOutcome(s401);
-  assertEquals(o401.kind === "provider" && [o401.retryable, o401.unauthorized], [false, true]);
+  assertEquals(o401.kind === "provider" && [o401.retryable, o401.unauthorized, o401.status], [
+    false,
+    true,
+    401,
+  ]);
   const other = new ChatProviderError("odd");
   const oOther = turnOutcome(other);
   assertEquals(oOther.kind === "provider" && [oOther.retryable, oOther.unauthorized], [
