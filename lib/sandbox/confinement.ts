@@ -306,11 +306,15 @@ export function installConfinement(plan: ConfinementPlan, opts: InstallOptions):
   }
   const previous = setCommandWrapper((argv, wrap) => {
     const current = opts.replan?.() ?? plan;
+    const reveal = wrap.reveal ?? [];
     return bwrapArgv(current, argv, {
       cwd: wrap.cwd,
       shareDir: opts.shareDir,
       bwrap: opts.bwrap,
       env: wrap.env,
+      controlPaths: reveal.length === 0
+        ? undefined
+        : controlPaths(opts.shareDir).filter((c) => !reveal.includes(c.path)),
     });
   });
   return () => void setCommandWrapper(previous);

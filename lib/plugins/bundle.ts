@@ -1,0 +1,172 @@
+/**
+ * What enabled Kimi-TS bundles (`kimi.plugin.json`) bring to an agent build (reference
+ * §B1): skill directories, agent directories, MCP servers (named `plugin-<id>:<server>`, stdio
+ * servers get `KIMI_CODE_HOME` and `KIMI_PLUGIN_ROOT`), a skill to load at session start and
+ * system-prompt text (each plugin ≤ 32 KB, all together ≤ 64 KB). Installing never runs
+ * plugin code; loading only reads files.
+ *
+ * @module
+ */
+import { dirname } from "node:path";
+import { McpConfigError, type McpServers, parseMcpConfig } from "../mcp/config.ts";
+import {
+  bundlePath,
+  MAX_PLUGIN_PROMPT_BYTES,
+  MAX_TOTAL_PROMPT_BYTES,
+  readBundleManifest,
+} from "./bundle_manifest.ts";
+
+/** A plugin directory to load as a bundle. */
+export interface BundleDir {
+  /** Plugin name. */
+  readonly name: string;
+  /** Installed directory. */
+  readonly dir: string;
+}
+
+/** What the enabled bundles bring. */
+export interface LoadedBundles {
+  /** Skill directories (searched like `extra_skill_dirs`), in plugin order. */
+  readonly skillDirs: string[];
+  /** Agent directories (Markdown agent files). */
+  readonly agentDirs: string[];
+  /** MCP servers, by runtime name `plugin-<id>:<server>`. */
+  readonly mcpServers: McpServers;
+  /** System-prompt sections, one per plugin that has prompt text. */
+  readonly promptSections: { plugin: string; text: string }[];
+  /** Skills to load when a session starts: plugin and skill name. */
+  readonly startupSkills: { plugin: string; skill: string }[];
+  /** Problems found (the part concerned is left out). */
+  readonly warnings: string[];
+}
+
+const utf8 = new TextEncoder();
+
+/** Load what the bundles in `dirs` bring. Never throws. */
+export async function loadBundles(dirs: readonly BundleDir[]): Promise<LoadedBundles> {
+  const out: LoadedBundles = {
+    skillDirs: [],
+    agentDirs: [],
+    mcpServers: {},
+    promptSections: [],
+    startupSkills: [],
+    warnings: [],
+  };
+  let promptBytes = 0;
+  for (const b of dirs) {
+    const warn = (m: string) => out.warnings.push(`Plugin '${b.name}': ${m}`);
+    let m;
+    try {
+      m = await readBundleManifest(b.dir);
+    } catch (err) {
+      warn((err as Error).message);
+      continue;
+    }
+    const paths = async (field: string, v: string | string[] | undefined, dflt: string) => {
+      const list = v === undefined ? [dflt] : Array.isArray(v) ? v : [v];
+      const found: string[] = [];
+      for (const p of list) {
+        const abs = await bundlePath(b.dir, p);
+        if (abs === null) {
+          if (v !== undefined) warn(`${field} path "${p}" must start with ./ and stay inside it`);
+          continue;
+        }
+        found.push(abs);
+      }
+      return found;
+    };
+    out.skillDirs.push(...await paths("skills", m.skills, "./skills"));
+    out.agentDirs.push(...await paths("agents", m.agents, "./agents"));
+    for (const [server, raw] of Object.entries(m.mcpServers)) {
+      const cfg = await bundleServer(b.dir, raw, warn, server);
+      if (cfg === null) continue;
+      try {
+        const name = `plugin-${m.name}:${server}`;
+        Object.assign(
+          out.mcpServers,
+          parseMcpConfig(JSON.stringify({ mcpServers: { [name]: cfg } }), { inline: 0 }),
+        );
+      } catch (err) {
+        warn(
+          `MCP server "${server}": ${err instanceof McpConfigError ? err.message : String(err)}`,
+        );
+      }
+    }
+    let text = m.systemPrompt ?? "";
+    if (m.systemPromptPath) {
+      const file = await bundlePath(b.dir, m.systemPromptPath);
+      if (file === null) warn(`systemPromptPath "${m.systemPromptPath}" is outside the plugin`);
+      else {
+        try {
+          text += (text ? "\n\n" : "") + await Deno.readTextFile(file);
+        } catch (err) {
+          warn(`cannot read systemPromptPath: ${(err as Error).message}`);
+        }
+      }
+    }
+    if (text) {
+      const size = utf8.encode(text).length;
+      if (size > MAX_PLUGIN_PROMPT_BYTES) {
+        warn(`system prompt text is ${size} bytes, more than ${MAX_PLUGIN_PROMPT_BYTES}; left out`);
+      } else if (promptBytes + size > MAX_TOTAL_PROMPT_BYTES) {
+        warn(
+          `system prompt text left out: all plugins together may add at most ` +
+            `${MAX_TOTAL_PROMPT_BYTES} bytes`,
+        );
+      } else {
+        promptBytes += size;
+        out.promptSections.push({ plugin: m.name, text });
+      }
+    }
+    if (m.sessionStart?.skill) {
+      out.startupSkills.push({ plugin: m.name, skill: m.sessionStart.skill });
+    }
+    for (const w of m.warnings) warn(w);
+  }
+  return out;
+}
+
+async function bundleServer(
+  root: string,
+  raw: Record<string, unknown>,
+  warn: (m: string) => void,
+  server: string,
+): Promise<Record<string, unknown> | null> {
+  if (typeof raw.url === "string") return raw;
+  if (typeof raw.command !== "string") {
+    warn(`MCP server "${server}" has neither a command nor a url`);
+    return null;
+  }
+  const cfg: Record<string, unknown> = { ...raw };
+  if (raw.command.startsWith("./")) {
+    const cmd = await bundlePath(root, raw.command);
+    if (cmd === null) {
+      warn(`MCP server "${server}": command ${raw.command} is not inside the plugin`);
+      return null;
+    }
+    cfg.command = cmd;
+  }
+  const cwd = typeof raw.cwd === "string" ? await bundlePath(root, raw.cwd) : root;
+  if (cwd === null) {
+    warn(`MCP server "${server}": cwd ${raw.cwd} must start with ./ and stay inside the plugin`);
+    return null;
+  }
+  cfg.cwd = cwd;
+  const env = (raw.env ?? {}) as Record<string, string>;
+  cfg.env = { ...env, KIMI_PLUGIN_ROOT: root, KIMI_CODE_HOME: dirname(dirname(root)) };
+  // relative args like "./server.js" name files of the plugin
+  if (Array.isArray(raw.args)) {
+    cfg.args = await Promise.all(
+      raw.args.map(async (a) =>
+        typeof a === "string" && a.startsWith("./") ? (await bundlePath(root, a)) ?? a : a
+      ),
+    );
+  }
+  return cfg;
+}
+
+/** The system-prompt block of the bundles' sections (empty string when none). */
+export function pluginPromptSections(sections: LoadedBundles["promptSections"]): string {
+  if (sections.length === 0) return "";
+  return sections.map((s) => `# Plugin: ${s.plugin}\n\n${s.text.trim()}`).join("\n\n");
+}
