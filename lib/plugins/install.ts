@@ -11,10 +11,13 @@ import { atomicWriteText } from "../fs/atomic_write.ts";
 import {
   detectFormat,
   insideDir,
+  parseToolSpec,
   PluginError,
   type PluginFormat,
   readToolManifest,
   TOOL_MANIFEST,
+  toolEntryName,
+  type ToolPluginManifest,
 } from "./manifest.ts";
 import { readBundleManifest } from "./bundle_manifest.ts";
 import { contentHash, readPluginState, updatePluginState } from "./store.ts";
@@ -63,9 +66,22 @@ export async function installPlugin(
 ): Promise<InstallResult> {
   const format = await detectFormat(sourceDir);
   if (format === null) throw new PluginError(`No plugin.json found in ${sourceDir}`);
-  const { name, version } = format === "tools"
+  const manifest = format === "tools"
     ? await readToolManifest(sourceDir)
     : await readBundleManifest(sourceDir);
+  const { name, version } = manifest;
+  if (format === "tools") {
+    // a broken tool is refused here; at load time it would only be skipped with a warning
+    ((manifest as ToolPluginManifest).tools).forEach((entry, i) => {
+      const spec = parseToolSpec(entry);
+      if (typeof spec === "string") {
+        throw new PluginError(
+          `Invalid plugin.json schema in ${join(sourceDir, TOOL_MANIFEST)}: tools.${i} ` +
+            `(${toolEntryName(entry)}): ${spec}`,
+        );
+      }
+    });
+  }
   const dest = pluginDir(opts.root, name);
   if (dest === null) throw new PluginError(`Invalid plugin name: ${name}`);
   await Deno.mkdir(opts.root, { recursive: true });
