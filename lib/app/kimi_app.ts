@@ -89,6 +89,9 @@ function oauthAccessToken(
   };
 }
 
+/** Environment variable overriding the 120 s timeout of plugin tool calls (seconds). */
+export const PLUGIN_TIMEOUT_ENV = "KIMI_PLUGIN_TOOL_TIMEOUT_S";
+
 /** Options of {@link KimiApp.create}. */
 export interface KimiAppOptions {
   /** Loaded configuration. */
@@ -295,8 +298,10 @@ export class KimiApp {
     prefetchBuiltinTools(agent.tools.filter((name) => !disabled.has(name)));
 
     // Installed plugins: tools (after the agent's own), and what enabled bundles bring.
+    const pluginTimeout = Number(opts.getEnv(PLUGIN_TIMEOUT_ENV) ?? "");
     const plugins = await loadPlugins({
       shareDir: session.shareDir,
+      timeoutMs: pluginTimeout > 0 ? pluginTimeout * 1000 : undefined,
       hostValues: async () => {
         const p = resolved.provider;
         const apiKey = p.oauth

@@ -49,6 +49,8 @@ export interface LoadPluginsOptions {
   readonly shareDir: string;
   /** The host values for `inject`, resolved per call. */
   readonly hostValues: () => Promise<HostValues>;
+  /** Timeout of a plugin tool call (default 120 s, the reference's). */
+  readonly timeoutMs?: number;
 }
 
 /**
@@ -139,6 +141,7 @@ export async function loadPlugins(opts: LoadPluginsOptions): Promise<LoadedPlugi
             injectEnv: injectEnv(p.manifest),
             reveal: p.configPath ? [p.configPath] : [],
             isRoot: env.isRoot,
+            timeoutMs: opts.timeoutMs,
           }));
         }
       }

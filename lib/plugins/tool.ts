@@ -8,7 +8,7 @@
 import * as z from "zod";
 import { log } from "../log.ts";
 import { describeArguments } from "../mcp/tool.ts";
-import { toolError, toolRejected, ToolResultBuilder } from "../tooling/result.ts";
+import { toolError, toolOk, toolRejected, ToolResultBuilder } from "../tooling/result.ts";
 import type { Tool, ToolCallContext, ToolReturnValue } from "../tooling/tool.ts";
 import { brief } from "../wire/display.ts";
 import type { PluginToolSpec } from "./manifest.ts";
@@ -107,11 +107,12 @@ export function pluginTool(opts: PluginToolOptions): Tool<Record<string, unknown
         });
       }
       out.write(stdout);
-      const rv = out.ok();
-      if (result.truncated && !out.truncated) {
-        rv.message = "Output is truncated to fit in the message.";
-      }
-      return rv;
+      return toolOk({
+        output: out.text(),
+        message: out.truncated || result.truncated
+          ? "Output is truncated to fit in the message."
+          : "",
+      });
     },
   };
 }

@@ -6,7 +6,7 @@ if [ -z "$name" ]; then
   echo "missing name" >&2
   exit 2
 fi
-# The injected key arrives as the environment variable named like the inject key, and in
-# config.json; a tool uses it, it never prints it.
-if [ -n "$(printenv llm.api_key)" ]; then key="with an API key"; else key="without an API key"; fi
+# The injected key is in config.json (and in the variable `llm.api_key`, which programs other
+# than sh can read); a tool uses it, it never prints it.
+if grep -q '"api_key": "[^"]' config.json; then key="with an API key"; else key="without an API key"; fi
 echo "Hello, $name! (greeter ran $key)"
