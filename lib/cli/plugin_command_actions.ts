@@ -15,7 +15,7 @@ import {
   removePlugin,
   setPluginEnabled,
 } from "../plugins/install.ts";
-import { changedMessage, pluginDirs, untrackedMessage } from "../plugins/discovery.ts";
+import { pluginListing, pluginStatus } from "../plugins/listing.ts";
 import {
   BUNDLE_MANIFEST,
   detectFormat,
@@ -24,7 +24,7 @@ import {
 } from "../plugins/manifest.ts";
 import { readBundleManifest } from "../plugins/bundle_manifest.ts";
 import { resolveSource } from "../plugins/source.ts";
-import { contentHash, pluginsRoot, type PluginState, readPluginState } from "../plugins/store.ts";
+import { pluginsRoot, readPluginState } from "../plugins/store.ts";
 
 function fail(message: string): number {
   console.error(`Error: ${message}`);
@@ -93,54 +93,10 @@ export function install(target: string, opts: { configFile?: string }): Promise<
   });
 }
 
-/** The state remark of an installed plugin for `list` and `info` (null when fine). */
-async function status(
-  state: PluginState,
-  name: string,
-  dir: string,
-): Promise<{ short: string; long: string } | null> {
-  const rec = state.plugins[name];
-  if (!rec) return { short: "not installed by kimi", long: untrackedMessage(name, dir) };
-  if ((await contentHash(dir).catch(() => "")) !== rec.hash) {
-    return { short: "changed since install", long: changedMessage(name, dir) };
-  }
-  if (!rec.enabled) {
-    return { short: "disabled", long: `disabled (run \`kimi plugin enable ${name}\`)` };
-  }
-  return null;
-}
-
 /** `kimi plugin list`. */
 export function list(): Promise<number> {
   return guard(async () => {
-    const r = await root();
-    const state = await readPluginState(r).catch(() =>
-      ({ version: 1, plugins: {} }) as PluginState
-    );
-    const lines: string[] = [];
-    for (const name of await pluginDirs(r)) {
-      const dir = join(r, name);
-      let format;
-      try {
-        format = await detectFormat(dir);
-      } catch {
-        continue;
-      }
-      if (format === null) continue;
-      const remark = await status(state, name, dir);
-      const tail = remark ? ` [${remark.short}]` : "";
-      if (format === "tools") {
-        const m = await readToolManifest(dir).catch(() => null);
-        if (m === null) continue; // invalid plugins are skipped
-        lines.push(
-          `  ${m.name} v${m.version} (${m.runtime ? "installed" : "not configured"})${tail}`,
-        );
-      } else {
-        const m = await readBundleManifest(dir).catch(() => null);
-        if (m === null) continue;
-        lines.push(`  ${m.name}${m.version ? ` v${m.version}` : ""} (bundle)${tail}`);
-      }
-    }
+    const lines = await pluginListing(await root());
     console.log(lines.length ? lines.join("\n") : "No plugins installed.");
     return 0;
   });
@@ -154,7 +110,7 @@ export function info(name: string): Promise<number> {
     const format = name.includes("/") || name.startsWith(".") ? null : await detectFormat(dir);
     if (format === null) return fail(`Plugin '${name}' not found`);
     const state = await readPluginState(r);
-    const remark = await status(state, name, dir);
+    const remark = await pluginStatus(state, name, dir);
     const out: string[] = [];
     if (format === "tools") {
       const m = await readToolManifest(dir);

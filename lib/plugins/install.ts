@@ -72,7 +72,7 @@ export async function installPlugin(
   const { name, version } = manifest;
   if (format === "tools") {
     // a broken tool is refused here; at load time it would only be skipped with a warning
-    ((manifest as ToolPluginManifest).tools).forEach((entry, i) => {
+    (manifest as ToolPluginManifest).tools.forEach((entry, i) => {
       const spec = parseToolSpec(entry);
       if (typeof spec === "string") {
         throw new PluginError(
