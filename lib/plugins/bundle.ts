@@ -1,7 +1,8 @@
 /**
  * What enabled Kimi-TS bundles (`kimi.plugin.json`) bring to an agent build (reference
- * §B1): skill directories, agent directories, MCP servers (named `plugin-<id>:<server>`, stdio
- * servers get `KIMI_CODE_HOME` and `KIMI_PLUGIN_ROOT`), a skill to load at session start and
+ * §B1): skill directories, MCP servers (named `plugin-<id>:<server>`, stdio
+ * servers get `KIMI_CODE_HOME` and `KIMI_PLUGIN_ROOT`), a skill to load at session start (its
+ * text goes into the new session's system prompt with the plugin's prompt text) and
  * system-prompt text (each plugin ≤ 32 KB, all together ≤ 64 KB). Installing never runs
  * plugin code; loading only reads files.
  *
@@ -28,14 +29,10 @@ export interface BundleDir {
 export interface LoadedBundles {
   /** Skill directories (searched like `extra_skill_dirs`), in plugin order. */
   readonly skillDirs: string[];
-  /** Agent directories (Markdown agent files). */
-  readonly agentDirs: string[];
   /** MCP servers, by runtime name `plugin-<id>:<server>`. */
   readonly mcpServers: McpServers;
   /** System-prompt sections, one per plugin that has prompt text. */
   readonly promptSections: { plugin: string; text: string }[];
-  /** Skills to load when a session starts: plugin and skill name. */
-  readonly startupSkills: { plugin: string; skill: string }[];
   /** Problems found (the part concerned is left out). */
   readonly warnings: string[];
 }
@@ -46,10 +43,8 @@ const utf8 = new TextEncoder();
 export async function loadBundles(dirs: readonly BundleDir[]): Promise<LoadedBundles> {
   const out: LoadedBundles = {
     skillDirs: [],
-    agentDirs: [],
     mcpServers: {},
     promptSections: [],
-    startupSkills: [],
     warnings: [],
   };
   let promptBytes = 0;
@@ -75,8 +70,8 @@ export async function loadBundles(dirs: readonly BundleDir[]): Promise<LoadedBun
       }
       return found;
     };
-    out.skillDirs.push(...await paths("skills", m.skills, "./skills"));
-    out.agentDirs.push(...await paths("agents", m.agents, "./agents"));
+    const skillDirs = await paths("skills", m.skills, "./skills");
+    out.skillDirs.push(...skillDirs);
     for (const [server, raw] of Object.entries(m.mcpServers)) {
       const cfg = await bundleServer(b.dir, raw, warn, server);
       if (cfg === null) continue;
@@ -104,6 +99,12 @@ export async function loadBundles(dirs: readonly BundleDir[]): Promise<LoadedBun
         }
       }
     }
+    if (m.sessionStart?.skill) {
+      const skill = m.sessionStart.skill;
+      const body = await startupSkillText(skillDirs, skill);
+      if (body === null) warn(`sessionStart skill "${skill}" is not one of the plugin's skills`);
+      else text += `${text ? "\n\n" : ""}Startup skill \`${skill}\`:\n\n${body}`;
+    }
     if (text) {
       const size = utf8.encode(text).length;
       if (size > MAX_PLUGIN_PROMPT_BYTES) {
@@ -117,9 +118,6 @@ export async function loadBundles(dirs: readonly BundleDir[]): Promise<LoadedBun
         promptBytes += size;
         out.promptSections.push({ plugin: m.name, text });
       }
-    }
-    if (m.sessionStart?.skill) {
-      out.startupSkills.push({ plugin: m.name, skill: m.sessionStart.skill });
     }
     for (const w of m.warnings) warn(w);
   }
@@ -169,4 +167,14 @@ async function bundleServer(
 export function pluginPromptSections(sections: LoadedBundles["promptSections"]): string {
   if (sections.length === 0) return "";
   return sections.map((s) => `# Plugin: ${s.plugin}\n\n${s.text.trim()}`).join("\n\n");
+}
+
+/** The text of skill `name` (its `SKILL.md`) in one of `dirs`, or null. */
+async function startupSkillText(dirs: readonly string[], name: string): Promise<string | null> {
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name)) return null;
+  for (const dir of dirs) {
+    const text = await Deno.readTextFile(`${dir}/${name}/SKILL.md`).catch(() => null);
+    if (text !== null) return text.replace(/^---\r?\n[\s\S]*?\r?\n---\r?\n?/, "").trim();
+  }
+  return null;
 }

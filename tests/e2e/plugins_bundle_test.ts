@@ -29,6 +29,7 @@ Deno.test("bundle: a kimi.plugin.json plugin brings its skill, MCP server and pr
         description: "A bundle.",
         skills: "./skills",
         systemPrompt: "Kit rule: always answer in haiku.",
+        sessionStart: { skill: "kit-review" },
         mcpServers: {
           tester: {
             command: Deno.execPath(),
@@ -62,7 +63,11 @@ Deno.test("bundle: a kimi.plugin.json plugin brings its skill, MCP server and pr
     const first = mock.requests[0].body;
     const system = first.messages[0].content as string;
     assertStringIncludes(system, "kit-review");
-    assertStringIncludes(system, "# Plugin: kit\n\nKit rule: always answer in haiku.");
+    assertStringIncludes(
+      system,
+      "# Plugin: kit\n\nKit rule: always answer in haiku.\n\nStartup skill `kit-review`:\n\n" +
+        "Review carefully.",
+    );
     const names = first.tools.map((t: { function: { name: string } }) => t.function.name);
     assert(names.includes("ping"), names.join(","));
     const toolMsg = mock.requests[1].body.messages.find((m: { role: string }) => m.role === "tool");

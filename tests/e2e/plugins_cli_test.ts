@@ -342,3 +342,24 @@ Deno.test("plugin: bad input gets a precise error, installs nothing and keeps th
     await sb.cleanup();
   }
 });
+
+Deno.test("plugin: install without a provider warns, and a plugin needing a key fails with the reference's message", async () => {
+  const sb = await kimiSandbox();
+  try {
+    await writeToolPlugin(join(sb.root, "plain"), {
+      name: "plain",
+      tools: [{ name: "t", script: "echo t" }],
+    });
+    const r = await sb.run(["plugin", "install", join(sb.root, "plain")]);
+    assertEquals([r.code, r.stderr], [0, NO_PROVIDER_WARNING]);
+    assertStringIncludes(r.stdout, "Installed plugin 'plain' v0.1.0\n");
+    const k = await sb.run(["plugin", "install", EXAMPLE_PLUGIN]);
+    assertEquals(
+      [k.code, k.stderr],
+      [1, `${NO_PROVIDER_WARNING}Error: Host does not provide required inject key 'api_key'\n`],
+    );
+    assertEquals(await listing(sb), "  plain v0.1.0 (installed)\n");
+  } finally {
+    await sb.cleanup();
+  }
+});

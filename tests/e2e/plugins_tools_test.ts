@@ -349,3 +349,44 @@ Deno.test("plugin tools: cancelling the turn (wire) kills the whole process tree
     await sb.cleanup();
   }
 });
+
+Deno.test("plugin tools: subagents get them too", async () => {
+  const sb = await kimiSandbox();
+  try {
+    await writeToolPlugin(join(sb.root, "echoer"), {
+      name: "echoer",
+      tools: [{ name: "echo_args", script: "cat\n" }],
+    });
+    await install(sb, join(sb.root, "echoer"));
+    const summary = "Summary: I called the echo_args plugin tool with the word subagent-ping and " +
+      "it answered with the same JSON object, which shows the subagent can run plugin tools. " +
+      "Nothing else was changed and nothing is left for the parent agent to do afterwards.";
+    const config = await sb.scriptedConfig([
+      toolCallLine("tc-agent", "Agent", {
+        description: "echo through a plugin",
+        prompt: "Call echo_args.",
+        subagent_type: "coder",
+      }),
+      toolCallLine("tc-echo", "echo_args", { word: "subagent-ping" }),
+      `text: ${summary}`,
+      "text: parent done",
+    ]);
+    const r = await sb.run([...printArgs(config), "--yolo"]);
+    assertEquals(r.code, 0, r.stderr);
+    const [session] = await sb.sessionDirs();
+    let sub = "";
+    for await (const e of Deno.readDir(`${session}/subagents`)) {
+      sub += await Deno.readTextFile(`${session}/subagents/${e.name}/context.jsonl`);
+    }
+    const result = sub.trim().split("\n").map((l) => JSON.parse(l)).find((m) =>
+      m.role === "tool" && m.tool_call_id === "tc-echo"
+    );
+    assertEquals(
+      JSON.stringify(result?.content).includes('{\\"word\\":\\"subagent-ping\\"}'),
+      true,
+    );
+    assert(!JSON.stringify(result?.content).includes("not found"), JSON.stringify(result));
+  } finally {
+    await sb.cleanup();
+  }
+});
