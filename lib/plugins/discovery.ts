@@ -7,6 +7,7 @@
  * @module
  */
 import { join } from "node:path";
+import { log } from "../log.ts";
 import { detectFormat, PluginError, type PluginFormat } from "./manifest.ts";
 import { contentHash, type PluginState, readPluginState } from "./store.ts";
 
@@ -62,7 +63,13 @@ export async function discoverPlugins(root: string): Promise<PluginDiscovery> {
   try {
     names = await pluginDirs(root);
   } catch (err) {
-    return { plugins, problems: [`Cannot read the plugins in ${root}: ${(err as Error).message}`] };
+    const message = `Cannot read the plugins in ${root}: ${(err as Error).message}`;
+    // A run without read permission there has no plugins; that is not worth a warning.
+    if (err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.PermissionDenied) {
+      log("INFO", "plugins", message);
+      return { plugins, problems: [] };
+    }
+    return { plugins, problems: [message] };
   }
   if (names.length === 0) return { plugins, problems };
   let state: PluginState;

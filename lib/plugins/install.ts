@@ -20,7 +20,7 @@ import {
   type ToolPluginManifest,
 } from "./manifest.ts";
 import { readBundleManifest } from "./bundle_manifest.ts";
-import { contentHash, readPluginState, updatePluginState } from "./store.ts";
+import { contentHash, readPluginState, STATE_FILE, updatePluginState } from "./store.ts";
 
 /** Values the host can inject (`api_key`, `base_url` of the default model's provider). */
 export type HostValues = Readonly<Record<string, string>>;
@@ -50,6 +50,7 @@ export interface InstallOptions {
 /** The install directory of `name`, or null when the name would escape the root. */
 export function pluginDir(root: string, name: string): string | null {
   if (!name || name.startsWith(".") || name.includes("/") || name.includes("\\")) return null;
+  if (name === STATE_FILE) return null;
   const dir = insideDir(root, name);
   return dir !== null && relative(root, dir) === name ? dir : null;
 }

@@ -71,7 +71,7 @@ Deno.test("plugin.json: the reference's messages for missing fields, bad JSON an
 
 Deno.test("plugin names may not leave the plugins root", () => {
   assertEquals(pluginDir("/r", "ok-name"), "/r/ok-name");
-  for (const bad of ["..", "../x", "a/b", ".hidden", "", "/abs"]) {
+  for (const bad of ["..", "../x", "a/b", ".hidden", "", "/abs", "installed.json"]) {
     assertEquals(pluginDir("/r", bad), null, bad);
   }
   assertThrows(() => parseToolManifest("", "/p/plugin.json"), PluginError);
