@@ -11,6 +11,7 @@ import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts
 import { type KimiSandbox, kimiSandbox, toolCallLine } from "../helpers/kimi_process.ts";
 import { startMockOpenAI } from "../helpers/mock_openai.ts";
 import { spawnWire } from "../helpers/wire_process.ts";
+import { spawnAcp } from "../helpers/acp_client.ts";
 import { BWRAP_PROBLEM, flagsFor, warnSkippedBwrap } from "../helpers/attack.ts";
 import { EXAMPLE_PLUGIN, writeToolPlugin } from "../helpers/plugin_fixtures.ts";
 
@@ -386,6 +387,38 @@ Deno.test("plugin tools: subagents get them too", async () => {
       true,
     );
     assert(!JSON.stringify(result?.content).includes("not found"), JSON.stringify(result));
+  } finally {
+    await sb.cleanup();
+  }
+});
+
+Deno.test("plugin tools in ACP: approval plugin:<tool>, approved for the session once", async () => {
+  const sb = await kimiSandbox();
+  try {
+    await writeToolPlugin(join(sb.root, "echoer"), {
+      name: "echoer",
+      tools: [{ name: "echo_args", script: "cat\n" }],
+    });
+    await install(sb, join(sb.root, "echoer"));
+    const config = await sb.scriptedConfig([
+      toolCallLine("tc-1", "echo_args", { n: 1 }),
+      toolCallLine("tc-2", "echo_args", { n: 2 }),
+      "text: both ran",
+    ]);
+    const client = spawnAcp(sb, { rootArgs: ["--config-file", config] });
+    await client.initialize();
+    const { sessionId: sid } = await client.newSession(sb.workDir);
+    client.answerPermission = () => "approve_for_session";
+    assertEquals(await client.prompt(sid, "echo twice"), { stopReason: "end_turn" });
+    assertEquals(client.permissions.length, 1);
+    assertStringIncludes(JSON.stringify(client.permissions[0]), "plugin:echo_args");
+    const outputs = client.of(sid).filter((u) =>
+      u.sessionUpdate === "tool_call_update" && u.status === "completed"
+    ).map((u) => JSON.stringify((u as { content?: unknown }).content));
+    assertEquals(outputs.length, 2);
+    assertStringIncludes(outputs[0], '{\\"n\\":1}');
+    assertStringIncludes(outputs[1], '{\\"n\\":2}');
+    assertEquals((await client.finish()).code, 0);
   } finally {
     await sb.cleanup();
   }
