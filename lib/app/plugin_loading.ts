@@ -9,7 +9,7 @@ import { log } from "../log.ts";
 import { type ControlPath, registerControlPaths } from "../tooling/control_paths.ts";
 import type { Tool, ToolEnv } from "../tooling/tool.ts";
 import { discoverPlugins, pluginDirs } from "../plugins/discovery.ts";
-import type { HostValues } from "../plugins/install.ts";
+import { type HostValues, refreshPluginConfig } from "../plugins/install.ts";
 import {
   insideDir,
   parseToolSpec,
@@ -86,6 +86,17 @@ export async function loadPlugins(opts: LoadPluginsOptions): Promise<LoadedPlugi
     if (p.format !== "tools") continue;
     try {
       const manifest = await readToolManifest(p.dir);
+      if (manifest.config_file && Object.keys(manifest.inject).length > 0) {
+        // like the reference's refresh at start: per-plugin failures only logged
+        await refreshPluginConfig(root, {
+          name: p.name,
+          dir: p.dir,
+          configFile: manifest.config_file,
+          inject: manifest.inject,
+        }, await opts.hostValues().catch(() => ({}))).catch((err) =>
+          log("DEBUG", "plugins", `could not refresh ${p.name}'s config: ${err}`)
+        );
+      }
       toolPlugins.push({
         name: p.name,
         dir: p.dir,

@@ -140,14 +140,14 @@ async function finishToolPlugin(staged: string, opts: InstallOptions): Promise<v
 
 /**
  * Set each `inject` key (a dotted path) of the plugin's JSON `configFile` to the host value it
- * names (reference §A4), written back with indent 2.
+ * names (reference §A4), written back with indent 2. Resolves with whether the file changed.
  */
 export async function injectConfig(
   dir: string,
   configFile: string,
   inject: Readonly<Record<string, string>>,
   host: HostValues,
-): Promise<void> {
+): Promise<boolean> {
   const path = insideDir(dir, configFile);
   if (path === null) throw new PluginError(`config_file escapes plugin directory: ${configFile}`);
   let text: string;
@@ -178,7 +178,28 @@ export async function injectConfig(
     }
     node[parts[parts.length - 1]] = value;
   }
-  await atomicWriteText(path, JSON.stringify(data, null, 2), { mode: 0o600 });
+  const out = JSON.stringify(data, null, 2);
+  if (out === text) return false;
+  await atomicWriteText(path, out, { mode: 0o600 });
+  return true;
+}
+
+/**
+ * Re-inject the current host values into an installed, verified plugin's config file (the
+ * reference does so at every start, so a renewed key reaches plugins) and record the new
+ * content hash. Does nothing when nothing changed or the host has no API key.
+ */
+export async function refreshPluginConfig(
+  root: string,
+  plugin: { name: string; dir: string; configFile?: string; inject: Record<string, string> },
+  host: HostValues,
+): Promise<void> {
+  if (!plugin.configFile || Object.keys(plugin.inject).length === 0 || !host.api_key) return;
+  if (!(await injectConfig(plugin.dir, plugin.configFile, plugin.inject, host))) return;
+  const hash = await contentHash(plugin.dir);
+  await updatePluginState(root, (s) => {
+    if (s.plugins[plugin.name]) s.plugins[plugin.name].hash = hash;
+  });
 }
 
 /**

@@ -119,7 +119,7 @@ Deno.test("plugin tools: a print turn runs them with JSON on stdin; failures, 10
   }
 });
 
-Deno.test("plugin tools: an injected key reaches the plugin process and nothing else", async () => {
+Deno.test("plugin tools: an injected key reaches the plugin process and nothing else; a new key is re-injected at start", async () => {
   const sb = await kimiSandbox();
   const key = `sk-inject-${crypto.randomUUID()}`;
   const mock = await startMockOpenAI();
@@ -145,7 +145,12 @@ Deno.test("plugin tools: an injected key reaches the plugin process and nothing 
       },
       files: { "config.json": '{"auth": {"token": ""}}', "probe.awk": probe },
     });
-    await install(sb, join(sb.root, "keyprobe"), config);
+    // installed while an older key was configured: the start-up refresh brings the current one
+    await install(
+      sb,
+      join(sb.root, "keyprobe"),
+      await sb.openaiConfig(mock.url, { apiKey: "sk-old" }),
+    );
     mock.enqueue({ toolCalls: [{ id: "tc_1", name: "probe", arguments: "{}" }] }, { text: "done" });
     const r = await sb.run([...printArgs(config), "--yolo"]);
     assertEquals(r.code, 0, r.stderr);
