@@ -152,6 +152,7 @@ export async function loadPlugins(opts: LoadPluginsOptions): Promise<LoadedPlugi
             injectEnv: injectEnv(p.manifest),
             reveal: p.configPath ? [p.configPath] : [],
             isRoot: env.isRoot,
+            refusal: () => env.shellConfinement?.refusal,
             timeoutMs: opts.timeoutMs,
           }));
         }

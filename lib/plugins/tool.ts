@@ -35,6 +35,11 @@ export interface PluginToolOptions {
   readonly reveal: readonly string[];
   /** Whether the tool belongs to the root agent (rejection wording). */
   readonly isRoot: boolean;
+  /**
+   * Why processes may not run in this run (confinement required but unavailable), read before
+   * each call; the call then fails with it, as Shell does.
+   */
+  readonly refusal?: () => string | undefined;
   /** Timeout override (tests); default {@link PLUGIN_TOOL_TIMEOUT_MS}. */
   readonly timeoutMs?: number;
 }
@@ -71,6 +76,8 @@ export function pluginTool(opts: PluginToolOptions): Tool<Record<string, unknown
       if (!outcome.approved) {
         return toolRejected(outcome.feedback, { isRoot: opts.isRoot, denial: outcome.denial });
       }
+      const refusal = opts.refusal?.();
+      if (refusal) return toolError({ message: refusal, brief: "Not sandboxed" });
       const env = { ...opts.childEnv(), ...(await opts.injectEnv()) };
       const result = await runPluginProcess({
         argv: spec.command,

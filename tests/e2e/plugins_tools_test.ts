@@ -428,3 +428,51 @@ Deno.test("plugin tools in ACP: approval plugin:<tool>, approved for the session
     await sb.cleanup();
   }
 });
+
+Deno.test("plugin tools fail closed like Shell: confinement required but no bwrap, nothing runs", async () => {
+  const sb = await kimiSandbox({ dir: "/var/tmp" });
+  try {
+    const marker = join(sb.workDir, "ran.txt");
+    await writeToolPlugin(join(sb.root, "marker"), {
+      name: "marker",
+      tools: [{ name: "mark", script: `echo ran > "${marker}"\n` }],
+    });
+    await install(sb, join(sb.root, "marker"));
+    const config = await sb.scriptedConfig([toolCallLine("tc_1", "mark", {}), "text: done"]);
+    const r = await sb.run([...printArgs(config), "--yolo"], {
+      permissions: await flagsFor(sb, "workspace"),
+      env: { KIMI_BWRAP_PATH: "/nonexistent/bwrap" },
+    });
+    assertEquals(r.code, 0, r.stderr);
+    const msg = JSON.stringify(toolMessages(r.stdout)[0].content);
+    assertStringIncludes(msg, "must run confined because this run's Deno permissions are narrower");
+    assertEquals(await Deno.stat(marker).catch(() => null), null);
+  } finally {
+    await sb.cleanup();
+  }
+});
+
+Deno.test("plugin tools go through PreToolUse hooks", async () => {
+  const sb = await kimiSandbox();
+  try {
+    const marker = join(sb.workDir, "ran.txt");
+    await writeToolPlugin(join(sb.root, "marker"), {
+      name: "marker",
+      tools: [{ name: "mark", script: `echo ran > "${marker}"\n` }],
+    });
+    await install(sb, join(sb.root, "marker"));
+    const config = await sb.scriptedConfig([toolCallLine("tc_1", "mark", {}), "text: done"], {
+      hooks: [{
+        event: "PreToolUse",
+        matcher: "^mark$",
+        command: "echo 'plugins are paused' >&2; exit 2",
+      }],
+    });
+    const r = await sb.run([...printArgs(config), "--yolo"]);
+    assertEquals(r.code, 0, r.stderr);
+    assertStringIncludes(JSON.stringify(toolMessages(r.stdout)[0].content), "plugins are paused");
+    assertEquals(await Deno.stat(marker).catch(() => null), null);
+  } finally {
+    await sb.cleanup();
+  }
+});
