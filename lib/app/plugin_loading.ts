@@ -6,7 +6,7 @@
  * @module
  */
 import { log } from "../log.ts";
-import { type ControlPath, registerControlPaths } from "../tooling/control_paths.ts";
+import type { ControlPath, ControlPathSet } from "../tooling/control_paths.ts";
 import type { Tool, ToolEnv } from "../tooling/tool.ts";
 import { discoverPlugins, pluginDirs } from "../plugins/discovery.ts";
 import { type HostValues, refreshPluginConfig } from "../plugins/install.ts";
@@ -49,6 +49,8 @@ export interface LoadPluginsOptions {
   readonly shareDir: string;
   /** The host values for `inject`, resolved per call. */
   readonly hostValues: () => Promise<HostValues>;
+  /** The session's control paths (each plugin's config file is registered as a secret). */
+  readonly controls: ControlPathSet;
   /** Timeout of a plugin tool call (default 120 s, the reference's). */
   readonly timeoutMs?: number;
 }
@@ -57,7 +59,7 @@ export interface LoadPluginsOptions {
  * Register the config file of every installed tool plugin as a secret control path: it holds
  * the values injected for the plugin (API keys). Call before the agent's tools run.
  */
-async function registerPluginSecrets(root: string): Promise<void> {
+async function registerPluginSecrets(root: string, controls: ControlPathSet): Promise<void> {
   const paths: ControlPath[] = [];
   for (const name of await pluginDirs(root).catch(() => [])) {
     const dir = join(root, name);
@@ -72,13 +74,13 @@ async function registerPluginSecrets(root: string): Promise<void> {
       });
     }
   }
-  registerControlPaths("plugins", paths);
+  controls.register("plugins", paths);
 }
 
 /** Load the installed, enabled, unchanged plugins of a share dir. Never throws. */
 export async function loadPlugins(opts: LoadPluginsOptions): Promise<LoadedPlugins> {
   const root = pluginsRoot(opts.shareDir);
-  await registerPluginSecrets(root);
+  await registerPluginSecrets(root, opts.controls);
   const found = await discoverPlugins(root);
   for (const p of found.problems) log("WARNING", "plugins", p);
   const toolPlugins: ToolPlugin[] = [];
@@ -148,6 +150,7 @@ export async function loadPlugins(opts: LoadPluginsOptions): Promise<LoadedPlugi
             plugin: p.name,
             dir: p.dir,
             spec,
+            wrapper: () => env.run.commands,
             childEnv: () => env.childEnv(),
             injectEnv: injectEnv(p.manifest),
             reveal: p.configPath ? [p.configPath] : [],

@@ -13,6 +13,7 @@ import type { Tool, ToolCallContext, ToolReturnValue } from "../tooling/tool.ts"
 import { brief } from "../wire/display.ts";
 import type { PluginToolSpec } from "./manifest.ts";
 import { runPluginProcess } from "./tool_process.ts";
+import type { CommandWrapper } from "../process/command_wrapper.ts";
 
 /** The fixed timeout of a plugin tool call. */
 export const PLUGIN_TOOL_TIMEOUT_MS = 120_000;
@@ -27,6 +28,8 @@ export interface PluginToolOptions {
   readonly dir: string;
   /** The tool entry. */
   readonly spec: PluginToolSpec;
+  /** The session's command wrapper (its sandbox plan), read per call. */
+  readonly wrapper: () => CommandWrapper;
   /** The environment for the process (the user's, without the agent's secrets). */
   readonly childEnv: () => Record<string, string>;
   /** The `inject` variables, resolved fresh for each call: variable name → value. */
@@ -80,6 +83,7 @@ export function pluginTool(opts: PluginToolOptions): Tool<Record<string, unknown
       if (refusal) return toolError({ message: refusal, brief: "Not sandboxed" });
       const env = { ...opts.childEnv(), ...(await opts.injectEnv()) };
       const result = await runPluginProcess({
+        wrapper: opts.wrapper(),
         argv: spec.command,
         cwd: opts.dir,
         env,

@@ -1,17 +1,19 @@
 /**
  * Running one plugin tool call (reference §A3): the tool's argv (no shell) in its own process
- * group, through the run's command wrapper (bubblewrap confinement like Shell), the arguments
+ * group, through the session's command wrapper (bubblewrap confinement like Shell), the arguments
  * as JSON on stdin, output kept up to a cap while the rest is drained, a timeout and
  * cancellation that kill the whole group.
  *
  * @module
  */
-import { wrapCommand } from "../process/command_wrapper.ts";
+import { type CommandWrapper, wrapCommand } from "../process/command_wrapper.ts";
 import { terminateProcessGroup } from "../process/process_group.ts";
 import { resolveShell } from "../process/shell_info.ts";
 
 /** Options of {@link runPluginProcess}. */
 export interface PluginProcessOptions {
+  /** The session's command wrapper (its sandbox plan). */
+  readonly wrapper: CommandWrapper;
   /** The tool's `command` (argv; `argv[0]` is looked up on PATH). */
   readonly argv: readonly string[];
   /** Working directory (the installed plugin's directory). */
@@ -101,7 +103,11 @@ async function pump(
  * permission missing, confinement required but unavailable).
  */
 export async function runPluginProcess(opts: PluginProcessOptions): Promise<PluginProcessResult> {
-  const argv = wrapCommand(opts.argv, { cwd: opts.cwd, env: opts.env, reveal: opts.reveal });
+  const argv = wrapCommand(opts.wrapper, opts.argv, {
+    cwd: opts.cwd,
+    env: opts.env,
+    reveal: opts.reveal,
+  });
   const child = new Deno.Command(argv[0], {
     args: argv.slice(1),
     cwd: opts.cwd,
