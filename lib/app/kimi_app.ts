@@ -47,7 +47,7 @@ import {
 import { createSubagentService } from "./subagent_wiring.ts";
 import { SubagentManager } from "../subagents/service.ts";
 import { loadAgentTools, prefetchBuiltinTools } from "./tool_loading.ts";
-import { loadPlugins } from "./plugin_loading.ts";
+import { loadPlugins, withPluginAgents } from "./plugin_loading.ts";
 import { pluginPromptSections } from "../plugins/bundle.ts";
 import { ApprovalRuntime, ApprovalState } from "../soul/approval.ts";
 import { PermissionRuleSet } from "../permission/rule_set.ts";
@@ -296,7 +296,7 @@ export class KimiApp {
     if (llmResult.status === "rejected") throw llmResult.reason;
     if (agentResult.status === "rejected") throw agentResult.reason;
     const llm = llmResult.value;
-    const agent = agentResult.value;
+    let agent = agentResult.value;
     controls.register("agent", agentControlPaths(agent));
 
     const state = session.state;
@@ -349,6 +349,7 @@ export class KimiApp {
       },
     });
     for (const line of plugins.problems) opts.reportPlugins?.(line);
+    agent = withPluginAgents(agent, plugins.bundles.agents);
     const skills = await loadSkills({
       workDir: session.workDir,
       home: opts.getEnv("HOME") ?? opts.getEnv("USERPROFILE") ?? null,

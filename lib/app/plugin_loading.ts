@@ -19,7 +19,8 @@ import {
 } from "../plugins/manifest.ts";
 import { pluginsRoot } from "../plugins/store.ts";
 import { pluginTool } from "../plugins/tool.ts";
-import { loadBundles, type LoadedBundles } from "../plugins/bundle.ts";
+import { type BundleAgent, loadBundles, type LoadedBundles } from "../plugins/bundle.ts";
+import type { ResolvedAgentSpec } from "../agent/spec.ts";
 import { join } from "node:path";
 
 /** A tool plugin ready to offer its tools. */
@@ -163,4 +164,48 @@ export async function loadPlugins(opts: LoadPluginsOptions): Promise<LoadedPlugi
       return out;
     },
   };
+}
+
+/** The prompt argument a plugin agent's system prompt is passed in (inserted verbatim). */
+const AGENT_PROMPT_ARG = "KIMI_PLUGIN_AGENT_PROMPT";
+
+/**
+ * `spec` with the bundles' agents added as subagent types, below every type the spec declares
+ * (a clash is skipped with a warning). Each runs like the spec's `coder` type (or its first),
+ * with the agent file's body as its whole system prompt.
+ */
+export function withPluginAgents(
+  spec: ResolvedAgentSpec,
+  agents: readonly BundleAgent[],
+): ResolvedAgentSpec {
+  if (agents.length === 0) return spec;
+  const subagents = { ...spec.subagents };
+  const base = subagents.coder ?? Object.values(subagents)[0] ?? null;
+  for (const a of agents) {
+    if (Object.hasOwn(subagents, a.name)) {
+      log(
+        "WARNING",
+        "plugins",
+        `Plugin agent '${a.name}' (from ${a.plugin}) conflicts with an existing subagent type, ` +
+          "skipping",
+      );
+      continue;
+    }
+    subagents[a.name] = {
+      description: a.description,
+      spec: async () => {
+        const b = base ? await base.spec() : spec;
+        return {
+          ...b,
+          name: a.name,
+          systemPrompt: { template: `\${${AGENT_PROMPT_ARG}}`, source: a.file },
+          systemPromptArgs: { ...b.systemPromptArgs, [AGENT_PROMPT_ARG]: a.prompt },
+          whenToUse: a.description,
+          subagents: {},
+          file: a.file,
+        };
+      },
+    };
+  }
+  return { ...spec, subagents };
 }

@@ -1,6 +1,7 @@
 /**
  * What enabled Kimi-TS bundles (`kimi.plugin.json`) bring to an agent build (reference
- * §B1): skill directories, MCP servers (named `plugin-<id>:<server>`, stdio
+ * §B1): skill directories, agents (Markdown files with `name`/`description` frontmatter whose
+ * body is the agent's system prompt; offered as subagent types below every other), MCP servers (named `plugin-<id>:<server>`, stdio
  * servers get `KIMI_CODE_HOME` and `KIMI_PLUGIN_ROOT`), a skill to load at session start (its
  * text goes into the new session's system prompt with the plugin's prompt text) and
  * system-prompt text (each plugin ≤ 32 KB, all together ≤ 64 KB). Installing never runs
@@ -10,6 +11,13 @@
  */
 import { dirname } from "node:path";
 import { McpConfigError, type McpServers, parseMcpConfig } from "../mcp/config.ts";
+import { loadYaml } from "../assets/yaml.ts";
+import {
+  fallbackDescription,
+  NO_DESCRIPTION,
+  parseFrontmatter,
+  splitFrontmatter,
+} from "../skills/skill.ts";
 import {
   bundlePath,
   MAX_PLUGIN_PROMPT_BYTES,
@@ -25,10 +33,26 @@ export interface BundleDir {
   readonly dir: string;
 }
 
+/** An agent of a bundle: a subagent type with its own system prompt. */
+export interface BundleAgent {
+  /** Plugin name. */
+  readonly plugin: string;
+  /** Type name (frontmatter `name`, else the file name without `.md`). */
+  readonly name: string;
+  /** When to use it (frontmatter `description`, else the first body line). */
+  readonly description: string;
+  /** The system prompt (the file's body). */
+  readonly prompt: string;
+  /** The file. */
+  readonly file: string;
+}
+
 /** What the enabled bundles bring. */
 export interface LoadedBundles {
   /** Skill directories (searched like `extra_skill_dirs`), in plugin order. */
   readonly skillDirs: string[];
+  /** Agents (subagent types), in plugin order. */
+  readonly agents: BundleAgent[];
   /** MCP servers, by runtime name `plugin-<id>:<server>`. */
   readonly mcpServers: McpServers;
   /** System-prompt sections, one per plugin that has prompt text. */
@@ -43,6 +67,7 @@ const utf8 = new TextEncoder();
 export async function loadBundles(dirs: readonly BundleDir[]): Promise<LoadedBundles> {
   const out: LoadedBundles = {
     skillDirs: [],
+    agents: [],
     mcpServers: {},
     promptSections: [],
     warnings: [],
@@ -72,6 +97,9 @@ export async function loadBundles(dirs: readonly BundleDir[]): Promise<LoadedBun
     };
     const skillDirs = await paths("skills", m.skills, "./skills");
     out.skillDirs.push(...skillDirs);
+    for (const agentsDir of await paths("agents", m.agents, "./agents")) {
+      out.agents.push(...await readAgents(m.name, agentsDir, warn));
+    }
     for (const [server, raw] of Object.entries(m.mcpServers)) {
       const cfg = await bundleServer(b.dir, raw, warn, server);
       if (cfg === null) continue;
@@ -177,4 +205,47 @@ async function startupSkillText(dirs: readonly string[], name: string): Promise<
     if (text !== null) return text.replace(/^---\r?\n[\s\S]*?\r?\n---\r?\n?/, "").trim();
   }
   return null;
+}
+
+/** The Markdown agents of one directory (sorted by file name). */
+async function readAgents(
+  plugin: string,
+  dir: string,
+  warn: (m: string) => void,
+): Promise<BundleAgent[]> {
+  const files: string[] = [];
+  try {
+    for await (const e of Deno.readDir(dir)) {
+      if (e.isFile && e.name.endsWith(".md")) files.push(e.name);
+    }
+  } catch {
+    return [];
+  }
+  if (files.length === 0) return [];
+  await loadYaml();
+  const out: BundleAgent[] = [];
+  for (const f of files.sort()) {
+    const file = `${dir}/${f}`;
+    try {
+      const text = await Deno.readTextFile(file);
+      if (utf8.encode(text).length > MAX_PLUGIN_PROMPT_BYTES) {
+        warn(`agent ${f} is larger than ${MAX_PLUGIN_PROMPT_BYTES} bytes; left out`);
+        continue;
+      }
+      const fm = parseFrontmatter(text);
+      const name = typeof fm.name === "string" && fm.name ? fm.name : f.slice(0, -3);
+      const description = typeof fm.description === "string" && fm.description
+        ? fm.description
+        : fallbackDescription(text) ?? NO_DESCRIPTION;
+      const prompt = splitFrontmatter(text)[1].trim();
+      if (!prompt) {
+        warn(`agent ${f} has no body (its system prompt); left out`);
+        continue;
+      }
+      out.push({ plugin, name, description, prompt, file });
+    } catch (err) {
+      warn(`agent ${f}: ${(err as Error).message}`);
+    }
+  }
+  return out;
 }

@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
-import { kimiSandbox } from "../helpers/kimi_process.ts";
+import { kimiSandbox, toolCallLine } from "../helpers/kimi_process.ts";
 import { startMockOpenAI } from "../helpers/mock_openai.ts";
 
 const FIXTURE = new URL("../helpers/mcp_stdio_server.ts", import.meta.url).pathname;
@@ -112,6 +112,53 @@ Deno.test("bundle: a plugin holding both manifests is refused with a precise err
     assertStringIncludes(
       b.stderr,
       `Error: Cannot install plugin at ${bad}: name "Bad Name!" must match`,
+    );
+  } finally {
+    await sb.cleanup();
+  }
+});
+
+Deno.test("bundle: a plugin's Markdown agent is a subagent type with its body as system prompt", async () => {
+  const sb = await kimiSandbox();
+  try {
+    const dir = join(sb.root, "agents-kit");
+    await Deno.mkdir(join(dir, "agents"), { recursive: true });
+    await Deno.writeTextFile(
+      join(dir, "agents", "reviewer.md"),
+      "---\nname: kit-reviewer\ndescription: Reviews diffs strictly.\n---\n" +
+        "You are the kit reviewer. Costs ${NOT_A_TEMPLATE_VAR} nothing.\n",
+    );
+    await Deno.writeTextFile(
+      join(dir, "kimi.plugin.json"),
+      JSON.stringify({ name: "agents-kit", version: "1.0.0" }),
+    );
+    const r = await sb.run(["plugin", "install", dir]);
+    assertEquals(r.code, 0, r.stderr);
+    const summary = "Summary: I reviewed nothing because this is a test of a plugin agent; " +
+      "the review found no problems, no files were changed, and nothing is left for the " +
+      "parent agent to do afterwards in this session at all.";
+    const config = await sb.scriptedConfig([
+      toolCallLine("tc-agent", "Agent", {
+        description: "review",
+        prompt: "Review the diff.",
+        subagent_type: "kit-reviewer",
+      }),
+      `text: ${summary}`,
+      "text: parent done",
+    ]);
+    const run = await sb.run(["--print", "--config-file", config, "--yolo", "-p", "go"]);
+    assertEquals(run.code, 0, run.stderr);
+    const [session] = await sb.sessionDirs();
+    let sub = "";
+    for await (const e of Deno.readDir(`${session}/subagents`)) {
+      sub += await Deno.readTextFile(`${session}/subagents/${e.name}/context.jsonl`);
+    }
+    const system = sub.trim().split("\n").map((l) => JSON.parse(l)).find((m) =>
+      m.role === "_system_prompt"
+    );
+    assertEquals(
+      system?.content,
+      "You are the kit reviewer. Costs ${NOT_A_TEMPLATE_VAR} nothing.",
     );
   } finally {
     await sb.cleanup();
