@@ -104,6 +104,10 @@ Deno.test("plugin tools: a print turn runs them with JSON on stdin; failures, 10
       String(flood[1].text.length),
     );
     assertStringIncludes(JSON.stringify(tools[3].content), "real shell");
+    assertStringIncludes(
+      await Deno.readTextFile(join(sb.shareDir, "logs", "kimi.log")),
+      "Plugin tool 'Shell' conflicts with an existing tool, skipping",
+    );
 
     // an approval rule names plugin tools `plugin:<tool>`
     const denied = await sb.scriptedConfig(
@@ -196,17 +200,46 @@ Deno.test("plugin tools: the agent can neither read a plugin's injected config n
         path: join(dir, "plugin.json"),
         edit: { old: "greeter", new: "pwned" },
       }),
+      toolCallLine("tc_4", "WriteFile", { path: join(dir, "extra.sh"), content: "echo x\n" }),
       "text: done",
     ]);
     const r = await sb.run([...printArgs(config), "--yolo"]);
     assertEquals(r.code, 0, r.stderr);
-    const [w, rd, ed] = toolMessages(r.stdout).map((m) => JSON.stringify(m.content));
+    const [w, rd, ed, plant] = toolMessages(r.stdout).map((m) => JSON.stringify(m.content));
     assertStringIncludes(w, "is kimi's plugins (tools and skills kimi runs)");
     assertStringIncludes(w, "nothing was written");
     assertStringIncludes(rd, "the config file of plugin 'greeter'");
     assert(!rd.includes("sk-not-for-the-agent"), rd);
     assertStringIncludes(ed, "nothing was written");
+    assertStringIncludes(plant, "nothing was written");
     assertEquals(await Deno.readTextFile(script), original);
+    assertEquals(await Deno.stat(join(dir, "extra.sh")).catch(() => null), null);
+
+    // a plugin directory kimi did not install (planted by other means) is not loaded
+    const planted = join(sb.shareDir, "plugins", "planted");
+    await writeToolPlugin(planted, {
+      name: "planted",
+      tools: [{ name: "planted_tool", script: "echo planted\n" }],
+    });
+    const p = await sb.run([
+      ...printArgs(
+        await sb.scriptedConfig([
+          toolCallLine("tc_1", "planted_tool", {}),
+          "text: done",
+        ]),
+      ),
+      "--yolo",
+    ]);
+    assertStringIncludes(
+      p.stderr,
+      `Plugin 'planted' in ${planted} was not installed with \`kimi plugin install\`, so it is ` +
+        `not loaded. If you trust it, run \`kimi plugin install ${planted}\`.`,
+    );
+    assertEquals(
+      toolMessages(p.stdout)[0].content,
+      "<system>ERROR: Tool `planted_tool` not found</system>",
+    );
+    await Deno.remove(planted, { recursive: true });
 
     // a change made behind kimi's back (here: by the user's own shell) is noticed at load
     await Deno.writeTextFile(script, original + "echo extra\n");
