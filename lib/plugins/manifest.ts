@@ -27,7 +27,10 @@ export const PluginToolSpecSchema = z.object({
   name: z.string(),
   description: z.string(),
   command: z.array(z.string()).min(1),
-  parameters: z.record(z.string(), z.unknown()).default({}),
+  parameters: z.record(z.string(), z.unknown()).default({}).refine(
+    (p) => p.type === undefined || p.type === "object",
+    { message: 'a tool\'s parameters must be a JSON Schema of type "object"' },
+  ),
 });
 /** One tool of a `plugin.json`. */
 export type PluginToolSpec = z.infer<typeof PluginToolSpecSchema>;

@@ -54,7 +54,7 @@ export function pluginTool(opts: PluginToolOptions): Tool<Record<string, unknown
   const { spec } = opts;
   const schema = Object.keys(spec.parameters).length === 0
     ? { type: "object", properties: {} }
-    : { ...spec.parameters };
+    : { type: "object", ...spec.parameters };
   const timeoutMs = opts.timeoutMs ?? PLUGIN_TOOL_TIMEOUT_MS;
   return {
     name: spec.name,

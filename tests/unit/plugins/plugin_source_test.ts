@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { assertEquals, assertNotEquals, assertThrows } from "../../helpers/assert.ts";
 import { isGitUrl, isZipUrl, parseGitUrl } from "../../../lib/plugins/source.ts";
-import { parseToolManifest, PluginError } from "../../../lib/plugins/manifest.ts";
+import { parseToolManifest, parseToolSpec, PluginError } from "../../../lib/plugins/manifest.ts";
 import { pluginDir } from "../../../lib/plugins/install.ts";
 import { contentHash } from "../../../lib/plugins/store.ts";
 
@@ -95,4 +95,19 @@ Deno.test("content hash: changes with a file's bytes, a new file or a mode chang
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("plugin tool entries: a command is required and parameters must describe an object", () => {
+  assertEquals(
+    parseToolSpec({ name: "t", description: "d", command: ["sh", "x.sh"] }),
+    { name: "t", description: "d", command: ["sh", "x.sh"], parameters: {} },
+  );
+  assertEquals(
+    parseToolSpec({ name: "t", description: "d", command: [] }),
+    "command: Too small: expected array to have >=1 items",
+  );
+  assertEquals(
+    parseToolSpec({ name: "t", description: "d", command: ["x"], parameters: { type: "string" } }),
+    'parameters: a tool\'s parameters must be a JSON Schema of type "object"',
+  );
 });
