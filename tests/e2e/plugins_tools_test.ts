@@ -379,8 +379,12 @@ Deno.test("plugin tools: cancelling the turn (wire) kills the whole process tree
       assertEquals(done.response.result, { status: "cancelled" });
       for (const pid of pids) await waitFor(() => gone(pid), `process ${pid} to exit`);
       // the approval and the tool call went over the wire like any tool's
-      const events = done.lines.filter((l) => l.method === "event").map((l) => l.params.type);
-      assert(events.includes("TurnEnd"), events.join(","));
+      const events = done.lines.filter((l) => l.method === "event").map((l) => l.params);
+      assert(events.some((e) => e.type === "TurnEnd"), JSON.stringify(events));
+      assert(
+        events.some((e) => e.type === "ToolCall" && e.payload.function.name === "nap"),
+        JSON.stringify(events),
+      );
     } finally {
       await wire.finish();
     }
