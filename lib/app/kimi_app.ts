@@ -357,6 +357,7 @@ export class KimiApp {
       skillsDirs: opts.skillsDirs,
       mergeAllAvailable: config.merge_all_available_skills,
       extraDirs: [...config.extra_skill_dirs, ...plugins.bundles.skillDirs],
+      skipPlugins: plugins.skipped,
       controls: controls.list(),
     });
     const context = await Context.restore(session.contextFile);

@@ -42,6 +42,8 @@ export interface LoadedPlugins {
   readonly bundles: LoadedBundles;
   /** Why plugins were refused (already logged). */
   readonly problems: readonly string[];
+  /** Plugin directories not loaded (their skills are left out too). */
+  readonly skipped: readonly string[];
 }
 
 /** Options of {@link loadPlugins}. */
@@ -124,6 +126,7 @@ export async function loadPlugins(opts: LoadPluginsOptions): Promise<LoadedPlugi
   return {
     bundles,
     problems: [...found.problems, ...bundles.warnings],
+    skipped: found.skipped,
     tools(env, taken) {
       const names = new Set(taken);
       const out: Tool[] = [];

@@ -27,6 +27,8 @@ export interface PluginDiscovery {
   readonly plugins: VerifiedPlugin[];
   /** Why plugins were refused, one line each (for stderr and the log). */
   readonly problems: string[];
+  /** Plugin directories (names) not loaded: disabled, changed or not installed by kimi. */
+  readonly skipped: string[];
 }
 
 /** The refusal of a plugin whose files changed since it was installed. */
@@ -59,6 +61,7 @@ export async function pluginDirs(root: string): Promise<string[]> {
 export async function discoverPlugins(root: string): Promise<PluginDiscovery> {
   const plugins: VerifiedPlugin[] = [];
   const problems: string[] = [];
+  const skipped: string[] = [];
   let names: string[];
   try {
     names = await pluginDirs(root);
@@ -67,16 +70,17 @@ export async function discoverPlugins(root: string): Promise<PluginDiscovery> {
     // A run without read permission there has no plugins; that is not worth a warning.
     if (err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.PermissionDenied) {
       log("INFO", "plugins", message);
-      return { plugins, problems: [] };
+      return { plugins, problems: [], skipped };
     }
-    return { plugins, problems: [message] };
+    return { plugins, problems: [message], skipped };
   }
-  if (names.length === 0) return { plugins, problems };
+  if (names.length === 0) return { plugins, problems, skipped };
   let state: PluginState;
   try {
     state = await readPluginState(root);
   } catch (err) {
-    return { plugins, problems: [(err as Error).message] };
+    // without a readable state file no plugin is trusted
+    return { plugins, problems: [(err as Error).message], skipped: names };
   }
   for (const name of names) {
     const dir = join(root, name);
@@ -85,27 +89,34 @@ export async function discoverPlugins(root: string): Promise<PluginDiscovery> {
       format = await detectFormat(dir);
     } catch (err) {
       problems.push(err instanceof PluginError ? err.message : String(err));
+      skipped.push(name);
       continue;
     }
     if (format === null) continue; // a skill folder, not a plugin
     const record = state.plugins[name];
     if (!record) {
       problems.push(untrackedMessage(name, dir));
+      skipped.push(name);
       continue;
     }
-    if (!record.enabled) continue;
+    if (!record.enabled) {
+      skipped.push(name);
+      continue;
+    }
     let hash: string;
     try {
       hash = await contentHash(dir);
     } catch (err) {
       problems.push(`Cannot read plugin '${name}' (${dir}): ${(err as Error).message}`);
+      skipped.push(name);
       continue;
     }
     if (hash !== record.hash) {
       problems.push(changedMessage(name, dir));
+      skipped.push(name);
       continue;
     }
     plugins.push({ name, dir, format });
   }
-  return { plugins, problems };
+  return { plugins, problems, skipped };
 }

@@ -31,6 +31,16 @@ function printArgs(config: string): string[] {
   return ["--print", "--output-format", "stream-json", "--config-file", config, "-p", "go"];
 }
 
+/** The system prompt of the session a print run names on stderr (`--session <id>`). */
+async function systemPromptOf(sb: KimiSandbox, stderr: string): Promise<string> {
+  const id = /--session (\S+)/.exec(stderr)?.[1];
+  const dir = (await sb.sessionDirs()).find((d) => d.endsWith(`/${id}`));
+  assert(dir, `no session ${id}`);
+  const first = JSON.parse((await Deno.readTextFile(`${dir}/context.jsonl`)).split("\n")[0]);
+  assertEquals(first.role, "_system_prompt");
+  return first.content as string;
+}
+
 /** Whether process `pid` is gone (or a zombie nobody reaped). */
 async function gone(pid: number): Promise<boolean> {
   try {
@@ -258,6 +268,9 @@ Deno.test("plugin tools: the agent can neither read a plugin's injected config n
       toolMessages(c.stdout)[0].content,
       "<system>ERROR: Tool `greet` not found</system>",
     );
+    // nor is its skill
+    const skill = "Use the greet and word_count tools of the greeter plugin";
+    assert(!(await systemPromptOf(sb, c.stderr)).includes(skill));
     const list = await sb.run(["plugin", "list"]);
     assertEquals(list.stdout, "  greeter v1.0.0 (installed) [changed since install]\n");
     // re-approving it: install the installed directory again
@@ -267,6 +280,7 @@ Deno.test("plugin tools: the agent can neither read a plugin's injected config n
       toolMessages(again.stdout)[0].content,
       "Hello, Ada! (greeter ran with an API key)\nextra",
     );
+    assertStringIncludes(await systemPromptOf(sb, again.stderr), skill);
   } finally {
     await mock.close();
     await sb.cleanup();
