@@ -129,7 +129,7 @@ export async function resolveSkillsRoots(opts: SkillsDiscoveryOptions): Promise<
   candidates.push({
     dir: join(opts.shareDir, "plugins"),
     scope: "extra",
-    skip: opts.skipPlugins ? new Set(opts.skipPlugins) : undefined,
+    ...(opts.skipPlugins?.length ? { skip: new Set(opts.skipPlugins) } : {}),
   });
 
   // Existence and real path of every candidate at once; kept in precedence order.
