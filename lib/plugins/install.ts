@@ -88,6 +88,7 @@ export async function installPlugin(
   await Deno.mkdir(opts.root, { recursive: true });
   // fail before touching anything when the state file is unreadable
   await readPluginState(opts.root);
+  await removeStaleStaging(opts.root, name);
   const staging = await Deno.makeTempDir({ dir: opts.root, prefix: `.${name}-` });
   try {
     const staged = join(staging, name);
@@ -123,6 +124,22 @@ export async function installPlugin(
     return { name, version, format };
   } finally {
     await Deno.remove(staging, { recursive: true }).catch(() => {});
+  }
+}
+
+/** How old a staging dir must be before an install counts it as left behind by a killed one. */
+const STALE_STAGING_MS = 60 * 60 * 1000;
+
+/** Remove staging dirs of `name` that an interrupted install left behind (older than an hour). */
+async function removeStaleStaging(root: string, name: string): Promise<void> {
+  const now = Date.now();
+  for await (const e of Deno.readDir(root)) {
+    if (!e.isDirectory || !e.name.startsWith(`.${name}-`)) continue;
+    const path = join(root, e.name);
+    const st = await Deno.stat(path).catch(() => null);
+    if (st?.mtime && now - st.mtime.getTime() > STALE_STAGING_MS) {
+      await Deno.remove(path, { recursive: true }).catch(() => {});
+    }
   }
 }
 
