@@ -65,6 +65,8 @@ export interface KimiAppOptions {
   configFile?: string | null;
   /** Reports problems with approval rules at start-up (default: the log only). */
   reportRules?: (line: string) => void;
+  /** Reports plugins that are not loaded (changed, not installed) at start-up (default: log). */
+  reportPlugins?: (line: string) => void;
   /**
    * Control paths beyond the share dir's and the agent's, by source (e.g. `cli`: the
    * `--config-file` and `--mcp-config-file`s in use).

@@ -9,12 +9,7 @@
  * @module
  */
 import { log } from "../log.ts";
-import {
-  agentControlPaths,
-  type AgentSpecSource,
-  loadAgentSpec,
-  type ResolvedAgentSpec,
-} from "../agent/spec.ts";
+import { type AgentSpecSource, loadAgentSpec, type ResolvedAgentSpec } from "../agent/spec.ts";
 import type { Config } from "../config/schema.ts";
 import type { LLM } from "../llm/provider.ts";
 import { prefetchProvider } from "../llm/create.ts";
@@ -42,6 +37,7 @@ import { buildToolEnv } from "./tool_env_stage.ts";
 import { prefetchBuiltinTools } from "./tool_loading.ts";
 
 export type { KimiAppOptions } from "./app_options.ts";
+export { PLUGIN_TIMEOUT_ENV } from "./model_stage.ts";
 
 /** A runnable agent bound to a session. */
 export class KimiApp {
@@ -157,10 +153,9 @@ export class KimiApp {
   static async create(opts: KimiAppOptions): Promise<KimiApp> {
     const { config, session } = opts;
     // The session's control paths: the share dir's, the host's (e.g. `--config-file`), then
-    // the agent's once it is loaded.
+    // the agent's and the plugins' once they are loaded (model stage).
     const controls = new ControlPathSet(session.shareDir, { ...opts.controlPaths });
     const model = await buildModel(opts, { controls });
-    controls.register("agent", agentControlPaths(model.agent));
     const policy = await buildPolicy(opts, model);
     const background = backgroundSettings(config.background);
     const tasks = opts.tasks ?? new BackgroundTaskManager(session.dir, background);

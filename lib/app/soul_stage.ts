@@ -1,6 +1,7 @@
 /**
- * Third stage of the composition root: the soul and what it holds. Skills, the restored
- * context (with its system prompt), plan mode, file snapshots, goals, hooks, MCP and an empty
+ * Third stage of the composition root: the soul and what it holds. Skills (the plugins' too), the
+ * restored context (with its system prompt and the plugins' prompt text), plan mode, file
+ * snapshots, goals, hooks, MCP (the plugins' servers too) and an empty
  * toolset, which the tool-environment stage fills: tools talk to the soul, so the soul comes
  * first. Reads the model and policy stages only.
  *
@@ -19,6 +20,7 @@ import { HookEngine } from "../hooks/engine.ts";
 import { extractText } from "../llm/message.ts";
 import type { McpManager } from "../mcp/manager.ts";
 import { createMcpManager } from "../mcp/setup.ts";
+import { pluginPromptSections } from "../plugins/bundle.ts";
 import { capabilityNotes } from "../sandbox/run_scope.ts";
 import { FileSnapshots } from "../session/file_snapshots.ts";
 import type { Session } from "../session/session.ts";
@@ -101,7 +103,7 @@ export async function buildSoul(
   inputs: SoulStageInputs,
 ): Promise<SoulStage> {
   const { config, session } = opts;
-  const { agent, llm } = model;
+  const { agent, llm, plugins } = model;
   const { controls } = inputs;
   const state = session.state;
   const skills = await loadSkills({
@@ -110,7 +112,8 @@ export async function buildSoul(
     shareDir: session.shareDir,
     skillsDirs: opts.skillsDirs,
     mergeAllAvailable: config.merge_all_available_skills,
-    extraDirs: config.extra_skill_dirs,
+    extraDirs: [...config.extra_skill_dirs, ...plugins.bundles.skillDirs],
+    skipPlugins: plugins.skipped,
     controls: controls.list(),
   });
   const context = await Context.restore(session.contextFile);
@@ -127,7 +130,9 @@ export async function buildSoul(
       capabilityNotes: capabilityNotes(policy.runScope),
       controls: controls.list(),
     });
-    await context.writeSystemPrompt(renderSystemPrompt(agent, builtins));
+    const pluginText = pluginPromptSections(plugins.bundles.promptSections);
+    const prompt = renderSystemPrompt(agent, builtins);
+    await context.writeSystemPrompt(pluginText ? `${prompt}\n\n${pluginText}` : prompt);
   }
 
   const toolset = new Toolset();
@@ -151,7 +156,7 @@ export async function buildSoul(
     childEnv: policy.childEnv,
   });
   const mcp = await createMcpManager({
-    servers: opts.mcpServers ?? {},
+    servers: { ...(opts.mcpServers ?? {}), ...plugins.bundles.mcpServers },
     toolset,
     toolCallTimeoutMs: config.mcp.client.tool_call_timeout_ms,
     connectTimeoutMs: config.mcp.client.connect_timeout_ms,

@@ -20,6 +20,7 @@ import type { ModelStage } from "./model_stage.ts";
 import type { PolicyStage } from "./policy_stage.ts";
 import { offerGoalTools, type SoulStage } from "./soul_stage.ts";
 import { createSubagentService } from "./subagent_wiring.ts";
+import { oauthAccessToken } from "./oauth_token.ts";
 import { loadAgentTools } from "./tool_loading.ts";
 
 /** What {@link buildToolEnv} needs besides the options and the earlier stages. */
@@ -44,7 +45,7 @@ export async function buildToolEnv(
   inputs: ToolEnvInputs,
 ): Promise<ToolEnv> {
   const { config, session } = opts;
-  const { agent, llm, thinking } = stages.model;
+  const { agent, llm, thinking, plugins } = stages.model;
   const { scope, disabled, runScope, approvalState } = stages.policy;
   const { soul, plan, goals, fileSnapshots, context, skills, toolset } = stages.soul;
   const service = (s: Config["services"]["moonshot_search"]) =>
@@ -128,7 +129,10 @@ export async function buildToolEnv(
       thinking,
       getEnv: opts.getEnv,
       writeStdout: opts.writeStdout,
-      loadTools: (names, e) => loadAgentTools(names, e, { disabled, scope }),
+      loadTools: async (names, e) => {
+        const own = await loadAgentTools(names, e, { disabled, scope });
+        return [...own, ...plugins.tools(e, new Set(own.map((t) => t.name)))];
+      },
       renderSystemPrompt: async (spec) =>
         renderSystemPrompt(
           spec,
@@ -147,21 +151,12 @@ export async function buildToolEnv(
   // Settle subagent instances an earlier run left running in the background (their files
   // only; it runs alongside start-up).
   if (subagents instanceof SubagentManager) subagents.recover().catch(() => {});
-  for (const tool of await loadAgentTools(agent.tools, env, { disabled, scope })) {
+  // The agent's own tools, then the installed plugins' (a name already taken is skipped).
+  const ownTools = await loadAgentTools(agent.tools, env, { disabled, scope });
+  for (const tool of ownTools) toolset.add(tool);
+  for (const tool of plugins.tools(env, new Set(ownTools.map((t) => t.name)))) {
     toolset.add(tool);
   }
   offerGoalTools(toolset, goals.current() !== null);
   return env;
-}
-
-/** A token getter for an OAuth-backed service; loads the token manager on first use. */
-function oauthAccessToken(
-  shareDir: string,
-  key: string,
-  getEnv: (name: string) => string | undefined,
-): () => Promise<string> {
-  return async () => {
-    const { tokenManagerFor } = await import("../auth/token_manager.ts");
-    return await tokenManagerFor(shareDir, getEnv).accessToken(key);
-  };
 }
