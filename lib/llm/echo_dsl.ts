@@ -78,7 +78,9 @@ export function parseEchoDsl(text: string): EchoScript {
 
 /**
  * A {@link ChatStream} that replays the parts of a parsed script (each part is yielded as a
- * fresh copy, so consumers may mutate what they get).
+ * fresh copy, so consumers may mutate what they get). Text and think parts are copied shallowly:
+ * their strings are immutable and shared with the script, so a streamed reply of many megabytes
+ * does not copy its text once more per part (`structuredClone` would).
  */
 export function echoScriptStream(script: EchoScript): ChatStream {
   const parts = script.parts;
@@ -86,7 +88,11 @@ export function echoScriptStream(script: EchoScript): ChatStream {
     id: script.id,
     usage: script.usage,
     async *[Symbol.asyncIterator]() {
-      for (const part of parts) yield structuredClone(part);
+      for (const part of parts) {
+        yield "type" in part && (part.type === "text" || part.type === "think")
+          ? { ...part }
+          : structuredClone(part);
+      }
     },
   };
 }

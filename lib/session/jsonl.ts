@@ -6,6 +6,7 @@
  * @module
  */
 import { readLines } from "../wire/line_reader.ts";
+import { type JsonPiece, recordBytes } from "./json_pieces.ts";
 
 /**
  * Yield the non-blank lines of `path`, trimmed, in order. Stop iterating early to stop
@@ -129,13 +130,35 @@ const encoder = new TextEncoder();
  * its size before the append, so it never ends in a torn or partial record, and a
  * {@link SessionWriteError} is thrown. A file only ever has one writer (the session lock).
  */
-export async function appendRecords(
+export function appendRecords(
   path: string,
   text: string,
   opts: AppendRecordsOptions = {},
 ): Promise<void> {
   const data = encoder.encode(text);
-  if (data.length === 0) return;
+  if (data.length === 0) return Promise.resolve();
+  return appendChunks(path, [data], opts);
+}
+
+/**
+ * Append JSON records given as pieces (each list one record; `\n` is appended to each), as
+ * {@link appendRecords} does, encoding and writing a megabyte at a time: a record holding a
+ * huge string is never built as one line or one buffer.
+ */
+export function appendJsonRecords(
+  path: string,
+  records: readonly (readonly JsonPiece[])[],
+  opts: AppendRecordsOptions = {},
+): Promise<void> {
+  if (records.length === 0) return Promise.resolve();
+  return appendChunks(path, recordBytes(records), opts);
+}
+
+async function appendChunks(
+  path: string,
+  chunks: Iterable<Uint8Array>,
+  opts: AppendRecordsOptions,
+): Promise<void> {
   let file: AppendTarget;
   try {
     file = await (opts.open ?? ((p) =>
@@ -147,8 +170,10 @@ export async function appendRecords(
   try {
     const before = (await file.stat()).size;
     try {
-      let off = 0;
-      while (off < data.length) off += await file.write(data.subarray(off));
+      for (const data of chunks) {
+        let off = 0;
+        while (off < data.length) off += await file.write(data.subarray(off));
+      }
     } catch (err) {
       let restored = true;
       try {

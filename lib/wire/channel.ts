@@ -34,9 +34,12 @@ export class Wire {
 
   /**
    * Resolves when the UIs have caught up to fewer than `limit` undelivered messages: a soul that
-   * streams faster than its readers awaits this, so memory stays bounded.
+   * streams faster than its readers awaits this, so memory stays bounded. The default is
+   * small on purpose: a message that waits in a queue through two young-generation collections
+   * is moved to the old generation and stays resident until a full GC (with 1,024 queued
+   * messages a 9.5 MB streamed turn left 45 MB of such garbage behind; with 128, about none).
    */
-  async room(limit = 1024): Promise<void> {
+  async room(limit = 128): Promise<void> {
     await this.#raw.room(limit);
     await this.#merged.room(limit);
   }

@@ -8,8 +8,12 @@
 import { log } from "../../log.ts";
 import { type OutboundMessage, serialize } from "../../wire/jsonrpc.ts";
 
-/** Queued lines beyond which {@link OutputQueue.lagging} asks producers to wait. */
-export const OUTPUT_BACKLOG_LINES = 2048;
+/**
+ * Queued lines beyond which {@link OutputQueue.lagging} asks producers to wait. Small, so queued
+ * lines die young (see `Wire.room`); a write still carries everything queued while the one
+ * before it ran.
+ */
+export const OUTPUT_BACKLOG_LINES = 256;
 
 /** Batched, ordered writing of outbound messages. */
 export class OutputQueue {
