@@ -17,40 +17,49 @@ export async function* readLines(
   maxBytes: number = MAX_LINE_BYTES,
 ): AsyncGenerator<string | null> {
   const decoder = new TextDecoder();
-  let chunks: Uint8Array[] = [];
+  // The current line: its first part undecoded (a line within one chunk, most lines, is decoded
+  // from that chunk without a copy), or, once it spans chunks, its parts decoded as they come
+  // (streaming decode), so a 95 MB line never exists as chunks plus a joined buffer plus text.
+  let first: Uint8Array | null = null;
+  let texts: string[] = [];
   let size = 0;
   let overflow = false;
   const take = (): string | null => {
-    if (overflow) {
-      overflow = false;
-      chunks = [];
-      size = 0;
-      return null;
+    const wasOverflow = overflow;
+    overflow = false;
+    let text: string;
+    if (first !== null) {
+      text = decoder.decode(first);
+    } else {
+      texts.push(decoder.decode());
+      text = texts.length === 1 ? texts[0] : texts.join("");
     }
-    // A line within one chunk (most lines) is decoded from that chunk without a copy.
-    const buf = chunks.length === 1 ? chunks[0] : new Uint8Array(size);
-    if (chunks.length > 1) {
-      let off = 0;
-      for (const c of chunks) {
-        buf.set(c, off);
-        off += c.length;
-      }
-    }
-    chunks = [];
+    first = null;
+    texts = [];
     size = 0;
-    const text = decoder.decode(buf);
+    if (wasOverflow) return null;
     return text.endsWith("\r") ? text.slice(0, -1) : text;
   };
   const push = (part: Uint8Array) => {
     if (overflow) return;
     if (size + part.length > maxBytes) {
       overflow = true;
-      chunks = [];
+      first = null;
+      texts = [];
+      decoder.decode(); // drop a partial character
       size = 0;
       return;
     }
-    chunks.push(part);
     size += part.length;
+    if (first === null && texts.length === 0) {
+      first = part;
+      return;
+    }
+    if (first !== null) {
+      texts.push(decoder.decode(first, { stream: true }));
+      first = null;
+    }
+    texts.push(decoder.decode(part, { stream: true }));
   };
   for await (const chunk of stream) {
     let start = 0;
