@@ -391,6 +391,7 @@ export class WireServer {
         client: this.#client,
         send: (msg) => this.#send(msg),
         flush: () => this.flush(),
+        lagging: () => this.#out.lagging(),
         signal: activity.abort.signal,
       });
       await this.flush();
