@@ -15,15 +15,26 @@ export class Wire {
   readonly #raw = new BroadcastQueue<WireMessage>();
   readonly #merged = new BroadcastQueue<WireMessage>();
   #buffer: MergeableEvent | null = null;
+  /**
+   * The buffered text part's pieces, joined once when it is published: a reply streamed as
+   * 100,000 pieces would otherwise become a rope of 100,000 concatenations, flattened into a copy.
+   */
+  #texts: string[] | null = null;
 
   /** Send a message from the soul. */
   send(msg: WireMessage): void {
     this.#raw.publish(msg);
     if (isMergeable(msg)) {
-      if (this.#buffer === null) {
+      const buffer = this.#buffer;
+      if (
+        buffer?.type === "ContentPart" && buffer.payload.type === "text" &&
+        msg.type === "ContentPart" && msg.payload.type === "text"
+      ) {
+        (this.#texts ??= [buffer.payload.text]).push(msg.payload.text);
+      } else if (buffer === null) {
         this.#buffer = cloneMergeable(msg);
-      } else if (!mergeInPlace(this.#buffer, msg)) {
-        this.#merged.publish(this.#buffer);
+      } else if (!mergeInPlace(buffer, msg)) {
+        this.#publishBuffer();
         this.#buffer = cloneMergeable(msg);
       }
       return;
@@ -46,10 +57,17 @@ export class Wire {
 
   /** Publish any buffered merged piece now. */
   flush(): void {
-    if (this.#buffer !== null) {
-      this.#merged.publish(this.#buffer);
-      this.#buffer = null;
+    if (this.#buffer !== null) this.#publishBuffer();
+    this.#buffer = null;
+  }
+
+  #publishBuffer(): void {
+    const buffer = this.#buffer!;
+    if (this.#texts !== null && buffer.type === "ContentPart" && buffer.payload.type === "text") {
+      buffer.payload.text = this.#texts.join("");
     }
+    this.#texts = null;
+    this.#merged.publish(buffer);
   }
 
   /** Subscribe to the UI side: merged or raw messages. */
