@@ -10,10 +10,11 @@ export const MAX_LINE_BYTES = 100 * 1024 * 1024;
 
 /**
  * Yield each line of a byte stream (without its newline, `\r` stripped). A line longer than
- * `maxBytes` is discarded and yielded as `null` so the caller can report it.
+ * `maxBytes` is discarded and yielded as `null` so the caller can report it. No chunk is used
+ * after the next one is asked for, so a source may hand out one reused buffer.
  */
 export async function* readLines(
-  stream: ReadableStream<Uint8Array>,
+  stream: AsyncIterable<Uint8Array>,
   maxBytes: number = MAX_LINE_BYTES,
 ): AsyncGenerator<string | null> {
   const decoder = new TextDecoder();
@@ -66,13 +67,17 @@ export async function* readLines(
     while (true) {
       const nl = chunk.indexOf(10, start);
       if (nl < 0) {
-        // (a view: every chunk a stream yields is its own buffer)
         if (start < chunk.length) push(chunk.subarray(start));
         break;
       }
       push(chunk.subarray(start, nl));
       yield take();
       start = nl + 1;
+    }
+    // Keep no view of this chunk past it (a source may reuse its buffer for the next chunk).
+    if (first !== null) {
+      texts.push(decoder.decode(first, { stream: true }));
+      first = null;
     }
   }
   if (size > 0 || overflow) yield take();

@@ -57,3 +57,20 @@ Deno.test("readLines: a line over the limit is yielded as null and the next line
     "b",
   ]);
 });
+
+Deno.test("readLines: a source that reuses one buffer for every chunk gives the same lines", async () => {
+  for (const size of [1, 3, 7, 16]) {
+    const buf = new Uint8Array(size);
+    const source = (async function* () {
+      for (let i = 0; i < bytes.length; i += size) {
+        const part = bytes.subarray(i, i + size);
+        buf.fill(0xff); // whatever the reader kept of the last chunk is overwritten now
+        buf.set(part);
+        yield buf.subarray(0, part.length);
+      }
+    })();
+    const out: (string | null)[] = [];
+    for await (const line of readLines(source)) out.push(line);
+    assertEquals(out, expected, `buffer of ${size}`);
+  }
+});
