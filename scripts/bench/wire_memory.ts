@@ -324,7 +324,7 @@ export async function runWireMemoryBench(
 /** Budget: peak RSS over the idle process ≤ 4× the prompt line's input. */
 export const PROMPT_BUDGET_RATIO = 4;
 /** Budget: a replay's peak RSS over the idle process, whatever the file's size. */
-export const REPLAY_BUDGET_BYTES = 64 * MIB;
+export const REPLAY_BUDGET_BYTES = 16 * MIB;
 
 /** Peak over idle of a run, bytes. */
 export function overIdle(r: MemoryRun): number {
