@@ -9,8 +9,9 @@
  * build: launch → first model request ≤ 8.5×, `--help` ≤ 2.2×); a run from a checkout is
  * reported the same way but not judged (it costs what Deno's caches give).
  *
- * Usage: `deno run --no-prompt -A scripts/bench/run.ts [--quick] [--startup]` (`--quick`: fewer
- * runs; `--startup`: only the start-up figures, from the source and from the bundle).
+ * Usage: `deno run --no-prompt -A scripts/bench/run.ts [--quick] [--startup] [--replay-mb=N]`
+ * (`--quick`: fewer runs; `--startup`: only the start-up figures, from the source and from the
+ * bundle; `--replay-mb=1024`: replay a 1 GB wire.jsonl instead of the 100 MB default).
  *
  * @module
  */
@@ -21,7 +22,20 @@ import { importCostMarkdown, runImportCost } from "./import_cost.ts";
 import { formatBytes, formatMs, markdownTable } from "./stats.ts";
 import { runStartupBench, startupMarkdown } from "./startup.ts";
 import { runToolLoopBench, toolLoopMarkdown } from "./tool_loop.ts";
-import { runWireBench, wireMarkdown } from "./wire.ts";
+import { runWireBench, TURN_BUDGET_RATIO, turnOverIdleRatio, wireMarkdown } from "./wire.ts";
+import {
+  overIdle,
+  PROMPT_BUDGET_RATIO,
+  REPLAY_BUDGET_BYTES,
+  runWireMemoryBench,
+  wireMemoryMarkdown,
+} from "./wire_memory.ts";
+import {
+  PER_SUBAGENT_BUDGET_BYTES,
+  rssPerSubagent,
+  runSwarmBench,
+  swarmMarkdown,
+} from "./swarm.ts";
 import { acpMarkdown, runAcpBench } from "./acp.ts";
 
 /** One budget from the issue and the measured median. */
@@ -98,7 +112,11 @@ if (import.meta.main) {
   const acp = startupOnly ? null : await runAcpBench(quick ? { runs: 5, warmup: 2 } : {});
   const tools = startupOnly ? undefined : await runOptionalTools();
   const session = startupOnly ? undefined : await runOptionalTools("session.ts");
-  const swarm = startupOnly ? undefined : await runOptionalTools("swarm.ts");
+  const replayArg = Deno.args.find((a) => a.startsWith("--replay-mb="));
+  const wireMemory = startupOnly ? null : await runWireMemoryBench({
+    replayMb: replayArg ? Number(replayArg.split("=")[1]) : undefined,
+  });
+  const swarm = startupOnly ? null : await runSwarmBench(quick ? { runs: 1 } : {});
   const imports = startupOnly ? null : await runImportCost(quick ? { runs: 3 } : {});
 
   const fallback = loop.agent === "fallback"
@@ -106,6 +124,39 @@ if (import.meta.main) {
     : undefined;
   const vsEmpty = (ms: number) => ms / startup.baseline.median;
   const vsFirstLine = (r: typeof loop) => r.firstRequest.median / r.baselineFirstLine.median;
+  const ratio = (v: number) => `${v.toFixed(2)}×`;
+  const memoryChecks: BudgetCheck[] = wire === null || wireMemory === null || swarm === null
+    ? []
+    : [
+      {
+        name: `Streamed turn (${(wire.lines * wire.lineChars / MB).toFixed(1)} MB): peak RSS ` +
+          "over the idle process, × its text",
+        budget: TURN_BUDGET_RATIO,
+        value: turnOverIdleRatio(wire),
+        format: ratio,
+      },
+      {
+        name: `\`prompt\` line of ${formatMb(wireMemory.promptBytes)}: peak RSS over the idle ` +
+          "process, × its input",
+        budget: PROMPT_BUDGET_RATIO,
+        value: overIdle(wireMemory.prompt) / wireMemory.promptBytes,
+        format: ratio,
+      },
+      {
+        name: `\`replay\` of a ${formatMb(wireMemory.replayBytes)} wire.jsonl: peak RSS over ` +
+          "the idle process",
+        budget: REPLAY_BUDGET_BYTES,
+        value: overIdle(wireMemory.replay),
+        format: formatMb,
+      },
+      ...swarm.map((r) => ({
+        name: `AgentSwarm of ${r.items}, concurrency ${r.concurrency}: RSS per subagent over ` +
+          "the process without them",
+        budget: PER_SUBAGENT_BUDGET_BYTES,
+        value: rssPerSubagent(r),
+        format: (v: number) => `${(v / MB).toFixed(2)} MB`,
+      })),
+    ];
   const checks: BudgetCheck[] = [
     ...(startup.bundleHelp
       ? [{
@@ -164,6 +215,7 @@ if (import.meta.main) {
       format: formatBytes,
       notComparable: fallback,
     },
+    ...memoryChecks,
   ];
 
   const sections = [
@@ -182,7 +234,10 @@ if (import.meta.main) {
     ...(acp ? [`## ACP (\`kimi acp\` driven by the ACP SDK client)\n\n${acpMarkdown(acp)}`] : []),
     ...(tools ? [`## Tools\n\n${tools}`] : []),
     ...(session ? [`## Sessions\n\n${session}`] : []),
-    ...(swarm ? [`## Agent swarm (128 items, zero-latency mock server)\n\n${swarm}`] : []),
+    ...(wireMemory
+      ? [`## Big turns in little memory (\`kimi --wire\`)\n\n${wireMemoryMarkdown(wireMemory)}`]
+      : []),
+    ...(swarm ? [`## Agent swarm (zero-latency mock server)\n\n${swarmMarkdown(swarm)}`] : []),
     ...(imports ? [`## Import costs\n\n${importCostMarkdown(imports)}`] : []),
   ];
   console.log(sections.join("\n\n"));
