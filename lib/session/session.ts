@@ -20,7 +20,14 @@ import {
   setLastSessionId,
   updateMetadata,
 } from "./metadata.ts";
-import { defaultState, loadState, saveState, type SessionState, stateFilePath } from "./state.ts";
+import {
+  defaultState,
+  loadState,
+  saveState,
+  type SessionState,
+  stateFilePath,
+  updateState,
+} from "./state.ts";
 import { shortenTitle } from "./title.ts";
 
 /** A session-store problem the user can act on (no previous session, bad id). */
@@ -251,6 +258,18 @@ export class Session {
    */
   async saveState(): Promise<void> {
     await saveState(this.dir, this.state);
+  }
+
+  /**
+   * Set the custom title (`/title`) and persist it. The title is one of the fields
+   * {@linkcode Session.saveState} takes from disk, so it is written through
+   * {@linkcode updateState}, which keeps every other field as it is on disk.
+   */
+  async setTitle(title: string): Promise<void> {
+    const saved = await updateState(this.dir, (state) => {
+      state.custom_title = title;
+    });
+    this.state.custom_title = saved.custom_title;
   }
 
   /** Record this session as the work dir's `last_session_id` in `kimi.json`. */

@@ -155,8 +155,7 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
         ctx.print(`The title is too long (${title.length} characters; at most ${TITLE_MAX}).`);
         return;
       }
-      session.state.custom_title = title;
-      await session.saveState();
+      await session.setTitle(title);
       ctx.print(`Session title set to: ${title}`);
     },
   },
