@@ -1,0 +1,108 @@
+/**
+ * End-to-end tests of the CLI, print and wire front ends for issue 32 ("A day with kimi"):
+ * `main.ts` runs as a user or client would, against the scripted provider or the mock
+ * OpenAI-compatible server.
+ */
+import { assert, assertEquals } from "../helpers/assert.ts";
+import { type KimiSandbox, kimiSandbox } from "../helpers/kimi_process.ts";
+import { startMockOpenAI } from "../helpers/mock_openai.ts";
+import { SOUL_COMMANDS } from "../../lib/soul/commands/mod.ts";
+import { SHELL_COMMANDS } from "../../lib/ui/shell/shell_commands.ts";
+
+const opts = { sanitizeResources: false, sanitizeOps: false };
+
+async function withSandbox(fn: (sb: KimiSandbox) => Promise<void>): Promise<void> {
+  const sb = await kimiSandbox();
+  try {
+    await fn(sb);
+  } finally {
+    await sb.cleanup();
+  }
+}
+
+/** The text of the last user message of a captured chat request. */
+function lastUserText(body: { messages: { role: string; content: unknown }[] }): string {
+  const user = body.messages.filter((m) => m.role === "user").at(-1);
+  assert(user, JSON.stringify(body));
+  const content = user.content;
+  if (typeof content === "string") return content;
+  return (content as { type: string; text?: string }[])
+    .map((p) => p.text ?? "").join("");
+}
+
+Deno.test(
+  "built-in help skill (issue 32 item 2): every command, flag, front end and the protocol version it states are true of this build",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      const mock = await startMockOpenAI();
+      try {
+        const config = await sb.openaiConfig(mock.url);
+        const r = await sb.run(["--config-file", config, "--print", "-p", "/skill:kimi-cli-help"]);
+        assertEquals(r.code, 0, r.stderr);
+        // the skill as the model reads it
+        const skill = lastUserText(
+          mock.requests.find((q) => q.path.endsWith("/completions"))!.body,
+        );
+        assert(skill.includes("name: kimi-cli-help"), skill);
+
+        const rootHelp = (await sb.run(["--help"])).stdout;
+        const commands = [...rootHelp.split("Commands:")[1].matchAll(/^ {2}([a-z-]+)/gm)]
+          .map((m) => m[1]);
+        const helps = [rootHelp];
+        for (const c of commands) helps.push((await sb.run([c, "--help"])).stdout);
+        const mcpHelp = helps[commands.indexOf("mcp") + 1];
+        const allHelp = helps.join("\n");
+
+        // subcommands: `kimi <word>` and `kimi mcp a|b|c`
+        for (const m of skill.matchAll(/`kimi ([a-z][a-z-]*)((?: [a-z|-]+)?)/g)) {
+          assert(commands.includes(m[1]), `kimi ${m[1]} is not a command of kimi --help`);
+          if (m[1] === "mcp") {
+            for (const sub of m[2].trim().split("|")) {
+              assert(new RegExp(`^  ${sub} `, "m").test(mcpHelp), `kimi mcp ${sub} is unknown`);
+            }
+          }
+        }
+        // flags: every long flag it names exists (Deno's own flags aside)
+        const denoFlags = new Set(["--no-prompt", "--allow-read", "--allow-write", "--allow-run"]);
+        const flags = new Set([...skill.matchAll(/(?<![\w-])--[a-z][a-z-]+/g)].map((m) => m[0]));
+        assert(flags.size > 20, [...flags].join(" "));
+        for (const flag of flags) {
+          if (denoFlags.has(flag)) continue;
+          assert(new RegExp(`${flag}(?![\\w-])`).test(allHelp), `${flag} is not in any --help`);
+        }
+        for (const short of skill.matchAll(/`(-[a-zA-Z]), (--[a-z-]+)/g)) {
+          assert(allHelp.includes(`${short[1]}, ${short[2]}`), `${short[0]} not in --help`);
+        }
+        // protocol version: what `kimi info` reports
+        const info = JSON.parse((await sb.run(["info", "--json"])).stdout);
+        const versions = [...skill.matchAll(/protocol version (\d+\.\d+)/g)].map((m) => m[1]);
+        assert(versions.length > 0, "the skill names no protocol version");
+        for (const v of versions) assertEquals(v, info.wire_protocol_version);
+        // front ends: shell, print, wire and ACP, none said to be missing
+        const frontEnds = skill.split("## Front ends")[1].split("\n## ")[0];
+        const listed = [...frontEnds.matchAll(/^- ([A-Za-z ]+):/gm)].map((m) => m[1]);
+        assertEquals(listed, ["Interactive shell", "Print", "Wire", "ACP"]);
+        assert(
+          commands.includes("acp") && rootHelp.includes("--print") && rootHelp.includes("--wire"),
+        );
+        assert(!/not part of this build|no interactive/i.test(skill), skill);
+        // slash commands: every one it names exists, and every one that exists is named
+        const known = new Set<string>();
+        for (const c of [...SHELL_COMMANDS, ...SOUL_COMMANDS]) {
+          for (const n of [c.name, ...c.aliases]) known.add(n);
+        }
+        const slashSection = skill.split("## Slash commands")[1].split("\n## ")[0];
+        const named = new Set(
+          [...slashSection.matchAll(/`\/([a-z-]+)/g)].map((m) => m[1])
+            .filter((n) => n !== "skill" && n !== "flow"),
+        );
+        for (const n of named) assert(known.has(n), `/${n} is not a command of this build`);
+        for (const c of [...SHELL_COMMANDS, ...SOUL_COMMANDS]) {
+          assert(named.has(c.name), `/${c.name} is missing from the skill`);
+        }
+      } finally {
+        await mock.close();
+      }
+    }),
+);
