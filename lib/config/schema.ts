@@ -2,7 +2,8 @@
  * The configuration file schema (`config.toml` / `config.json`), with every default, the
  * bounds of numeric settings and the cross-field checks (default model and model providers).
  *
- * Unknown keys are accepted and dropped (the legacy `skip_yolo_prompt_injection` among them).
+ * Unknown keys are accepted and dropped (the legacy `skip_yolo_prompt_injection` among them);
+ * `unknown_keys.ts` reports the ones a user wrote.
  * Key order of the schemas is the order used when the config is written back.
  *
  * @module

@@ -6,6 +6,7 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { type KimiSandbox, kimiSandbox } from "../helpers/kimi_process.ts";
 import { startMockOpenAI } from "../helpers/mock_openai.ts";
+import { startMockKimiCode } from "../helpers/mock_kimi_code.ts";
 import { SOUL_COMMANDS } from "../../lib/soul/commands/mod.ts";
 import { SHELL_COMMANDS } from "../../lib/ui/shell/shell_commands.ts";
 
@@ -104,5 +105,48 @@ Deno.test(
       } finally {
         await mock.close();
       }
+    }),
+);
+
+Deno.test(
+  "config (issue 32 item 3): the config kimi writes (first run, kimi login) never warns; unknown keys a user wrote warn once with the nearest known key",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      // first run: kimi writes the default config.toml
+      const first = await sb.run(["--print", "-p", "hi"]);
+      assertEquals(first.code, 1, first.stderr);
+      assert(!first.stderr.includes("Config:"), first.stderr);
+      const again = await sb.run(["--print", "-p", "hi"]);
+      assert(!again.stderr.includes("Config:"), again.stderr);
+      // kimi login rewrites it with a provider, models and services
+      const kc = await startMockKimiCode();
+      try {
+        const env = { KIMI_CODE_OAUTH_HOST: kc.oauthHost, KIMI_CODE_BASE_URL: kc.baseUrl };
+        const login = await sb.run(["login", "--json"], { env });
+        assertEquals(login.code, 0, login.stdout + login.stderr);
+        const after = await sb.run(["--print", "-p", "hi"], { env });
+        assertEquals(after.code, 0, after.stderr);
+        assert(!after.stderr.includes("Config:"), after.stderr);
+      } finally {
+        await kc.close();
+      }
+      // a user's own keys
+      const config = `${sb.root}/user.toml`;
+      const written = await Deno.readTextFile(`${sb.shareDir}/config.toml`);
+      await Deno.writeTextFile(
+        config,
+        `frobnicate = 3\n${written.replace(/^max_context_size = /m, "max_context = 1\n$&")}`,
+      );
+      const run = await sb.run(["--config-file", config, "--print", "-p", "hi"]);
+      const notices = run.stderr.split("\n").filter((l) => l.startsWith("Config:"));
+      assertEquals(notices, [
+        "Config: `frobnicate` is not a known key and is ignored.",
+        `Config: \`models.${
+          /^\[models\.("?)([^\]"]+)\1\]/m.exec(written)![2]
+        }.max_context\` is not a known key and is ignored (did you mean \`models.${
+          /^\[models\.("?)([^\]"]+)\1\]/m.exec(written)![2]
+        }.max_context_size\`?).`,
+      ]);
     }),
 );
