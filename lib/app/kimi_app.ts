@@ -66,6 +66,13 @@ import type { McpServers } from "../mcp/config.ts";
 import type { McpManager } from "../mcp/manager.ts";
 import { createMcpManager } from "../mcp/setup.ts";
 import { HookEngine } from "../hooks/engine.ts";
+import {
+  fireNotification,
+  goalAttention,
+  notifyApprovals,
+  questionAttention,
+  taskAttention,
+} from "../hooks/notification_hooks.ts";
 import { publishTaskNotifications, TaskNotificationQueue } from "../background/notifications.ts";
 import { type BackgroundTaskManager, getTaskManager } from "../background/task_manager.ts";
 import { backgroundSettings } from "../background/settings.ts";
@@ -348,7 +355,11 @@ export class KimiApp {
     const goals = new GoalStore({
       store: { state: () => session.state, save: () => session.saveState() },
       nCheckpoints: () => context.nCheckpoints,
-      emit: (m) => soul.emit(m),
+      emit: (m) => {
+        soul.emit(m);
+        const ended = m.type === "GoalUpdate" ? goalAttention(m.payload) : null;
+        if (ended) fireNotification(hooks, ended);
+      },
       onChange: (goal) => offerGoalTools(toolset, goal !== null),
     });
     // Finished background tasks, told to the root agent at its next step (set up with `env`).
@@ -491,6 +502,7 @@ export class KimiApp {
           tool_call_id: toolCallId,
           questions,
         });
+        fireNotification(hooks, questionAttention(questions));
         soul.emit(req);
         return (await req.result).answers;
       },
@@ -542,7 +554,15 @@ export class KimiApp {
     taskNotes = new TaskNotificationQueue(tasks);
     app.taskNotifications = taskNotes;
     app.tasks = tasks;
-    app.#stopNotifications = publishTaskNotifications(tasks, (p) => app.#publish(p));
+    const stopTasks = publishTaskNotifications(tasks, (p) => {
+      app.#publish(p);
+      fireNotification(hooks, taskAttention(p));
+    });
+    const stopApprovals = notifyApprovals(soul.approval.subscribe(), hooks);
+    app.#stopNotifications = () => {
+      stopTasks();
+      stopApprovals();
+    };
     app.mcp = mcp;
     mcp?.start(); // connects in the background; the first turn waits
     return app;

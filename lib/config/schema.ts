@@ -124,9 +124,17 @@ export const SwarmConfigSchema = z.object({
 /** AgentSwarm settings. */
 export type SwarmConfig = z.infer<typeof SwarmConfigSchema>;
 
-/** `notifications`: notification runtime settings. */
+/**
+ * `notifications`: notification runtime settings. `terminal_bell` and `desktop` (this build's
+ * additions) say how the shell calls for attention when an approval or a question waits or a
+ * background task or goal finishes: the terminal bell, and a desktop notification sent through
+ * the terminal (OSC 9, or OSC 777 where the terminal speaks that). Both only while the terminal
+ * is not focused, when it reports focus.
+ */
 export const NotificationConfigSchema = z.object({
   claim_stale_after_ms: int().min(1000).default(15000),
+  terminal_bell: z.boolean().default(true),
+  desktop: z.boolean().default(true),
 });
 /** Notification settings. */
 export type NotificationConfig = z.infer<typeof NotificationConfigSchema>;

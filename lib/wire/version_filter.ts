@@ -30,10 +30,9 @@ export const GOALS_AND_SWARMS_VERSION: ProtocolVersion = [1, 12];
 
 /**
  * The version that added `Notification` events (finished background tasks and agents, sent
- * between turns too). The reference emits them at 1.10 already; kimi for Deno gates them with
- * the other 1.12 additions so 1.11 clients, which never saw one from us, are not surprised.
+ * between turns too): 1.10, as the reference (Kimi-Py) sends them to 1.10 clients.
  */
-export const NOTIFICATIONS_VERSION: ProtocolVersion = [1, 12];
+export const NOTIFICATIONS_VERSION: ProtocolVersion = [1, 10];
 
 /** The version that introduced each message type (types not listed exist since 1.0). */
 export const MESSAGE_MIN_VERSION: Readonly<Record<string, ProtocolVersion>> = {

@@ -4,7 +4,8 @@
  * OpenAI-compatible server.
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { type KimiSandbox, kimiSandbox } from "../helpers/kimi_process.ts";
+import { type KimiSandbox, kimiSandbox, toolCallLine } from "../helpers/kimi_process.ts";
+import { spawnWire, type WireLine } from "../helpers/wire_process.ts";
 import { startMockOpenAI } from "../helpers/mock_openai.ts";
 import { startMockKimiCode } from "../helpers/mock_kimi_code.ts";
 import { SOUL_COMMANDS } from "../../lib/soul/commands/mod.ts";
@@ -147,6 +148,86 @@ Deno.test(
         }.max_context\` is not a known key and is ignored (did you mean \`models.${
           /^\[models\.("?)([^\]"]+)\1\]/m.exec(written)![2]
         }.max_context_size\`?).`,
+      ]);
+    }),
+);
+
+Deno.test(
+  "wire (issue 32 item 4): a 1.10 client gets the Notification of a finished background task, and the Notification hook fires for it",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      const hookLog = `${sb.root}/notifications.jsonl`;
+      const config = await sb.scriptedConfig([
+        toolCallLine("bg1", "Shell", {
+          command: "while [ ! -f go ]; do sleep 0.05; done; echo bg-output-32",
+          run_in_background: true,
+          description: "wait for go",
+        }),
+        "text: Started it.",
+      ], {
+        hooks: [{
+          event: "Notification",
+          matcher: "^task\\.",
+          command: `cat >> "${hookLog}"; echo >> "${hookLog}"`,
+        }],
+      });
+      const wire = spawnWire(sb, ["--config-file", config, "--yolo"]);
+      try {
+        await wire.call("init", "initialize", { protocol_version: "1.10" });
+        const { response } = await wire.call("p1", "prompt", { user_input: "start it" });
+        assertEquals(response.result.status, "finished");
+        await Deno.writeTextFile(`${sb.workDir}/go`, "");
+        let note: WireLine;
+        do note = await wire.next(); while (note.params?.type !== "Notification");
+        assertEquals(note.method, "event");
+        const p = note.params.payload;
+        assertEquals(
+          [p.category, p.type, p.source_kind, p.severity, p.title],
+          [
+            "task",
+            "task.completed",
+            "background_task",
+            "success",
+            "Background task completed: wait for go",
+          ],
+        );
+        const deadline = Date.now() + 60_000; // a guard against hanging, not a timing assertion
+        while (!(await Deno.readTextFile(hookLog).catch(() => "")).includes("task.completed")) {
+          if (Date.now() > deadline) throw new Error("the Notification hook never ran");
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        const input = JSON.parse((await Deno.readTextFile(hookLog)).trim().split("\n")[0]);
+        assertEquals(
+          [input.hook_event_name, input.sink, input.notification_type, input.title, input.severity],
+          ["Notification", "user", "task.completed", p.title, "success"],
+        );
+        assert(input.body.includes("bg-output-32"), input.body);
+      } finally {
+        await wire.finish();
+      }
+    }),
+);
+
+Deno.test(
+  "print (issue 32 item 4): the Notification hook fires when a goal run ends",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      const hookLog = `${sb.root}/notifications.jsonl`;
+      const config = await sb.scriptedConfig([
+        "text: working on it",
+        toolCallLine("c1", "UpdateGoal", { status: "complete" }),
+      ], {
+        hooks: [{ event: "Notification", command: `cat >> "${hookLog}"; echo >> "${hookLog}"` }],
+      });
+      const r = await sb.run(["--print", "--config-file", config, "-p", "/goal Say hi"]);
+      assertEquals(r.code, 0, r.stdout + r.stderr);
+      const inputs = (await Deno.readTextFile(hookLog)).trim().split("\n").map((l) =>
+        JSON.parse(l)
+      );
+      assertEquals(inputs.map((i) => [i.notification_type, i.title]), [
+        ["goal.achieved", "Goal achieved"],
       ]);
     }),
 );

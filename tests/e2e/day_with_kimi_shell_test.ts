@@ -4,7 +4,7 @@
  * OpenAI-compatible server; every wait polls the screen (no fixed sleeps).
  */
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
-import { type KimiSandbox, kimiSandbox } from "../helpers/kimi_process.ts";
+import { type KimiSandbox, kimiSandbox, toolCallLine } from "../helpers/kimi_process.ts";
 import { TmuxKimi } from "../helpers/tmux.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -69,6 +69,95 @@ Deno.test(
         assertStringIncludes(s, "Title: Renamed later");
       } finally {
         await again.close();
+      }
+    }),
+);
+
+/** Occurrences of `needle` in the file at `path` ("" when it does not exist yet). */
+async function countIn(path: string, needle: string): Promise<number> {
+  const text = await Deno.readTextFile(path).catch(() => "");
+  return text.split(needle).length - 1;
+}
+
+/** Poll until `pred` holds (a guard against hanging, not a timing assertion). */
+async function until(pred: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!(await pred())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+Deno.test(
+  "shell (issue 32 item 4): a waiting approval rings the bell, sends OSC 9 and fires the Notification hook; not while the terminal reports focus",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      const hookLog = `${sb.root}/notifications.jsonl`;
+      const config = await sb.scriptedConfig([
+        toolCallLine("c1", "Shell", { command: "echo first-call" }),
+        toolCallLine("c2", "Shell", { command: "echo second-call" }),
+        "text: both ran.",
+      ], {
+        hooks: [{ event: "Notification", command: `cat >> "${hookLog}"; echo >> "${hookLog}"` }],
+      });
+      const raw = `${sb.root}/raw.out`;
+      const t = await TmuxKimi.start(sb, ["--config-file", config]);
+      try {
+        await t.recordOutput(raw);
+        await t.waitFor(promptReady);
+        await t.type("run two");
+        await t.keys("Enter");
+        await t.waitFor((s) => s.includes("Allow this action?") && s.includes("first-call"));
+        await until(async () => (await countIn(raw, "\x07")) >= 1, "the bell");
+        assertEquals(await countIn(raw, "\x1b]9;Approval needed: Shell: "), 1);
+        await until(async () => (await countIn(hookLog, "approval.requested")) === 1, "the hook");
+        const input = JSON.parse((await Deno.readTextFile(hookLog)).trim().split("\n")[0]);
+        assertEquals(input.hook_event_name, "Notification");
+        assertEquals(input.sink, "user");
+        assertEquals(input.notification_type, "approval.requested");
+        assertEquals(input.title, "Approval needed: Shell");
+        assertEquals(input.severity, "warning");
+        assert(typeof input.body === "string" && typeof input.session_id === "string");
+        // the terminal now says it has focus: the next approval neither rings nor notifies
+        await t.sendBytes([0x1b, 0x5b, 0x49]);
+        await t.keys("Enter");
+        await t.waitFor((s) => s.includes("Allow this action?") && s.includes("second-call"));
+        await until(async () => (await countIn(hookLog, "approval.requested")) === 2, "hook 2");
+        await t.keys("Enter");
+        await t.waitFor((s) => s.includes("both ran.") && promptReady(s));
+        assertEquals(await countIn(raw, "\x1b]9;"), 1);
+        assertEquals(await countIn(raw, "\x07"), 1);
+      } finally {
+        await t.close();
+      }
+    }),
+);
+
+Deno.test(
+  "shell (issue 32 item 4): [notifications] terminal_bell = false and desktop = false send nothing",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      const config = await sb.scriptedConfig([
+        toolCallLine("c1", "Shell", { command: "echo quiet-call" }),
+        "text: ran quietly.",
+      ], { notifications: { terminal_bell: false, desktop: false } });
+      const raw = `${sb.root}/raw.out`;
+      const t = await TmuxKimi.start(sb, ["--config-file", config]);
+      try {
+        await t.recordOutput(raw);
+        await t.waitFor(promptReady);
+        await t.type("run it");
+        await t.keys("Enter");
+        await t.waitFor("Allow this action?");
+        await t.keys("Enter");
+        await t.waitFor((s) => s.includes("ran quietly.") && promptReady(s));
+        assertEquals(await countIn(raw, "\x1b]9;"), 0);
+        assertEquals(await countIn(raw, "\x07"), 0);
+        assert((await countIn(raw, "quiet-call")) > 0, "the output was not recorded");
+      } finally {
+        await t.close();
       }
     }),
 );

@@ -105,6 +105,19 @@ export class TmuxKimi {
     return text.replace(/\s+$/, "");
   }
 
+  /**
+   * Append every byte the program writes from now on (control sequences included: bells, OSC
+   * strings tmux does not draw) to `path`.
+   */
+  async recordOutput(path: string): Promise<void> {
+    await this.tmux(["pipe-pane", "-O", "-t", "0", `cat >> ${shellQuote(path)}`]);
+  }
+
+  /** Send raw bytes to the program, as the terminal would (e.g. a focus report). */
+  async sendBytes(bytes: number[]): Promise<void> {
+    await this.tmux(["send-keys", "-t", "0", "-H", ...bytes.map((b) => b.toString(16))]);
+  }
+
   /** Resize the pane's window (the program gets SIGWINCH). */
   async resize(width: number, height: number): Promise<void> {
     await this.tmux(["resize-window", "-t", "0", "-x", String(width), "-y", String(height)]);

@@ -25,6 +25,14 @@ import { lazyImport } from "../../lazy_import.ts";
 import { AttachmentError, PromptAttachments } from "./attachments.ts";
 import { shellKeyBindings } from "./key_bindings.ts";
 import { notificationLine } from "./side_lines.ts";
+import {
+  approvalAttention,
+  type Attention,
+  goalAttention,
+  questionAttention,
+  taskAttention,
+} from "../../hooks/notification_hooks.ts";
+import { attentionSequence, processEnv } from "./attention.ts";
 import { askBeside, sideQuestionOf } from "./side_question.ts";
 import { providerErrorHint } from "../provider_hint.ts";
 import { historyFile, HistoryStore } from "./history_store.ts";
@@ -292,7 +300,9 @@ class Shell implements ShellContext {
     this.#stopNotifications?.();
     // finished background work is told here at once, even while idle at the prompt
     this.#stopNotifications = this.app.onNotification((e) => {
-      if (e.type === "Notification") this.print(notificationLine(e.payload));
+      if (e.type !== "Notification") return;
+      this.print(notificationLine(e.payload));
+      this.#attend(taskAttention(e.payload));
     });
     this.#hub?.unsubscribe();
     const hub = this.app.soul.approval.subscribe();
@@ -324,6 +334,18 @@ class Shell implements ShellContext {
     this.#prepareApp();
   }
 
+  /** Call the user back (bell, desktop notification), as `[notifications]` allows. */
+  #attend(a: Attention): void {
+    const n = this.app.config.notifications;
+    const seq = attentionSequence(a, {
+      terminalBell: n.terminal_bell,
+      desktop: n.desktop,
+      focused: this.term.focused,
+      env: processEnv,
+    });
+    if (seq) this.term.writeControl(seq);
+  }
+
   #enqueueModal(req: PendingRequest): void {
     this.#modal = this.#modal.then(async () => {
       if (req.settled) return;
@@ -336,6 +358,7 @@ class Shell implements ShellContext {
         if (req.type === "ApprovalRequest") {
           const ar = req as PendingRequest<"ApprovalRequest">;
           const callId = ar.payload.tool_call_id;
+          this.#attend(approvalAttention(ar.payload));
           const r = await promptApproval(this.term, ar, {
             args: this.#renderer?.callArgs(callId),
             mcpServer: this.#mcpServerOf(ar.payload.action),
@@ -344,8 +367,10 @@ class Shell implements ShellContext {
           this.#renderer?.approvalShown(callId);
           ar.resolve(r);
         } else if (req.type === "QuestionRequest") {
-          const r = await promptQuestions(this.term, req as PendingRequest<"QuestionRequest">);
-          (req as PendingRequest<"QuestionRequest">).resolve(r);
+          const qr = req as PendingRequest<"QuestionRequest">;
+          this.#attend(questionAttention(qr.payload.questions));
+          const r = await promptQuestions(this.term, qr);
+          qr.resolve(r);
         }
       } catch (err) {
         log("ERROR", "shell", `request prompt failed: ${(err as Error).message}`);
@@ -445,6 +470,10 @@ class Shell implements ShellContext {
                 this.mcpStatus = msg.payload.mcp_status;
               }
               if (msg.type === "SteerInput") this.#steers.shift();
+              if (msg.type === "GoalUpdate") {
+                const ended = goalAttention(msg.payload);
+                if (ended) this.#attend(ended);
+              }
               await renderer.feed(msg);
             }
           })();
