@@ -6,6 +6,7 @@
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { type KimiSandbox, kimiSandbox, toolCallLine } from "../helpers/kimi_process.ts";
 import { TmuxKimi } from "../helpers/tmux.ts";
+import { REPO_ROOT, serveKimi } from "../helpers/url_server.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
 
@@ -23,6 +24,16 @@ async function withSandbox(fn: (sb: KimiSandbox) => Promise<void>): Promise<void
   } finally {
     await sb.cleanup();
   }
+}
+
+/** Copy a file or a directory tree. */
+async function copyTree(from: string, to: string): Promise<void> {
+  if ((await Deno.stat(from)).isFile) {
+    await Deno.copyFile(from, to);
+    return;
+  }
+  await Deno.mkdir(to, { recursive: true });
+  for await (const e of Deno.readDir(from)) await copyTree(`${from}/${e.name}`, `${to}/${e.name}`);
 }
 
 /** The parsed `state.json` of the only session in the sandbox. */
@@ -158,6 +169,70 @@ Deno.test(
         assert((await countIn(raw, "quiet-call")) > 0, "the output was not recorded");
       } finally {
         await t.close();
+      }
+    }),
+);
+
+Deno.test(
+  "shell (issue 32 item 5): a cold first run shows one line of its own and no Deno download output, at start or at the first approval",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      const srv = await serveKimi();
+      try {
+        // a copy of the checkout without its lockfile (whose integrities are npmjs.org's, not
+        // the test mirror's)
+        const checkout = `${sb.root}/checkout`;
+        await Deno.mkdir(checkout);
+        for (const entry of ["main.ts", "deno.json", "lib", "tools", "agents", "skills"]) {
+          await copyTree(`${REPO_ROOT}/${entry}`, `${checkout}/${entry}`);
+        }
+        const main = `${checkout}/main.ts`;
+        const denoDir = `${sb.root}/deno-dir`;
+        await Deno.mkdir(denoDir);
+        await Deno.writeTextFile(`${sb.workDir}/notes.txt`, "one\ntwo\n");
+        const config = await sb.scriptedConfig([
+          toolCallLine("c1", "StrReplaceFile", {
+            path: "notes.txt",
+            edit: { old: "two\n", new: "three\n" },
+          }),
+          "text: edited.",
+        ]);
+        const raw = `${sb.root}/raw.out`;
+        const t = await TmuxKimi.start(sb, ["--config-file", config], {
+          env: { DENO_DIR: denoDir, NPM_CONFIG_REGISTRY: srv.npmUrl },
+          main,
+        });
+        try {
+          await t.recordOutput(raw);
+          await t.waitFor((s) => promptReady(s) || s.includes("[exit "), 240_000);
+          await t.type("edit it");
+          await t.keys("Enter");
+          await t.waitFor("Allow this action?");
+          await t.keys("Enter");
+          await t.waitFor((s) => s.includes("edited.") && promptReady(s));
+          const all = await t.history();
+          const seen = await Deno.readTextFile(raw);
+          for (const deno of ["Download", "Ignored build scripts", "Warning"]) {
+            assert(!seen.includes(deno), `${deno} on the screen:\n${all}`);
+          }
+          assertEquals(all.split("preparing kimi, first run …").length - 1, 1, all);
+        } finally {
+          await t.close();
+        }
+        // the next start is warm: no line at all
+        const again = await TmuxKimi.start(sb, ["--config-file", config], {
+          env: { DENO_DIR: denoDir, NPM_CONFIG_REGISTRY: srv.npmUrl },
+          main,
+        });
+        try {
+          const s = await again.waitFor(promptReady);
+          assert(!s.includes("preparing kimi"), s);
+        } finally {
+          await again.close();
+        }
+      } finally {
+        await srv.close();
       }
     }),
 );

@@ -28,6 +28,8 @@ export class TmuxKimi {
       permissions?: string[];
       /** Extra Deno flags after `-A` (e.g. `--deny-net=host`). */
       denoFlags?: string[];
+      /** The entry point (default the checkout's `main.ts`). */
+      main?: string;
     } = {},
   ): Promise<TmuxKimi> {
     const socket = `kimi-e2e-${crypto.randomUUID().slice(0, 8)}`;
@@ -51,7 +53,7 @@ export class TmuxKimi {
       "--no-prompt",
       ...(opts.permissions ?? ["-A"]),
       ...(opts.denoFlags ?? []),
-      MAIN_TS,
+      opts.main ?? MAIN_TS,
       ...args,
     ].map(shellQuote).join(" ");
     const t = new TmuxKimi(sb, socket);
