@@ -149,7 +149,7 @@ export async function prepareDependencies(opts: PrepareOptions): Promise<Prepare
       stderr: "piped",
     }).output();
     if (out.success) return "prepared";
-    const why = new TextDecoder().decode(out.stderr).replace(/\x1b\[[0-9;]*m/g, "").trim()
+    const why = new TextDecoder().decode(out.stderr).replace(ANSI_SGR, "").trim()
       .split("\n").filter(Boolean).at(-1) ?? `exit code ${out.code}`;
     opts.say(
       `kimi could not fetch its dependencies (${why}); Deno fetches each one when it is ` +
@@ -161,6 +161,9 @@ export async function prepareDependencies(opts: PrepareOptions): Promise<Prepare
     return "failed";
   }
 }
+
+/** Colour codes in Deno's error output. */
+const ANSI_SGR = new RegExp("\u001b\\[[0-9;]*m", "g");
 
 function granted(desc: Deno.PermissionDescriptor): boolean {
   try {
