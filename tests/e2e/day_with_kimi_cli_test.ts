@@ -9,6 +9,7 @@ import { spawnWire, type WireLine } from "../helpers/wire_process.ts";
 import { startMockOpenAI } from "../helpers/mock_openai.ts";
 import { startMockKimiCode } from "../helpers/mock_kimi_code.ts";
 import { SOUL_COMMANDS } from "../../lib/soul/commands/mod.ts";
+import { parse as parseToml } from "smol-toml";
 import { SHELL_COMMANDS } from "../../lib/ui/shell/shell_commands.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -229,5 +230,62 @@ Deno.test(
       assertEquals(inputs.map((i) => [i.notification_type, i.title]), [
         ["goal.achieved", "Goal achieved"],
       ]);
+    }),
+);
+
+Deno.test(
+  "logout (issue 32 item 6): restores the default model from before the login; with nobody logged in it says so",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      await Deno.mkdir(sb.shareDir, { recursive: true });
+      await Deno.writeTextFile(
+        `${sb.shareDir}/config.toml`,
+        [
+          'default_model = "mine"',
+          "default_thinking = false",
+          "[models.mine]",
+          'provider = "own"',
+          'model = "own-model"',
+          "max_context_size = 1000",
+          "[providers.own]",
+          'type = "openai_legacy"',
+          'base_url = "http://127.0.0.1:9/v1"',
+          'api_key = "sk-own"',
+          "",
+        ].join("\n"),
+      );
+      const readConfig = async () =>
+        parseToml(await Deno.readTextFile(`${sb.shareDir}/config.toml`)) as Record<string, any>;
+      const nobody = await sb.run(["logout"]);
+      assertEquals([nobody.code, nobody.stdout, nobody.stderr], [
+        0,
+        "Not logged in to Kimi Code: there is nothing to log out.\n",
+        "",
+      ]);
+      const kc = await startMockKimiCode();
+      try {
+        const env = { KIMI_CODE_OAUTH_HOST: kc.oauthHost, KIMI_CODE_BASE_URL: kc.baseUrl };
+        assertEquals((await sb.run(["login", "--json"], { env })).code, 0);
+        const during = await readConfig();
+        assert(String(during.default_model).startsWith("kimi-code/"), during.default_model);
+        // a second login keeps what the first replaced
+        assertEquals((await sb.run(["login", "--json"], { env })).code, 0);
+        const out = await sb.run(["logout"], { env });
+        assertEquals([out.code, out.stdout], [
+          0,
+          "Logged out successfully. The default model is mine again.\n",
+        ]);
+        const after = await readConfig();
+        assertEquals([after.default_model, after.default_thinking], ["mine", false]);
+        assertEquals(Object.keys(after.models), ["mine"]);
+        const again = await sb.run(["logout", "--json"], { env });
+        assertEquals(JSON.parse(again.stdout), {
+          type: "info",
+          message: "Not logged in to Kimi Code: there is nothing to log out.",
+        });
+      } finally {
+        await kc.close();
+      }
     }),
 );
