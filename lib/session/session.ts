@@ -147,11 +147,16 @@ export class Session {
   }
 
   /**
-   * The work dir's last session (`last_session_id` in `kimi.json`).
+   * The session `--continue` resumes: the work dir's newest session with content (see
+   * {@link list}), else its `last_session_id` in `kimi.json` when that session still exists.
+   * The newest one wins over `last_session_id`, which only a clean exit records: a shell that
+   * ended in a fresh `/new` session, or a run that failed, leaves an older id there.
    *
    * @throws {SessionError} `No previous session found for the working directory`.
    */
   static async continue(opts: WorkDirRef): Promise<Session> {
+    const [newest] = await Session.list(opts);
+    if (newest) return newest;
     const metadata = await loadMetadata(opts.shareDir);
     const last = findWorkDir(metadata, opts.workDir)?.last_session_id ?? null;
     const session = last === null ? null : await Session.find({ ...opts, id: last });

@@ -6,6 +6,7 @@
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { type KimiSandbox, kimiSandbox, toolCallLine } from "../helpers/kimi_process.ts";
 import { TmuxKimi } from "../helpers/tmux.ts";
+import { startMockOpenAI } from "../helpers/mock_openai.ts";
 import { REPO_ROOT, serveKimi } from "../helpers/url_server.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -233,6 +234,50 @@ Deno.test(
         }
       } finally {
         await srv.close();
+      }
+    }),
+);
+
+Deno.test(
+  "shell (issue 32 item 7): after /new, kimi -C continues the newest session with content",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      const mock = await startMockOpenAI({ defaultReply: { text: "answered." } });
+      try {
+        const config = await sb.openaiConfig(mock.url);
+        for (const second of ["with content", "empty"]) {
+          const t = await TmuxKimi.start(sb, ["--config-file", config]);
+          let first = "";
+          let next = "";
+          try {
+            let s = await t.waitFor(promptReady);
+            first = /Session: ([0-9a-f-]{36})/.exec(s)![1];
+            await t.type(`one ${second}`);
+            await t.keys("Enter");
+            await t.waitFor((x) => x.includes("answered.") && promptReady(x));
+            await t.type("/new");
+            await t.keys("Enter");
+            s = await t.waitFor((x) => x.includes("Started a new session") && promptReady(x));
+            next = /Started a new session ([0-9a-f-]{36})/.exec(s)![1];
+            if (second === "with content") {
+              await t.type("two");
+              await t.keys("Enter");
+              await t.waitFor((x) => x.split("answered.").length === 3 && promptReady(x));
+            }
+            await t.type("/exit");
+            await t.keys("Enter");
+            await t.waitFor("[exit 0]");
+          } finally {
+            await t.close();
+          }
+          const c = await sb.run(["--config-file", config, "-C", "--print", "-p", "again"]);
+          assertEquals(c.code, 0, c.stderr);
+          const expected = second === "with content" ? next : first;
+          assertStringIncludes(c.stderr, `--session ${expected}`);
+        }
+      } finally {
+        await mock.close();
       }
     }),
 );

@@ -98,6 +98,8 @@ class Shell implements ShellContext {
   prefill = "";
   readonly #opts: ShellOptions;
   readonly #original: Session;
+  /** The last session left (by `/new`, `/sessions`, `/fork`) that held something. */
+  #lastWithContent: Session | null = null;
   #history!: HistoryStore;
   #editor!: LineEditor;
   #hub: Subscription<WireMessage> | null = null;
@@ -176,6 +178,7 @@ class Shell implements ShellContext {
       return { code: this.#turnFailed ? 1 : 0, session: this.app.session };
     }
     this.#welcome();
+    let session: Session;
     if (this.#opts.resumed) await this.showTranscript();
     if (this.#opts.notice) this.print(style.warn(this.#opts.notice));
     if (!this.app.llm) {
@@ -209,12 +212,15 @@ class Shell implements ShellContext {
     } finally {
       this.#hub?.unsubscribe();
       this.#stopNotifications?.();
+      session = this.app.session;
       if (this.app.session !== this.#original && await this.app.session.isEmpty()) {
         await this.app.session.delete().catch(() => {});
+        // the run's session is the last one that holds something (resume hint, --continue)
+        if (this.#lastWithContent) session = this.#lastWithContent;
       }
     }
     this.print(style.dim("Bye!"));
-    return { code: 0, session: this.app.session };
+    return { code: 0, session };
   }
 
   /** Run one entered line: a shell command, a slash command or a turn. */
@@ -326,8 +332,9 @@ class Shell implements ShellContext {
     const session = o.session ?? old.session;
     const next = await this.#opts.createApp(session, o.config ?? old.config, o.modelAlias);
     old.closeNotifications();
-    if (session !== old.session && old.session !== this.#original && await old.session.isEmpty()) {
-      await old.session.delete().catch(() => {});
+    if (session !== old.session) {
+      if (!(await old.session.isEmpty())) this.#lastWithContent = old.session;
+      else if (old.session !== this.#original) await old.session.delete().catch(() => {});
     }
     this.app = next;
     this.contextUsage = null;
