@@ -386,7 +386,10 @@ export class KimiSoul {
       if (this.isRoot && this.#goals?.active) result = (await this.runGoal(null)).result;
       return (await this.#stopHook()) ?? result;
     } catch (err) {
-      if (opts.signal.aborted) throw new RunCancelled();
+      if (opts.signal.aborted) {
+        if (begun && !isCommand) await this.#noteInterruption().catch(() => {});
+        throw new RunCancelled();
+      }
       throw err;
     } finally {
       if (begun) this.#wire?.send(event("TurnEnd", {}));
@@ -396,6 +399,21 @@ export class KimiSoul {
       this.#source = null;
       if (begun && !isCommand) await this.#afterUserTurn(input).catch(() => {});
     }
+  }
+
+  /**
+   * After the user interrupted a prompt's turn: the prompt stays in the context and the
+   * interrupted step's answer is not kept (reference §6.9); a short user message,
+   * {@link INTERRUPTED_BY_USER}, then tells the model so, or the next prompt would reach it glued
+   * to the interrupted one as a single request.
+   */
+  async #noteInterruption(): Promise<void> {
+    const last = this.context.history.at(-1);
+    if (!last || extractText(last.content, "") === INTERRUPTED_BY_USER) return;
+    await this.context.append({
+      role: "user",
+      content: [{ type: "text", text: INTERRUPTED_BY_USER }],
+    });
   }
 
   /** The Stop hook (once per turn): a block with a reason runs one more turn with it. */
@@ -700,6 +718,9 @@ interface StepOutcome {
   stop: StopReason | null;
   message: NormalizedMessage | null;
 }
+
+/** The user message recorded after an interrupted turn (the words Claude Code uses). */
+export const INTERRUPTED_BY_USER = "[Request interrupted by user]";
 
 /** A user message from user input. */
 export function userMessage(input: UserInput): NormalizedMessage {

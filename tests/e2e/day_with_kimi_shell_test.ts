@@ -281,3 +281,53 @@ Deno.test(
       }
     }),
 );
+
+Deno.test(
+  "shell (issue 32 item 8): a prompt interrupted with Esc stays in the context, its partial answer does not, and the model is told it was interrupted",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      const mock = await startMockOpenAI();
+      try {
+        mock.enqueue({ text: "slow ".repeat(400), chunkChars: 4, chunkDelayMs: 30 });
+        mock.enqueue({ text: "second answer." });
+        const config = await sb.openaiConfig(mock.url);
+        const t = await TmuxKimi.start(sb, ["--config-file", config]);
+        try {
+          await t.waitFor(promptReady);
+          await t.type("write a long essay");
+          await t.keys("Enter");
+          await t.waitFor(/Writing… \d+s · esc to interrupt/);
+          await t.keys("Escape");
+          await t.waitFor((s) => s.includes("Interrupted by user") && promptReady(s));
+          await t.type("what is 2+2?");
+          await t.keys("Enter");
+          await t.waitFor((s) => s.includes("second answer.") && promptReady(s));
+        } finally {
+          await t.close();
+        }
+        const chats = mock.requests.filter((r) => r.path.endsWith("/chat/completions"));
+        const messages = chats.at(-1)!.body.messages as { role: string; content: unknown }[];
+        const convo = messages.filter((m) => m.role !== "system");
+        assertEquals(convo.map((m) => m.role), ["user"]);
+        const parts = (typeof convo[0].content === "string"
+          ? [{ type: "text", text: convo[0].content }]
+          : convo[0].content as { type: string; text: string }[]).map((p) => p.text);
+        assertEquals(parts, [
+          "write a long essay",
+          "[Request interrupted by user]",
+          "what is 2+2?",
+        ]);
+        // the records: the interrupted prompt, the marker, the next prompt and its answer
+        const [dir] = await sb.sessionDirs();
+        const ctx = (await Deno.readTextFile(`${dir}/context.jsonl`)).trim().split("\n")
+          .map((l) =>
+            JSON.parse(l)
+          ).filter((r) => !String(r.role).startsWith("_"));
+        assertEquals(ctx.map((r) => r.role), ["user", "user", "user", "assistant"]);
+        assert(!JSON.stringify(ctx).includes("slow slow"), "the partial answer was kept");
+      } finally {
+        await mock.close();
+      }
+    }),
+);
