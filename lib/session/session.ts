@@ -147,19 +147,20 @@ export class Session {
   }
 
   /**
-   * The session `--continue` resumes: the work dir's newest session with content (see
-   * {@link list}), else its `last_session_id` in `kimi.json` when that session still exists.
-   * The newest one wins over `last_session_id`, which only a clean exit records: a shell that
-   * ended in a fresh `/new` session, or a run that failed, leaves an older id there.
+   * The session `--continue` resumes: the work dir's `last_session_id` in `kimi.json` (the
+   * session of the last clean exit) when it still holds something, else the work dir's newest
+   * session with content (see {@link list}) — a run that failed, or one whose last session was
+   * empty, leaves no usable id behind.
    *
    * @throws {SessionError} `No previous session found for the working directory`.
    */
   static async continue(opts: WorkDirRef): Promise<Session> {
-    const [newest] = await Session.list(opts);
-    if (newest) return newest;
     const metadata = await loadMetadata(opts.shareDir);
     const last = findWorkDir(metadata, opts.workDir)?.last_session_id ?? null;
     const session = last === null ? null : await Session.find({ ...opts, id: last });
+    if (session && !(await session.isEmpty())) return session;
+    const [newest] = await Session.list(opts);
+    if (newest) return newest;
     if (!session) throw new SessionError("No previous session found for the working directory");
     return session;
   }

@@ -331,3 +331,59 @@ Deno.test(
       }
     }),
 );
+
+Deno.test(
+  "shell (issue 32 item 9): a resumed transcript shows what the user typed (no SKILL.md, no system reminders) and a rejected call as it looked live",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      const config = await sb.scriptedConfig([
+        toolCallLine("c1", "Shell", { command: "echo rejected-call" }),
+        "text: the skill answered.",
+        "text: thanks noted.",
+      ]);
+      const t = await TmuxKimi.start(sb, ["--config-file", config]);
+      let live = "";
+      try {
+        await t.waitFor(promptReady);
+        await t.type("run it");
+        await t.keys("Enter");
+        await t.waitFor("Allow this action?");
+        await t.keys("Escape");
+        await t.waitFor((s) => s.includes("✗ Rejected") && promptReady(s));
+        await t.type("/skill:kimi-cli-help which front ends?");
+        await t.keys("Enter");
+        await t.waitFor((s) => s.includes("the skill answered.") && promptReady(s));
+        for (const cmd of ["/afk", "/afk"]) {
+          await t.type(cmd);
+          await t.keys("Enter");
+          await t.waitFor((s) => s.endsWith("shell mode · ctrl-j: newline") || promptReady(s));
+        }
+        await t.waitFor((s) => s.includes("You are back at the terminal") && promptReady(s));
+        await t.type("thanks");
+        await t.keys("Enter");
+        live = await t.waitFor((s) => s.includes("thanks noted.") && promptReady(s));
+        await t.type("/exit");
+        await t.keys("Enter");
+        await t.waitFor("[exit 0]");
+      } finally {
+        await t.close();
+      }
+      const again = await TmuxKimi.start(sb, ["--config-file", config, "-C"], { height: 60 });
+      try {
+        const s = await again.waitFor(promptReady);
+        const transcript = s.split("─".repeat(40))[0];
+        assertStringIncludes(transcript, "✨ run it");
+        assert(/✗ Used Shell \(echo rejected-call\)/.test(transcript), transcript);
+        assertStringIncludes(transcript, "✨ /skill:kimi-cli-help which front ends?");
+        assertStringIncludes(transcript, "the skill answered.");
+        assertStringIncludes(transcript, "✨ thanks");
+        for (const internal of ["name: kimi-cli-help", "system-reminder", "User request:"]) {
+          assert(!transcript.includes(internal), `${internal} in:\n${transcript}`);
+        }
+        assert(live.includes("✗ Used Shell (echo rejected-call)"), live);
+      } finally {
+        await again.close();
+      }
+    }),
+);

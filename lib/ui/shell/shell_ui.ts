@@ -16,6 +16,7 @@ import { runTurn } from "../../soul/run_turn.ts";
 import { parseSlashCommand } from "../../soul/soul.ts";
 import type { Subscription } from "../../wire/broadcast.ts";
 import {
+  type Envelope,
   isRequest,
   type PendingRequest,
   type UserInput,
@@ -45,7 +46,7 @@ import { runSetup } from "./setup_wizard.ts";
 import { formatStatusLine } from "./status_line.ts";
 import { Terminal } from "./terminal.ts";
 import { setTheme, style } from "./theme.ts";
-import { formatTranscript } from "./transcript.ts";
+import { formatTranscript, formatWireTranscript } from "./transcript.ts";
 import { TurnRenderer } from "./turn_renderer.ts";
 
 /** Options of {@link runShell}. */
@@ -270,7 +271,11 @@ class Shell implements ShellContext {
     const history = this.app.soul.context.history;
     if (!history.some((m) => m.role === "user")) return;
     const md = await loadMarkdown();
-    const text = formatTranscript(history, md, this.term.columns);
+    const recorded: Envelope[] = [];
+    for await (const r of this.app.wireFile.records()) recorded.push(r.message);
+    const text = recorded.some((m) => m.type === "TurnBegin")
+      ? formatWireTranscript(recorded, md, this.term.columns)
+      : formatTranscript(history, md, this.term.columns);
     if (text) this.print(text + "\n" + style.dim("─".repeat(Math.min(40, this.term.columns))));
   }
 
