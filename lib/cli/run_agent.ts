@@ -129,8 +129,9 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     // A bad `--config` text is a usage error of that flag (exit 2); a bad config file is a
     // fatal error of the run: logged, and reported with where the log is (exit 1).
     if (opts.configText !== undefined) throw new UsageError(err.message, "--config");
-    log("ERROR", "cli", `Invalid configuration: ${err.message}`);
-    console.error(fatalErrorText(err.message, shareDir));
+    const traceback = opts.debug ? (err.stack ?? err.message) : null;
+    log("ERROR", "cli", `Invalid configuration: ${traceback ?? err.message}`);
+    console.error(fatalErrorText(err.message, shareDir, traceback));
     return 1;
   }
   for (const notice of notices) {

@@ -38,7 +38,11 @@ import { DenwaRenji, dmailMessage, dmailRestoreNote } from "./dmail.ts";
 import type { FileSnapshots } from "../session/file_snapshots.ts";
 import { isContextOverflowError } from "../llm/errors.ts";
 import type { PlanMode, PlanModeSource } from "./plan_mode.ts";
-import type { CommandServices, SoulCommand } from "./slash_commands.ts";
+import {
+  type CommandServices,
+  type SoulCommand,
+  unknownSlashCommandText,
+} from "./slash_commands.ts";
 import type { StopReason, TurnResult } from "./turn.ts";
 import { systemReminder, toolResultToMessage } from "./tool_result_message.ts";
 import type { Toolset } from "./toolset.ts";
@@ -426,7 +430,8 @@ export class KimiSoul {
   async #runCommand(name: string, args: string): Promise<void> {
     const cmd = this.#commands.find((c) => c.name === name || c.aliases.includes(name));
     if (!cmd) {
-      this.emit(partEvent({ type: "text", text: `Unknown slash command "/${name}".` }));
+      const known = this.#commands.flatMap((c) => [c.name, ...c.aliases]);
+      this.emit(partEvent({ type: "text", text: unknownSlashCommandText(name, known) }));
       return;
     }
     await cmd.run({

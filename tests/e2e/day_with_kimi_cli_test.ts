@@ -3,7 +3,7 @@
  * `main.ts` runs as a user or client would, against the scripted provider or the mock
  * OpenAI-compatible server.
  */
-import { assert, assertEquals } from "../helpers/assert.ts";
+import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { type KimiSandbox, kimiSandbox, toolCallLine } from "../helpers/kimi_process.ts";
 import { spawnWire, type WireLine } from "../helpers/wire_process.ts";
 import { startMockOpenAI } from "../helpers/mock_openai.ts";
@@ -287,5 +287,75 @@ Deno.test(
       } finally {
         await kc.close();
       }
+    }),
+);
+
+Deno.test(
+  "CLI (issue 32 item 13): -r in --help, near-miss subcommands with arguments, subcommand usage, --debug traceback, mcp add --force, one unknown-command wording",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      const help = await sb.run(["--help"]);
+      assert(/^ {2}-r, --resume \[id\] +Same as --session\.$/m.test(help.stdout), help.stdout);
+
+      const usage = (cmd: string, line: string, error: string) =>
+        `Usage: ${cmd} ${line}\nTry '${cmd} -h' for help.\n\nError: ${error}\n`;
+      const cases: [string[], string][] = [
+        [
+          ["mpc", "list"],
+          usage(
+            "kimi",
+            "[OPTIONS] COMMAND [ARGS]...",
+            "No such command 'mpc'. Did you mean 'mcp'?",
+          ),
+        ],
+        [
+          ["mcp", "frob"],
+          usage("kimi mcp", "[OPTIONS] COMMAND [ARGS]...", "No such command 'frob'."),
+        ],
+        [["info", "--bogus"], usage("kimi info", "[OPTIONS]", "No such option: --bogus")],
+        [
+          ["mcp", "add"],
+          usage(
+            "kimi mcp add",
+            "[OPTIONS] NAME [TARGET_OR_COMMAND]...",
+            "Missing argument 'NAME'.",
+          ),
+        ],
+      ];
+      for (const [args, stderr] of cases) {
+        const r = await sb.run(args);
+        assertEquals({ args, code: r.code, stderr: r.stderr }, { args, code: 2, stderr });
+      }
+
+      // --debug: the traceback the fatal error promises
+      const bad = `${sb.root}/bad.toml`;
+      await Deno.writeTextFile(bad, "default_model = 3\n");
+      const plain = await sb.run(["--config-file", bad, "--print", "-p", "hi"]);
+      assertEquals(plain.code, 1);
+      assert(plain.stderr.includes("Run with --debug for full traceback"), plain.stderr);
+      const debug = await sb.run(["--debug", "--config-file", bad, "--print", "-p", "hi"]);
+      assertEquals(debug.code, 1);
+      assert(!debug.stderr.includes("Run with --debug"), debug.stderr);
+      assert(/Traceback:\n.*ConfigError.*\n\s+at /.test(debug.stderr), debug.stderr);
+      const log = await Deno.readTextFile(`${sb.shareDir}/logs/kimi.log`);
+      assert(/Invalid configuration: ConfigError[^\n]*\n\s+at /.test(log), log);
+
+      // mcp add on an existing name
+      const add = (...extra: string[]) =>
+        sb.run(["mcp", "add", "srv", ...extra, "--", "echo", "one"]);
+      assertEquals((await add()).code, 0);
+      const again = await add();
+      assertEquals(again.code, 1);
+      assertStringIncludes(again.stderr, "MCP server 'srv' already exists in ");
+      assertStringIncludes(again.stderr, "Use --force to replace it");
+      const forced = await add("--force");
+      assertEquals(forced.code, 0, forced.stderr);
+      assertStringIncludes(forced.stdout, "Replaced MCP server 'srv' in ");
+
+      // the agent's wording for an unknown slash command (print, wire): the shell's too
+      const config = await sb.scriptedConfig([]);
+      const r = await sb.run(["--config-file", config, "--print", "-p", "/compcat"]);
+      assertStringIncludes(r.stdout, 'Unknown slash command "/compcat". Did you mean /compact?');
     }),
 );

@@ -387,3 +387,37 @@ Deno.test(
       }
     }),
 );
+
+Deno.test(
+  "shell (issue 32 item 13): /theme and /permissions name what is wrong and the valid values; unknown commands get the agent's wording; the approval hint names Esc and Ctrl-C",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      const config = await sb.scriptedConfig([
+        toolCallLine("c1", "Shell", { command: "echo hinted" }),
+        "text: ok.",
+      ]);
+      const t = await TmuxKimi.start(sb, ["--config-file", config]);
+      try {
+        await t.waitFor(promptReady);
+        const run = async (line: string, expect: string) => {
+          await t.type(line);
+          await t.keys("Enter");
+          return await t.waitFor((s) => s.includes(expect) && promptReady(s));
+        };
+        await run("/theme purple", 'Unknown theme "purple". Valid themes: dark, light.');
+        const perm = await run("/permissions add maybe Shell(ls)", 'Unknown decision "maybe"');
+        assertStringIncludes(perm, 'Unknown decision "maybe": use allow, ask, deny.');
+        await run("/permissions frob", 'Unknown subcommand "frob".');
+        await run("/thme dark", 'Unknown slash command "/thme". Did you mean /theme?');
+        await t.type("go");
+        await t.keys("Enter");
+        const s = await t.waitFor("Allow this action?");
+        assertStringIncludes(s, "Esc reject · Ctrl-C reject and interrupt the turn");
+        await t.keys("Enter");
+        await t.waitFor((x) => x.includes("ok.") && promptReady(x));
+      } finally {
+        await t.close();
+      }
+    }),
+);

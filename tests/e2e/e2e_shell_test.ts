@@ -165,7 +165,7 @@ Deno.test(
         await t2.waitFor(/kimi, version \d+\.\d+\.\d+/);
         await t2.type("/nonsense");
         await t2.keys("Enter");
-        await t2.waitFor("Unknown command /nonsense. Type /help to see the commands.");
+        await t2.waitFor('Unknown slash command "/nonsense".');
       } finally {
         await t2.close();
       }

@@ -68,6 +68,10 @@ function formatArgs(args: string | undefined): string[] {
   return out;
 }
 
+/** The keys of an approval: Esc rejects the call, Ctrl-C interrupts the whole turn. */
+export const APPROVAL_KEYS_HINT =
+  "↑/↓ move · Enter select · Esc reject · Ctrl-C reject and interrupt the turn";
+
 /** Ask the user about an approval request; prints the request and the outcome. */
 export async function promptApproval(
   term: Terminal,
@@ -85,6 +89,7 @@ export async function promptApproval(
       title: [style.bold("Allow this action?")],
       options: [...choices.map((c) => ({ label: c.label })), { label: REJECT_WITH_FEEDBACK_LABEL }],
       onInterrupt: () => (interrupted = true),
+      keysHint: APPROVAL_KEYS_HINT,
     });
     if (interrupted) {
       term.print(style.warn("  ✗ Interrupted"));

@@ -236,8 +236,12 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
     description: "Switch the colour theme (dark or light)",
     async run(ctx, args) {
       const name = args.trim();
-      if (name !== "dark" && name !== "light") {
+      if (!name) {
         ctx.print(`Theme: ${ctx.app.config.theme}. Usage: /theme dark|light`);
+        return;
+      }
+      if (name !== "dark" && name !== "light") {
+        ctx.print(`Unknown theme "${name}". Valid themes: dark, light.`);
         return;
       }
       setTheme(name as ThemeName);

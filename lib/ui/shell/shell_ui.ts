@@ -14,6 +14,7 @@ import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "../..
 import type { KimiApp } from "../../app/kimi_app.ts";
 import { runTurn } from "../../soul/run_turn.ts";
 import { parseSlashCommand } from "../../soul/soul.ts";
+import { unknownSlashCommandText } from "../../soul/slash_commands.ts";
 import type { Subscription } from "../../wire/broadcast.ts";
 import {
   type Envelope,
@@ -248,7 +249,9 @@ class Shell implements ShellContext {
         c.name === cmd.name || c.aliases.includes(cmd.name)
       );
       if (!known && !cmd.name.includes(":")) {
-        this.print(style.error(`Unknown command /${cmd.name}. Type /help to see the commands.`));
+        const names = [...SHELL_COMMANDS, ...this.app.soul.commands]
+          .flatMap((c) => [c.name, ...c.aliases]);
+        this.print(style.error(unknownSlashCommandText(cmd.name, names)));
         return;
       }
     }

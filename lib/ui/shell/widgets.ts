@@ -29,6 +29,8 @@ export interface SelectOptions {
   multiple?: boolean;
   /** Called when Ctrl-C (rather than Escape) cancels the select. */
   onInterrupt?: () => void;
+  /** The key hint under the list (default: move, select, `Esc cancel`). */
+  keysHint?: string;
 }
 
 /**
@@ -53,9 +55,10 @@ export function select(term: Terminal, opts: SelectOptions): Promise<number[] | 
       const text = `${i + 1}. ${mark}${o.label}${o.hint ? style.dim(`  ${o.hint}`) : ""}`;
       rows.push(i === index ? style.accent(`› ${text}`) : `  ${text}`);
     });
-    const help = opts.multiple
-      ? "↑/↓ move · Space toggle · Enter confirm · Esc cancel"
-      : "↑/↓ move · Enter select · Esc cancel";
+    const help = opts.keysHint ??
+      (opts.multiple
+        ? "↑/↓ move · Space toggle · Enter confirm · Esc cancel"
+        : "↑/↓ move · Enter select · Esc cancel");
     rows.push(style.dim(help));
     term.render(rows.flatMap((r) => cut(r, term.columns)));
   };
