@@ -225,7 +225,10 @@ export async function* loginKimiCode(opts: AuthFlowOptions): AsyncGenerator<OAut
         if (!printedWait) {
           yield {
             type: "waiting",
-            message: `Waiting for user authorization...: ${poll.description.trim()}`,
+            // the reference's words; without a description no dangling ": "
+            message: poll.description.trim()
+              ? `Waiting for user authorization...: ${poll.description.trim()}`
+              : "Waiting for user authorization...",
             data: { error: poll.error, error_description: poll.description },
           };
           printedWait = true;

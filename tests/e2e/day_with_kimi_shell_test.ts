@@ -421,3 +421,51 @@ Deno.test(
       }
     }),
 );
+
+Deno.test(
+  "shell (issue 32 item 15): words on the screen: said lines on lines of their own, platform names in sentences, /help lists /reset",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      const config = await sb.scriptedConfig([
+        "text: Done.",
+        `text: Echo: hi\n${toolCallLine("g1", "UpdateGoal", { status: "complete" })}`,
+        "text: finished.",
+      ]);
+      const t = await TmuxKimi.start(sb, ["--config-file", config, "--yolo"], { height: 80 });
+      try {
+        await t.waitFor(promptReady);
+        const run = async (line: string, expect: string | RegExp) => {
+          await t.type(line);
+          await t.keys("Enter");
+          return await t.waitFor((s) =>
+            (typeof expect === "string" ? s.includes(expect) : expect.test(s)) && promptReady(s)
+          );
+        };
+        let s = await run("/init", "No AGENTS.md was written.");
+        assert(/^Done\.$/m.test(s) && !s.includes("Done.No"), s);
+        s = await run("/goal say hi", "Goal achieved");
+        assert(/^Goal set: say hi$/m.test(s) && /^Echo: hi$/m.test(s), s);
+        s = await run("/add-dir", "No additional directories.");
+        assert(new RegExp(`^Workspace: ${sb.workDir}$`, "m").test(s), s);
+        assert(/^No additional directories\. Use \/add-dir <path> to add one\.$/m.test(s), s);
+        s = await run("/help", "Agent commands");
+        assert(/^ {2}\/reset +Clear the context$/m.test(s), s);
+        assert(/^ {2}\/new \(\/clear\) +Start a new session$/m.test(s), s);
+        // a platform's name reads as a name in sentences, the menu keeps the details
+        await t.type("/login");
+        await t.keys("Enter");
+        s = await t.waitFor("Any OpenAI-compatible API (enter its base URL)");
+        await t.type("8");
+        await t.waitFor("Base URL");
+        await t.type("http://127.0.0.1:9/v1");
+        await t.keys("Enter");
+        s = await t.waitFor("API key for the OpenAI-compatible API");
+        assert(!s.includes("API key for Any OpenAI-compatible API (enter"), s);
+        await t.keys("Escape");
+        await t.waitFor(promptReady);
+      } finally {
+        await t.close();
+      }
+    }),
+);

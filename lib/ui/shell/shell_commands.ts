@@ -265,8 +265,10 @@ function helpText(ctx: ShellContext): string {
   for (const c of SHELL_COMMANDS) lines.push(row(c.name, c.aliases, c.description));
   lines.push(style.bold("Agent commands"));
   for (const c of ctx.app.soul.commands) {
-    if (findShellCommand(c.name)) continue;
-    lines.push(row(c.name, c.aliases, c.description));
+    // a name the shell takes for itself (`/clear` starts a new session) is listed there; the
+    // agent command keeps its other names (`/reset` clears the context)
+    const [name, ...aliases] = [c.name, ...c.aliases].filter((n) => !findShellCommand(n));
+    if (name) lines.push(row(name, aliases, c.description));
   }
   lines.push(style.bold("Keys"));
   lines.push("  Enter send · Ctrl-J or Alt-Enter newline · Tab complete /commands and @paths");

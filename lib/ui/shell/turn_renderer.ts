@@ -230,6 +230,11 @@ export class TurnRenderer {
         break;
       }
       case "StepInterrupted":
+      // each step's text, a nested turn's (/init) and a command's own words are paragraphs of
+      // their own: text that follows them never runs on in the same line
+      case "StepBegin":
+      case "TurnBegin":
+      case "TurnEnd":
         await this.#flush();
         break;
       case "SteerInput": {
