@@ -242,6 +242,8 @@ async function main(argv: string[]): Promise<number> {
   const child = new Deno.Command(Deno.execPath(), {
     args,
     cwd,
+    // kimi names the profile when a tool it leaves out is called
+    env: { KIMI_PERMISSION_PROFILE: profile },
     stdin: "inherit",
     stdout: "inherit",
     stderr: "inherit",

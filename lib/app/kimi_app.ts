@@ -288,12 +288,11 @@ export class KimiApp {
       additionalDirs: state.additional_dirs,
       modelHost: urlHost(resolved.provider.base_url),
     });
-    const disabled = new Set(
-      unavailableTools(runScope, scope, {
-        workDir: session.workDir,
-        searchHost: urlHost(config.services.moonshot_search?.base_url),
-      }).map((t) => t.name),
-    );
+    const leftOut = unavailableTools(runScope, scope, {
+      workDir: session.workDir,
+      searchHost: urlHost(config.services.moonshot_search?.base_url),
+    });
+    const disabled = new Set(leftOut.map((t) => t.name));
     // The agent's tool modules load while skills, context and the rest are set up.
     prefetchBuiltinTools(agent.tools.filter((name) => !disabled.has(name)));
 
@@ -322,6 +321,15 @@ export class KimiApp {
     }
 
     const toolset = new Toolset();
+    // a call to a tool this run's permissions leave out says so (not "not found")
+    const profile = opts.getEnv("KIMI_PERMISSION_PROFILE");
+    for (const t of leftOut) {
+      toolset.setUnavailable(
+        t.name,
+        `${t.name} is not available in ${profile ? `the ${profile} profile` : "this run"}: ` +
+          `${t.reason}. Do without it, or tell the user which permission would allow it.`,
+      );
+    }
     const rules = await PermissionRuleSet.load({
       userFile: opts.configFile === undefined
         ? join(session.shareDir, "config.toml")

@@ -359,3 +359,57 @@ Deno.test(
       assertStringIncludes(r.stdout, 'Unknown slash command "/compcat". Did you mean /compact?');
     }),
 );
+
+Deno.test(
+  "review profile (issue 32 item 16): a model host the run may not reach is said at once (no retries, no base_url hint); a left-out tool names the profile; kimi info tells installed-but-not-allowed bwrap from missing",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      const review = ["--allow-read", "--allow-env", `--allow-write=${sb.shareDir}`];
+      await Deno.mkdir(sb.shareDir, { recursive: true });
+      const mock = await startMockOpenAI();
+      try {
+        const config = await sb.openaiConfig(mock.url);
+        const r = await sb.run(["--config-file", config, "--print", "-p", "hi"], {
+          permissions: review,
+        });
+        assertEquals(r.code, 1, r.stderr);
+        const host = new URL(mock.url).host;
+        const out = r.stdout + r.stderr;
+        assertStringIncludes(out, `This run has no network access to \`${host}\``);
+        assertStringIncludes(out, "`kimi-review`");
+        assert(!/retrying|base_url/.test(out), out);
+        assertEquals(mock.requests.length, 0);
+      } finally {
+        await mock.close();
+      }
+
+      const scripted = await sb.scriptedConfig([
+        toolCallLine("w1", "WriteFile", { path: "x.txt", content: "x" }),
+        "text: could not write.",
+      ]);
+      const w = await sb.run(
+        ["--config-file", scripted, "--print", "--output-format", "stream-json", "-p", "write"],
+        { permissions: review, env: { KIMI_PERMISSION_PROFILE: "review" } },
+      );
+      assertEquals(w.code, 0, w.stderr);
+      const tool = w.stdout.trim().split("\n").map((l) => JSON.parse(l))
+        .find((m) => m.role === "tool");
+      const text = JSON.stringify(tool.content);
+      assertStringIncludes(text, "WriteFile is not available in the review profile: this run may");
+      assert(!text.includes("not found"), text);
+
+      const info = await sb.run(["info"], { permissions: review });
+      const refused = info.stdout.split("\n").find((l) => l.startsWith("shell commands:"))!;
+      let bwrapInstalled = false;
+      for (const dir of (Deno.env.get("PATH") ?? "").split(":")) {
+        if (await Deno.stat(`${dir}/bwrap`).then(() => true, () => false)) bwrapInstalled = true;
+      }
+      if (bwrapInstalled) {
+        assert(/this run may not start \S*bwrap \(needs --allow-run=/.test(refused), refused);
+        assert(!refused.includes("install"), refused);
+      } else {
+        assertStringIncludes(refused, "bubblewrap (bwrap) was not found (install it");
+      }
+    }),
+);
