@@ -6,6 +6,8 @@
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { type KimiSandbox, kimiSandbox, toolCallLine } from "../helpers/kimi_process.ts";
 import { spawnWire, type WireLine } from "../helpers/wire_process.ts";
+import { spawnAcp } from "../helpers/acp_client.ts";
+import * as acp from "@agentclientprotocol/sdk";
 import { startMockOpenAI } from "../helpers/mock_openai.ts";
 import { startMockKimiCode } from "../helpers/mock_kimi_code.ts";
 import { SOUL_COMMANDS } from "../../lib/soul/commands/mod.ts";
@@ -410,6 +412,68 @@ Deno.test(
         assert(!refused.includes("install"), refused);
       } else {
         assertStringIncludes(refused, "bubblewrap (bwrap) was not found (install it");
+      }
+    }),
+);
+
+Deno.test(
+  "ACP (issue 32 item 17): no partial argument JSON in tool_call updates; a new file's diff has oldText null; session/load of an unknown id names it",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      const mock = await startMockOpenAI();
+      try {
+        mock.enqueue({
+          toolCalls: [{
+            id: "w1",
+            name: "WriteFile",
+            arguments: ['{"path": "new', '.txt", "con', 'tent": "hello"}'],
+          }],
+        }, { text: "written." });
+        const config = await sb.openaiConfig(mock.url);
+        const client = spawnAcp(sb, { rootArgs: ["--config-file", config] });
+        try {
+          await client.initialize();
+          const { sessionId: sid } = await client.newSession(sb.workDir);
+          assertEquals(await client.prompt(sid, "write it"), { stopReason: "end_turn" });
+          const calls = client.of(sid).filter((u) =>
+            u.sessionUpdate === "tool_call" ||
+            (u.sessionUpdate === "tool_call_update" && !("status" in u && u.status))
+          ) as { title?: string; content?: { content?: { text?: string } }[] }[];
+          assert(calls.length >= 1, JSON.stringify(client.of(sid)));
+          for (const u of calls) {
+            for (const c of u.content ?? []) {
+              const text = c.content?.text ?? "";
+              JSON.parse(text); // whole JSON or nothing
+            }
+          }
+          const first = calls[0];
+          assertEquals(first.content, []);
+          assertEquals(first.title, "WriteFile");
+          const permission = client.permissions[0];
+          assertEquals(permission.toolCall.content, [{
+            type: "diff",
+            path: `${sb.workDir}/new.txt`,
+            oldText: null,
+            newText: "hello",
+          }]);
+          let err: { code?: number; message?: string } = {};
+          try {
+            await client.agent.request(acp.methods.agent.session.load, {
+              sessionId: "no-such-id-17",
+              cwd: sb.workDir,
+              mcpServers: [],
+            });
+          } catch (e) {
+            err = e as { code: number; message: string };
+          }
+          assertEquals(err.code, -32002);
+          assertStringIncludes(err.message ?? "", "no-such-id-17");
+        } finally {
+          await client.finish();
+        }
+      } finally {
+        await mock.close();
       }
     }),
 );

@@ -182,7 +182,7 @@ Deno.test("acp: permission allow-always, then the same action runs without a req
     assertEquals(write.toolCall.content, [{
       type: "diff",
       path: `${sb.workDir}/out.txt`,
-      oldText: "",
+      oldText: null, // a new file (issue 32 item 17)
       newText: "hi",
     }]);
     const failed = client.of(sid).find((u) =>
@@ -293,7 +293,11 @@ Deno.test("acp: session/load replays history; list and resume", async () => {
         cwd: sb.workDir,
         mcpServers: [],
       })),
-      { code: -32002, message: "Resource not found", data: { sessionId: "no-such-session" } },
+      {
+        code: -32002,
+        message: `Session not found: no-such-session (no such session in ${sb.workDir})`,
+        data: { sessionId: "no-such-session" },
+      },
     );
     assertEquals((await second.finish()).code, 0);
   } finally {
@@ -501,7 +505,7 @@ Deno.test("acp: bad requests get precise errors and the process lives on", async
     });
     assertEquals(await rpcError(client.prompt("nope", "hi")), {
       code: -32002,
-      message: "Resource not found",
+      message: "Session not found: nope",
       data: { sessionId: "nope" },
     });
     const { sessionId: sid } = await client.newSession(sb.workDir);

@@ -205,7 +205,7 @@ export class AcpServer {
 
   #session(id: string): AcpSession {
     const s = this.#sessions.get(id);
-    if (!s) throw acp.RequestError.sessionNotFound(id);
+    if (!s) throw sessionNotFound(id);
     return s;
   }
 
@@ -333,7 +333,7 @@ export class AcpServer {
     await checkCwd(params.cwd);
     let s = this.#sessions.get(params.sessionId);
     if (s && s.app.session.workDir !== canonicalWorkDir(params.cwd)) {
-      throw acp.RequestError.sessionNotFound(params.sessionId); // not a session of this cwd
+      throw sessionNotFound(params.sessionId, params.cwd); // not a session of this cwd
     }
     if (!s) {
       const session = await Session.find({
@@ -341,7 +341,7 @@ export class AcpServer {
         workDir: params.cwd,
         id: params.sessionId,
       });
-      if (!session) throw acp.RequestError.sessionNotFound(params.sessionId);
+      if (!session) throw sessionNotFound(params.sessionId, params.cwd);
       s = await this.#open(session, client, {
         mcpServers: params.mcpServers ?? [],
         resumed: true,
@@ -440,4 +440,16 @@ export async function runAcp(opts: RunAcpOptions): Promise<number> {
     await server.shutdown();
   }
   return 0;
+}
+
+/**
+ * ACP's "session not found" (-32002, the session id in `data` as the SDK puts it) with a
+ * message that names the id (and the work dir it was looked for in), not "Resource not found".
+ */
+function sessionNotFound(sessionId: string, cwd?: string): acp.RequestError {
+  return new acp.RequestError(
+    -32002,
+    `Session not found: ${sessionId}${cwd ? ` (no such session in ${cwd})` : ""}`,
+    { sessionId },
+  );
 }
