@@ -28,6 +28,7 @@ import {
 import { atomicWriteText } from "../fs/atomic_write.ts";
 import { join } from "node:path";
 import { commonHeaders } from "./device.ts";
+import { tokenManagerFor } from "./token_manager.ts";
 import {
   KIMI_CODE_OAUTH_KEY,
   KIMI_CODE_PROVIDER_KEY,
@@ -100,14 +101,24 @@ export interface PlatformModel {
   contextLength: number;
   /** Whether it can think. */
   supportsReasoning: boolean;
+  /** Whether it takes images (`supports_image_in`). */
+  supportsImageIn?: boolean;
+  /** Whether it takes videos (`supports_video_in`). */
+  supportsVideoIn?: boolean;
   /** Display name, when given. */
   displayName: string | null;
 }
 
-/** Capabilities of a listed model. */
+/**
+ * Capabilities of a listed model, for every model id: what the list says it supports
+ * (`supports_reasoning`, `supports_image_in`, `supports_video_in`), plus `thinking` and
+ * `always_thinking` for a "thinking" model.
+ */
 export function platformModelCapabilities(m: PlatformModel): ModelCapability[] {
   const caps = new Set<ModelCapability>();
   if (m.supportsReasoning) caps.add("thinking");
+  if (m.supportsImageIn) caps.add("image_in");
+  if (m.supportsVideoIn) caps.add("video_in");
   if (m.id.toLowerCase().includes("thinking")) {
     caps.add("thinking");
     caps.add("always_thinking");
@@ -145,6 +156,8 @@ export async function listPlatformModels(
       id: item.id,
       contextLength: Number(item.context_length) || 0,
       supportsReasoning: Boolean(item.supports_reasoning),
+      supportsImageIn: Boolean(item.supports_image_in),
+      supportsVideoIn: Boolean(item.supports_video_in),
       displayName: typeof item.display_name === "string" ? item.display_name : null,
     });
   }
@@ -338,6 +351,46 @@ export function applyKimiCodeConfig(
     oauth: opts.ref,
   });
   return config;
+}
+
+/** Options of {@link refreshKimiCodeModels}. */
+export interface RefreshModelsOptions {
+  /** Share dir (credentials). */
+  shareDir: string;
+  /** Environment (host overrides). */
+  getEnv: EnvReader;
+  /** Fetch (tests). */
+  fetch?: typeof fetch;
+}
+
+/**
+ * The config with the managed Kimi Code models as the login's model list has them now (new
+ * models added, gone ones removed, capabilities and context sizes updated); the default model
+ * and thinking mode stay unless the default model is gone. Null when there is no Kimi Code
+ * login or nothing changed. Throws an Error naming the cause when the list cannot be read.
+ */
+export async function refreshKimiCodeModels(
+  config: Config,
+  opts: RefreshModelsOptions,
+): Promise<Config | null> {
+  const provider = config.providers[KIMI_CODE_PROVIDER_KEY];
+  if (!provider?.oauth) return null;
+  const token = await tokenManagerFor(opts.shareDir, opts.getEnv).accessToken(provider.oauth.key);
+  if (!token) return null;
+  const headers = await commonHeaders(opts.shareDir);
+  const models = await listPlatformModels(provider.base_url, token, headers, opts.fetch);
+  if (models.length === 0) return null;
+  const next = applyKimiCodeConfig(config, {
+    baseUrl: provider.base_url,
+    models,
+    ref: provider.oauth,
+  });
+  if (Object.hasOwn(next.models, config.default_model)) {
+    next.default_model = config.default_model;
+    next.default_thinking = config.default_thinking;
+  }
+  next.services = config.services;
+  return JSON.stringify(next) === JSON.stringify(config) ? null : next;
 }
 
 /** The default model and thinking mode before the login, restored by logout. */

@@ -351,8 +351,10 @@ async function runUI(
         import.meta.url,
       );
       const shell = await runShell(app, {
-        createApp: async (s, c, model) => {
+        createApp: async (s, c, model, thinking) => {
           const current = (run.app ?? app).session;
+          // a thinking mode chosen in /model holds for the rest of the run (over --thinking)
+          if (thinking !== undefined) appOptions.thinking = thinking;
           await locks.take(s); // refused while another process holds the session
           let next: KimiApp;
           try {

@@ -7,6 +7,8 @@ import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts
 import { type KimiSandbox, kimiSandbox, toolCallLine } from "../helpers/kimi_process.ts";
 import { TmuxKimi } from "../helpers/tmux.ts";
 import { startMockOpenAI } from "../helpers/mock_openai.ts";
+import { startMockKimiCode } from "../helpers/mock_kimi_code.ts";
+import { parse as parseToml } from "smol-toml";
 import { REPO_ROOT, serveKimi } from "../helpers/url_server.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -466,6 +468,82 @@ Deno.test(
         await t.waitFor(promptReady);
       } finally {
         await t.close();
+      }
+    }),
+);
+
+Deno.test(
+  "shell (issue 32 item 10): /model asks for thinking too and saves both; managed Kimi Code models are refreshed with the capabilities of the login's model list",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      const mock = await startMockOpenAI();
+      try {
+        const config = await sb.openaiConfig(mock.url, {
+          extra: {
+            models: {
+              plain: { provider: "mock", model: "plain-model", max_context_size: 1000 },
+              thinker: {
+                provider: "mock",
+                model: "thinker-model",
+                max_context_size: 1000,
+                capabilities: ["thinking"],
+              },
+            },
+            default_model: "plain",
+          },
+        });
+        const t = await TmuxKimi.start(sb, ["--config-file", config]);
+        try {
+          await t.waitFor(promptReady);
+          await t.type("/model");
+          await t.keys("Enter");
+          await t.waitFor("Select a model");
+          await t.type("2");
+          await t.waitFor("Enable thinking mode?");
+          await t.type("1");
+          await t.waitFor((s) =>
+            s.includes("Switched to model thinker with thinking on") && promptReady(s)
+          );
+        } finally {
+          await t.close();
+        }
+        const saved = JSON.parse(await Deno.readTextFile(config));
+        assertEquals([saved.default_model, saved.default_thinking], ["thinker", true]);
+      } finally {
+        await mock.close();
+      }
+
+      // a Kimi Code login whose model list grew since: refreshed at start, with capabilities
+      const models: Record<string, unknown>[] = [{
+        id: "kimi-for-coding",
+        context_length: 262144,
+        supports_reasoning: true,
+        display_name: "Kimi For Coding",
+      }];
+      const kc = await startMockKimiCode({ models });
+      try {
+        const env = { KIMI_CODE_OAUTH_HOST: kc.oauthHost, KIMI_CODE_BASE_URL: kc.baseUrl };
+        assertEquals((await sb.run(["login", "--json"], { env })).code, 0);
+        models.push({ id: "kimi-eyes", context_length: 131072, supports_image_in: true });
+        const t = await TmuxKimi.start(sb, [], { env });
+        try {
+          await t.waitFor(promptReady);
+          await t.type("/model");
+          await t.keys("Enter");
+          const s = await t.waitFor("Select a model");
+          assertStringIncludes(s, "kimi-code/kimi-eyes");
+          await t.keys("Escape");
+          await t.waitFor(promptReady);
+        } finally {
+          await t.close();
+        }
+        const toml = parseToml(await Deno.readTextFile(`${sb.shareDir}/config.toml`)) as any;
+        assertEquals(toml.models["kimi-code/kimi-eyes"].capabilities, ["image_in"]);
+        assertEquals(toml.models["kimi-code/kimi-eyes"].max_context_size, 131072);
+        assertEquals(toml.default_model, "kimi-code/kimi-for-coding");
+      } finally {
+        await kc.close();
       }
     }),
 );

@@ -6,6 +6,10 @@
  */
 import { lazyImport } from "../../lazy_import.ts";
 import { saveConfig } from "../../config/load.ts";
+import type { Config } from "../../config/schema.ts";
+import { KIMI_CODE_PROVIDER_KEY } from "../../auth/kimi_code.ts";
+import { processEnv } from "./attention.ts";
+import { deriveCapabilities } from "../../config/model_resolution.ts";
 import { extractText } from "../../llm/message.ts";
 import { Session } from "../../session/session.ts";
 import { VERSION } from "../../version.ts";
@@ -69,7 +73,7 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
     aliases: [],
     description: "Switch the model (saved as the default)",
     async run(ctx, args) {
-      const config = ctx.app.config;
+      const config = await refreshManagedModels(ctx);
       const aliases = Object.keys(config.models);
       if (aliases.length === 0) {
         ctx.print("No models are configured. Run /setup to add one.");
@@ -77,6 +81,7 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
       }
       const current = ctx.app.llm?.modelAlias ?? config.default_model;
       let alias = args.trim();
+      let thinking: boolean | undefined;
       if (!alias) {
         const picked = await select(ctx.term, {
           title: [style.bold("Select a model")],
@@ -88,16 +93,34 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
         });
         if (picked === null) return;
         alias = aliases[picked[0]];
+        // as the reference: a model that can think but need not asks whether it should
+        const caps = deriveCapabilities(config.models[alias]);
+        if (caps.has("thinking") && !caps.has("always_thinking")) {
+          const effort = ctx.app.llm?.provider.thinkingEffort;
+          const on = effort ? effort !== "off" : config.default_thinking;
+          const answer = await select(ctx.term, {
+            title: [style.bold("Enable thinking mode?")],
+            options: [{ label: "Yes" }, { label: "No" }],
+            initial: on ? 0 : 1,
+          });
+          if (answer === null) return;
+          thinking = answer[0] === 0;
+        }
       }
       if (!config.models[alias]) {
         ctx.print(`Unknown model "${alias}". Configured models: ${aliases.join(", ")}.`);
         return;
       }
-      const next = { ...config, default_model: alias };
+      const next = {
+        ...config,
+        default_model: alias,
+        ...(thinking === undefined ? {} : { default_thinking: thinking }),
+      };
       if (ctx.configPath) await saveConfig(next, ctx.configPath);
-      await ctx.replaceApp({ config: next, modelAlias: alias });
+      await ctx.replaceApp({ config: next, modelAlias: alias, thinking });
       ctx.print(
         `Switched to model ${alias}` +
+          (thinking === undefined ? "" : ` with thinking ${thinking ? "on" : "off"}`) +
           (ctx.configPath
             ? ` (saved as the default in ${ctx.configPath}).`
             : " (not saved: --config)."),
@@ -252,6 +275,33 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
   },
   ...MORE_SHELL_COMMANDS,
 ];
+
+/**
+ * Bring the managed Kimi Code models up to date with the login's model list (at start and in
+ * `/model`): saved to the config file and into the running app's config. Returns the config to
+ * use; a failure is shown in one line and changes nothing.
+ */
+export async function refreshManagedModels(ctx: ShellContext): Promise<Config> {
+  const config = ctx.app.config;
+  if (!config.providers[KIMI_CODE_PROVIDER_KEY]?.oauth) return config;
+  try {
+    const { refreshKimiCodeModels } = await lazyImport<typeof import("../../auth/login.ts")>(
+      "../../auth/login.ts",
+      import.meta.url,
+    );
+    const next = await refreshKimiCodeModels(config, {
+      shareDir: ctx.app.session.shareDir,
+      getEnv: processEnv,
+    });
+    if (next === null) return config;
+    if (ctx.configPath) await saveConfig(next, ctx.configPath);
+    config.models = next.models;
+    return next;
+  } catch (err) {
+    ctx.print(style.dim(`Could not refresh the Kimi Code models: ${(err as Error).message}`));
+    return config;
+  }
+}
 
 /** Find a shell command by name or alias. */
 export function findShellCommand(name: string): ShellCommand | undefined {

@@ -41,7 +41,7 @@ import { historyFile, HistoryStore } from "./history_store.ts";
 import { LineEditor, type ReadResult, truncateRow, type TurnInputHandlers } from "./line_editor.ts";
 import { loadMarkdown } from "./markdown.ts";
 import { promptApproval, promptQuestions } from "./request_prompts.ts";
-import { findShellCommand, SHELL_COMMANDS } from "./shell_commands.ts";
+import { findShellCommand, refreshManagedModels, SHELL_COMMANDS } from "./shell_commands.ts";
 import type { ShellContext } from "./shell_context.ts";
 import { runSetup } from "./setup_wizard.ts";
 import { formatStatusLine } from "./status_line.ts";
@@ -53,7 +53,12 @@ import { TurnRenderer } from "./turn_renderer.ts";
 /** Options of {@link runShell}. */
 export interface ShellOptions {
   /** Build an app for a session and config (same CLI options otherwise). */
-  createApp(session: Session, config: Config, modelAlias?: string): Promise<KimiApp>;
+  createApp(
+    session: Session,
+    config: Config,
+    modelAlias?: string,
+    thinking?: boolean,
+  ): Promise<KimiApp>;
   /** Where `/setup`, `/model` and `/theme` save the config (null for `--config` text). */
   configPath: string | null;
   /** The terminal (defaults to the process's). */
@@ -180,6 +185,8 @@ class Shell implements ShellContext {
       return { code: this.#turnFailed ? 1 : 0, session: this.app.session };
     }
     this.#welcome();
+    // the login's model list may have changed since the last run (new models, capabilities)
+    void refreshManagedModels(this);
     let session: Session;
     if (this.#opts.resumed) await this.showTranscript();
     if (this.#opts.notice) this.print(style.warn(this.#opts.notice));
@@ -335,10 +342,17 @@ class Shell implements ShellContext {
     return this.#opts.reloadSources?.() ?? Promise.resolve(null);
   }
 
-  async replaceApp(o: { session?: Session; config?: Config; modelAlias?: string }): Promise<void> {
+  async replaceApp(
+    o: { session?: Session; config?: Config; modelAlias?: string; thinking?: boolean },
+  ): Promise<void> {
     const old = this.app;
     const session = o.session ?? old.session;
-    const next = await this.#opts.createApp(session, o.config ?? old.config, o.modelAlias);
+    const next = await this.#opts.createApp(
+      session,
+      o.config ?? old.config,
+      o.modelAlias,
+      o.thinking,
+    );
     old.closeNotifications();
     if (session !== old.session) {
       if (!(await old.session.isEmpty())) this.#lastWithContent = old.session;
