@@ -547,3 +547,63 @@ Deno.test(
       }
     }),
 );
+
+Deno.test(
+  "shell (issue 32 item 11): Enter during a turn queues for after it, Ctrl-S steers into it (each shown); Ctrl-E shows a cut approval preview whole",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      const fifo = `${sb.root}/go`;
+      const big = Array.from({ length: 60 }, (_, i) => `row ${i + 1}`).join("\n") + "\n";
+      const config = await sb.scriptedConfig([
+        toolCallLine("c1", "Shell", { command: `while [ ! -e ${fifo} ]; do sleep 0.05; done` }),
+        "text: first turn done.",
+        "text: queued one answered.",
+      ]);
+      const t = await TmuxKimi.start(sb, ["--config-file", config, "--yolo"], { height: 60 });
+      try {
+        await t.waitFor(promptReady);
+        await t.type("start");
+        await t.keys("Enter");
+        let s = await t.waitFor("Using Shell");
+        assertStringIncludes(s.split("\n").at(-1)!, "enter: queue · ctrl-s: steer");
+        await t.type("queued one");
+        await t.keys("Enter");
+        await t.waitFor("↳ queued one (queued for after this turn)");
+        await t.type("steered one");
+        await t.keys("C-s");
+        await t.waitFor("↳ steered one (sent after the current step)");
+        await Deno.writeTextFile(fifo, "");
+        s = await t.waitFor((x) => x.includes("queued one answered.") && promptReady(x));
+        const lines = s.split("\n");
+        const at = (re: RegExp) => lines.findIndex((l) => re.test(l));
+        // the steer reached the first turn; the queued message ran as the next turn
+        assert(at(/^✨ steered one$/) < at(/first turn done\./), s);
+        assert(at(/first turn done\./) < at(/^✨ queued one$/), s);
+        assert(at(/^✨ queued one$/) < at(/queued one answered\./), s);
+      } finally {
+        await t.close();
+      }
+      // Ctrl-E at an approval whose diff is cut shows it whole
+      const config2 = await sb.scriptedConfig([
+        toolCallLine("w1", "WriteFile", { path: "big.txt", content: big }),
+        "text: wrote it.",
+      ]);
+      const t2 = await TmuxKimi.start(sb, ["--config-file", config2], { height: 100 });
+      try {
+        await t2.waitFor(promptReady);
+        await t2.type("write it");
+        await t2.keys("Enter");
+        let s = await t2.waitFor("Allow this action?");
+        assertStringIncludes(s, "… (diff truncated)");
+        assertStringIncludes(s, "Ctrl-E show all");
+        assert(!s.includes("+ row 60"), s);
+        await t2.keys("C-e");
+        s = await t2.waitFor("+ row 60");
+        await t2.keys("Enter");
+        await t2.waitFor((x) => x.includes("wrote it.") && promptReady(x));
+      } finally {
+        await t2.close();
+      }
+    }),
+);

@@ -467,13 +467,20 @@ class Shell implements ShellContext {
         const side = sideQuestionOf(text);
         // a side question is answered now, beside the turn
         if (side !== null) void askBeside(this, side).then(() => renderer.redraw());
-        // other commands are not messages for the model: they run once the turn is over
-        else if (text.startsWith("/")) this.#afterTurn.push(text);
+        // everything else waits for the end of the turn (as in the reference); Ctrl-S steers
+        else this.#afterTurn.push(text);
+        renderer.redraw();
+      },
+      onSteer: (text) => {
+        void this.#history.add(text);
+        // a command is not a message for the model: it still waits for the turn's end
+        if (text.startsWith("/")) this.#afterTurn.push(text);
         else {
           const steer = this.#attachments.expandPastes(text);
           this.#steers.push(steer);
           this.app.soul.steer(steer);
         }
+        renderer.redraw();
       },
       onInterrupt: () => {
         if (!ac.signal.aborted) ac.abort(new RunCancelled());

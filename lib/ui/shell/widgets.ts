@@ -31,6 +31,8 @@ export interface SelectOptions {
   onInterrupt?: () => void;
   /** The key hint under the list (default: move, select, `Esc cancel`). */
   keysHint?: string;
+  /** Another key: true when it was handled (the list is drawn again). */
+  onKey?: (key: Key) => boolean;
 }
 
 /**
@@ -70,6 +72,7 @@ export function select(term: Terminal, opts: SelectOptions): Promise<number[] | 
   };
   term.setHandler((key: Key) => {
     const n = opts.options.length;
+    if (opts.onKey?.(key)) return draw();
     if (key.name === "up" || (key.name === "char" && key.text === "k")) index = (index + n - 1) % n;
     else if (
       key.name === "down" || key.name === "tab" || (key.name === "char" && key.text === "j")
