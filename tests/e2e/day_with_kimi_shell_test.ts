@@ -607,3 +607,45 @@ Deno.test(
       }
     }),
 );
+
+Deno.test(
+  "shell (issue 32 item 12): /changelog shows recent versions, /editor <command> saves default_editor, /sessions Ctrl-A shows every work dir",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      const other = `${sb.root}/other-project`;
+      await Deno.mkdir(other);
+      const config = await sb.scriptedConfig(["text: elsewhere done.", "text: here done."]);
+      const elsewhere = await sb.run(["--config-file", config, "--print", "-p", "far away task"], {
+        cwd: other,
+      });
+      assertEquals(elsewhere.code, 0, elsewhere.stderr);
+      const here = await sb.run(["--config-file", config, "--print", "-p", "local task"]);
+      assertEquals(here.code, 0, here.stderr);
+      const t = await TmuxKimi.start(sb, ["--config-file", config], { height: 60 });
+      try {
+        await t.waitFor(promptReady);
+        await t.type("/changelog");
+        await t.keys("Enter");
+        let s = await t.waitFor((x) => x.includes("kimi 1.46.0") && promptReady(x));
+        assertStringIncludes(s, "What's new in kimi 1.49.0");
+        await t.type("/editor nano -w");
+        await t.keys("Enter");
+        await t.waitFor((x) => x.includes("Editor set to `nano -w` (saved as default_editor in"));
+        assertEquals(JSON.parse(await Deno.readTextFile(config)).default_editor, "nano -w");
+        await t.type("/sessions");
+        await t.keys("Enter");
+        s = await t.waitFor("Ctrl-A: all work dirs");
+        assert(!s.includes("far away task"), s);
+        await t.keys("C-a");
+        s = await t.waitFor("Resume a session (all work dirs)");
+        assertStringIncludes(s, "far away task");
+        assertStringIncludes(s, other);
+        const line = s.split("\n").find((l) => l.includes("far away task"))!;
+        await t.type(/(\d)\./.exec(line)![1]);
+        await t.waitFor((x) => x.includes(`That session belongs to ${other}.`) && promptReady(x));
+      } finally {
+        await t.close();
+      }
+    }),
+);

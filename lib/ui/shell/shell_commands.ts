@@ -16,7 +16,7 @@ import { VERSION } from "../../version.ts";
 import type { ShellContext } from "./shell_context.ts";
 import { runLogout, runSetup } from "./setup_wizard.ts";
 import { setTheme, style, type ThemeName } from "./theme.ts";
-import { pickSession } from "./session_picker.ts";
+import { pickSession, sessionsOfAllWorkDirs } from "./session_picker.ts";
 import { select } from "./widgets.ts";
 
 import type { ShellCommand } from "./commands/command.ts";
@@ -141,10 +141,19 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
       const chosen = await pickSession(ctx.term, sessions, {
         current: ctx.app.session.id,
         escape: "Esc keeps the current session",
+        allSessions: () => sessionsOfAllWorkDirs(shareDir),
       });
       if (chosen === null) return;
       if (chosen.id === ctx.app.session.id) {
         ctx.print("That is the current session.");
+        return;
+      }
+      if (chosen.workDir !== workDir) {
+        // the tools of this run work in this work dir: another one's session starts there
+        ctx.print(
+          `That session belongs to ${chosen.workDir}. Resume it there: ` +
+            `kimi --work-dir ${chosen.workDir} --session ${chosen.id}`,
+        );
         return;
       }
       await ctx.replaceApp({ session: chosen });
@@ -238,8 +247,21 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
   {
     name: "editor",
     aliases: [],
-    description: "Compose the next message in $EDITOR",
-    async run(ctx) {
+    description: "Compose the next message in the editor; /editor <command> sets and saves it",
+    async run(ctx, args) {
+      const command = args.trim();
+      if (command) {
+        // `/editor code --wait`: the editor for /editor and Ctrl-O, saved as default_editor
+        ctx.app.config.default_editor = command;
+        if (ctx.configPath) await saveConfig(ctx.app.config, ctx.configPath);
+        ctx.print(
+          `Editor set to \`${command}\`` +
+            (ctx.configPath
+              ? ` (saved as default_editor in ${ctx.configPath}).`
+              : " (not saved: --config)."),
+        );
+        return;
+      }
       const { composeInEditor } = await lazyImport<typeof import("./editor.ts")>(
         "./editor.ts",
         import.meta.url,

@@ -64,7 +64,9 @@ export function select(term: Terminal, opts: SelectOptions): Promise<number[] | 
     rows.push(style.dim(help));
     term.render(rows.flatMap((r) => cut(r, term.columns)));
   };
+  let finished = false;
   const done = (r: number[] | null) => {
+    finished = true;
     term.setHandler(null);
     term.setRedraw(null);
     term.clearLive();
@@ -72,7 +74,7 @@ export function select(term: Terminal, opts: SelectOptions): Promise<number[] | 
   };
   term.setHandler((key: Key) => {
     const n = opts.options.length;
-    if (opts.onKey?.(key)) return draw();
+    if (opts.onKey?.(key)) return finished ? undefined : draw();
     if (key.name === "up" || (key.name === "char" && key.text === "k")) index = (index + n - 1) % n;
     else if (
       key.name === "down" || key.name === "tab" || (key.name === "char" && key.text === "j")
