@@ -19,6 +19,7 @@ import type { CliOptions } from "./options.ts";
 import { UsageError } from "./options.ts";
 import { loadRunMcpServers, type RunResources } from "./mcp_run.ts";
 import { fatalErrorText } from "./fatal_error.ts";
+import { findGitBash, processGitBashSearch } from "../process/shell_info.ts";
 import { cliControlPaths } from "./cli_control_paths.ts";
 import { BackgroundTaskManager } from "../background/task_manager.ts";
 import { backgroundSettings } from "../background/settings.ts";
@@ -113,6 +114,15 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   for (const notice of notices) {
     log("WARNING", "config", notice);
     console.error(notice);
+  }
+  if (Deno.build.os === "windows") {
+    // as the reference: the Shell tool needs Git Bash, and its absence is said at start
+    const bash = findGitBash(processGitBashSearch());
+    if ("error" in bash) {
+      log("ERROR", "cli", bash.error);
+      console.error(bash.error);
+      return 1;
+    }
   }
   // The model's provider SDK loads while MCP config and the session are set up.
   KimiApp.prefetch(
