@@ -477,3 +477,48 @@ Deno.test(
       }
     }),
 );
+
+Deno.test(
+  "wire (issue 32 item 4): the Notification hook fires when a question waits for the user",
+  opts,
+  () =>
+    withSandbox(async (sb) => {
+      const hookLog = `${sb.root}/notifications.jsonl`;
+      const config = await sb.scriptedConfig([
+        toolCallLine("q1", "AskUserQuestion", {
+          questions: [{
+            question: "Which colour?",
+            header: "Colour",
+            options: [{ label: "Red", description: "" }, { label: "Blue", description: "" }],
+          }],
+        }),
+        "text: noted.",
+      ], {
+        hooks: [{
+          event: "Notification",
+          matcher: "^question\\.",
+          command: `cat >> "${hookLog}"; echo >> "${hookLog}"`,
+        }],
+      });
+      const wire = spawnWire(sb, ["--config-file", config, "--yolo"]);
+      try {
+        await wire.call("init", "initialize", {
+          protocol_version: "1.12",
+          capabilities: { supports_question: true },
+        });
+        const turn = await wire.call("p", "prompt", { user_input: "ask me" }, (msg: WireLine) => {
+          if (msg.params?.type !== "QuestionRequest") return undefined;
+          return { request_id: msg.params.payload.id, answers: { "Which colour?": "Blue" } };
+        });
+        assertEquals(turn.response.result, { status: "finished" });
+      } finally {
+        await wire.finish();
+      }
+      const inputs = (await Deno.readTextFile(hookLog)).trim().split("\n").map((l) =>
+        JSON.parse(l)
+      );
+      assertEquals(inputs.map((i) => [i.notification_type, i.title, i.body, i.severity]), [
+        ["question.asked", "A question waits for you", "Which colour?", "info"],
+      ]);
+    }),
+);
