@@ -56,15 +56,18 @@ Deno.test(
           .map((m) => m[1]);
         const helps = [rootHelp];
         for (const c of commands) helps.push((await sb.run([c, "--help"])).stdout);
-        const mcpHelp = helps[commands.indexOf("mcp") + 1];
         const allHelp = helps.join("\n");
 
         // subcommands: `kimi <word>` and `kimi mcp a|b|c`
         for (const m of skill.matchAll(/`kimi ([a-z][a-z-]*)((?: [a-z|-]+)?)/g)) {
           assert(commands.includes(m[1]), `kimi ${m[1]} is not a command of kimi --help`);
-          if (m[1] === "mcp") {
+          if (m[2].trim()) {
+            const subHelp = helps[commands.indexOf(m[1]) + 1];
             for (const sub of m[2].trim().split("|")) {
-              assert(new RegExp(`^  ${sub} `, "m").test(mcpHelp), `kimi mcp ${sub} is unknown`);
+              assert(
+                new RegExp(`^  ${sub}\\b`, "m").test(subHelp),
+                `kimi ${m[1]} ${sub} is unknown`,
+              );
             }
           }
         }
