@@ -30,7 +30,11 @@ import type { Session } from "../session/session.ts";
 import { loadState, saveState } from "../session/state.ts";
 import { shortenTitle } from "../session/title.ts";
 import { extractText } from "../llm/message.ts";
-import { registerControlPaths } from "../tooling/control_paths.ts";
+import {
+  controlPaths,
+  projectControlPaths,
+  registerControlPaths,
+} from "../tooling/control_paths.ts";
 import { cacheControlPaths } from "../prebundle/location.ts";
 import { DenoPermissionScope, type PermissionScope } from "../tooling/scope.ts";
 import type { ToolEnv } from "../tooling/tool.ts";
@@ -257,6 +261,8 @@ export class KimiApp {
     registerControlPaths("agent", agentControlPaths(agent));
     // kimi's cache holds code it runs (pre-bundled packages): out of the agent's reach.
     registerControlPaths("cache", cacheControlPaths(opts.getEnv));
+    // The project's rules file: no tool of the agent writes it, the shell sandbox included.
+    registerControlPaths(`project:${session.workDir}`, projectControlPaths(session.workDir));
 
     const state = session.state;
     state.approval.yolo = state.approval.yolo || opts.yolo || config.default_yolo;
@@ -334,10 +340,17 @@ export class KimiApp {
       ruleContext: {
         workDir: session.workDir,
         home: opts.getEnv("HOME") ?? opts.getEnv("USERPROFILE") ?? null,
+        // The rules files and every control file (config, MCP config, agent files): no shell
+        // command naming one is allowed by a rule or a grant.
         protectedPaths: [
-          ...(rules.userFile ? [rules.userFile] : []),
-          rules.projectFile,
-        ].map((p) => canonicalPath(p, session.workDir)),
+          ...new Set(
+            [
+              ...(rules.userFile ? [rules.userFile] : []),
+              rules.projectFile,
+              ...controlPaths(session.shareDir).filter((c) => c.kind === "file").map((c) => c.path),
+            ].map((p) => canonicalPath(p, session.workDir)),
+          ),
+        ],
       },
     });
     const plan = new PlanMode({

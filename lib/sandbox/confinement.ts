@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { basename, dirname, join } from "node:path";
 import { isPermissionError, pathStatusSync } from "../fs/exists.ts";
 import { setCommandWrapper } from "../process/command_wrapper.ts";
 import { type ControlPath, controlPaths } from "../tooling/control_paths.ts";
@@ -243,7 +244,8 @@ export function bwrapArgv(
     writeAll ? visible(p) : plan.writable.some((w) => bound.includes(w) && isWithin(p, w));
   // Parents before children, so a masked file inside a read-only share dir stays masked.
   // Masks go on real paths (a share dir reached through a symlink is masked where it is).
-  const controls = [...(opts.controlPaths ?? controlPaths(opts.shareDir))]
+  const all = [...(opts.controlPaths ?? controlPaths(opts.shareDir))];
+  const controls = all
     .map((c) => ({ ...c, path: realPathOrNull(c.path) }))
     .filter((c): c is ControlPath => c.path !== null)
     .sort((a, b) => a.path.length - b.path.length);
@@ -259,6 +261,34 @@ export function bwrapArgv(
     } else if (writableAt(c.path)) {
       out.push("--ro-bind", c.path, c.path);
     }
+  }
+  // A control file whose folder is guarded (a project's `.kimi/config.toml`) can be neither
+  // replaced by renaming its folder nor created when missing: the folder is mounted read-only,
+  // or, when it is missing too, an empty read-only folder takes its place (bwrap leaves that
+  // empty folder behind as its mount point). A writable root itself (the work dir) is not
+  // frozen whole: there the file's own read-only mount is what protects it.
+  const frozen = new Set<string>();
+  for (const c of all) {
+    if (c.kind !== "file" || !c.guardFolder) continue;
+    const parent = dirname(c.path);
+    const realParent = realPathOrNull(parent);
+    if (realParent !== null) {
+      if (
+        kindOf(realParent) !== "dir" || frozen.has(realParent) || !visible(realParent) ||
+        !writableAt(realParent) || plan.writable.includes(realParent) || realParent === opts.cwd
+      ) continue;
+      out.push("--ro-bind", realParent, realParent);
+      frozen.add(realParent);
+      continue;
+    }
+    const grand = realPathOrNull(dirname(parent));
+    if (grand === null || kindOf(grand) !== "dir" || !visible(grand) || !writableAt(grand)) {
+      continue;
+    }
+    const target = join(grand, basename(parent));
+    if (frozen.has(target)) continue;
+    out.push("--tmpfs", target, "--remount-ro", target);
+    frozen.add(target);
   }
   if (plan.network) {
     // /run stays (DNS), but not the sockets that control the host or the user's session.

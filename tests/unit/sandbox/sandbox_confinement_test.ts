@@ -11,6 +11,7 @@ import {
   SOCKET_ENV_VARS,
 } from "../../../lib/sandbox/confinement.ts";
 import { setupShellConfinement, shellConfinementStatus } from "../../../lib/sandbox/setup.ts";
+import { projectControlPaths } from "../../../lib/tooling/control_paths.ts";
 import { type AccessKind, FULL_SCOPE, type PermissionScope } from "../../../lib/tooling/scope.ts";
 import { assert, assertEquals, assertStringIncludes, assertThrows } from "../../helpers/assert.ts";
 import { childCacheEnv, denoDir, MAIN_TS, toolCallLine } from "../../helpers/kimi_process.ts";
@@ -712,6 +713,72 @@ Deno.test({
       assertStringIncludes(openText, "hiding them needs bubblewrap (bwrap) confinement");
     } finally {
       await e.cleanup();
+    }
+  },
+});
+
+Deno.test({
+  name: "bwrapArgv: a project's rules file cannot be written, replaced or created from inside",
+  ignore: !HAVE_BWRAP,
+  async fn() {
+    const root = await tempDir("/var/tmp");
+    try {
+      const share = `${root}/share`;
+      await Deno.mkdir(share);
+      const run = async (work: string, script: string) => {
+        const plan = planConfinement({
+          workDir: work,
+          additionalDirs: [],
+          shareDir: share,
+          scope: fakeScope({ writable: [work], net: false }),
+        });
+        const argv = bwrapArgv(plan, ["bash", "-c", script], {
+          cwd: work,
+          shareDir: share,
+          bwrap: BWRAP!,
+          controlPaths: projectControlPaths(work),
+        });
+        const out = await new Deno.Command(argv[0], { args: argv.slice(1), stderr: "piped" })
+          .output();
+        assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
+        return new TextDecoder().decode(out.stdout);
+      };
+      // The file exists: every way of changing it fails, the rest of the work dir is writable.
+      const work = `${root}/work`;
+      await Deno.mkdir(`${work}/.kimi`, { recursive: true });
+      await Deno.writeTextFile(`${work}/.kimi/config.toml`, "# rules\n");
+      const text = await run(
+        work,
+        [
+          "echo evil >> .kimi/config.toml 2>/dev/null || echo append-denied",
+          "cp /dev/null .kimi/config.toml 2>/dev/null || echo cp-denied",
+          "mv .kimi .kimi-old 2>/dev/null || echo rename-denied",
+          "touch .kimi/other 2>/dev/null || echo sibling-denied",
+          "ln -sf /tmp/x .kimi/config.toml 2>/dev/null || echo ln-denied",
+          "echo ok > notes.txt && echo work-writable",
+        ].join("\n"),
+      );
+      assertEquals(text.trim().split("\n"), [
+        "append-denied",
+        "cp-denied",
+        "rename-denied",
+        "sibling-denied",
+        "ln-denied",
+        "work-writable",
+      ]);
+      assertEquals(await Deno.readTextFile(`${work}/.kimi/config.toml`), "# rules\n");
+      // Neither the file nor its folder exists: they cannot be created.
+      const bare = `${root}/bare`;
+      await Deno.mkdir(bare);
+      const created = await run(
+        bare,
+        "mkdir -p .kimi 2>/dev/null; echo '[permission]' > .kimi/config.toml 2>/dev/null || " +
+          "echo create-denied",
+      );
+      assertEquals(created.trim(), "create-denied");
+      assert(!(await exists(`${bare}/.kimi/config.toml`, { noFollow: true })));
+    } finally {
+      await Deno.remove(root, { recursive: true });
     }
   },
 });
