@@ -430,8 +430,10 @@ function commandOf(node: SyntaxNode, a: Analysis): ShellCommand {
     );
   }
   const nameIndex = assignments;
+  // `/proc/self/exe` and `/dev/fd/3` are whatever program or file the process has open.
   const dynamicName = words.length > nameIndex &&
-    (wordDynamic[nameIndex] || wordGlob[nameIndex]);
+    (wordDynamic[nameIndex] || wordGlob[nameIndex] ||
+      /^\/(proc|dev)\//.test(words[nameIndex]));
   const cmd: ShellCommand = {
     ...base,
     text: words.join(" "),

@@ -301,15 +301,84 @@ function unwrapGit(args: readonly ShellWord[]): Unwrapped[] {
   return out;
 }
 
-/** `su [options] [-c code] [user]`, `runuser -c`, `script -c`, `flock … -c`. */
+/** `su [options] [-c code] [user]`, `runuser -c`, `script -qc`, `flock … -c`. */
 function codeOption(args: readonly ShellWord[]): Unwrapped[] | null {
-  const c = args.findIndex((a) => a.value === "-c" || a.value === "--command");
+  const c = args.findIndex((a) => /^-[a-zA-Z]*c$/.test(a.value) || a.value === "--command");
   if (c >= 0 && args[c + 1]) {
     return [{ kind: "code", text: args[c + 1].value, dynamic: args[c + 1].dynamic }];
   }
   const glued = args.find((a) => a.value.startsWith("--command="));
   if (glued) {
     return [{ kind: "code", text: glued.value.slice(10), dynamic: glued.dynamic }];
+  }
+  return null;
+}
+
+/** Options of `ssh` that take a separate value. */
+const SSH_OPTIONS = /^-[BbcDEeFIiJLlmOoPpQRSWw]$/;
+
+/** `ssh [options] host [command...]`: the command is shell code run on the host. */
+function unwrapSsh(args: readonly ShellWord[]): Unwrapped[] {
+  let i = 0;
+  while (i < args.length && args[i].value.startsWith("-")) {
+    i += SSH_OPTIONS.test(args[i].value) ? 2 : 1;
+  }
+  const rest = args.slice(i + 1);
+  if (rest.length === 0) return [];
+  return [{
+    kind: "code",
+    text: rest.map((r) => r.value).join(" "),
+    dynamic: rest.some((r) => r.dynamic),
+  }];
+}
+
+/** `parallel [options] command ::: args`: the command with arguments known when it runs. */
+function unwrapParallel(args: readonly ShellWord[]): Unwrapped[] {
+  let i = 0;
+  while (i < args.length && args[i].value.startsWith("-")) i++;
+  const end = args.findIndex((a, j) => j >= i && /^:::+$/.test(a.value));
+  const words = args.slice(i, end < 0 ? undefined : end);
+  if (words.length === 0) {
+    return [{ kind: "opaque", reason: "`parallel` runs commands from its input" }];
+  }
+  return [{
+    kind: "code",
+    text: words.map((w) => w.value).join(" "),
+    dynamic: true,
+  }];
+}
+
+/** A sed `e` command, with an optional address (`1e cmd`, `/x/,$e`, `$!e`). */
+const SED_EXECUTE = new RegExp(
+  String.raw`(^|[;\n{}])\s*(\d+|\$|/(?:[^/\\]|\\.)*/)?(\s*,\s*(\d+|\$|/(?:[^/\\]|\\.)*/))?` +
+    String.raw`\s*!?\s*e(\s|;|}|$)`,
+);
+
+/** The program text of `awk`/`sed` and whether it can run commands (`system()`, `e`). */
+function scriptRunsCommands(program: string, args: readonly ShellWord[]): string | null {
+  const scripts: ShellWord[] = [];
+  let file = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i].value;
+    if (a === "-f" || a.startsWith("--file") || /^-[a-zA-Z]*f$/.test(a) && program === "sed") {
+      file = true;
+      i++;
+    } else if (a === "-e" || a === "--expression") scripts.push(args[++i] ?? stat(""));
+    else if (a.startsWith("--expression=")) scripts.push(stat(a.slice(13)));
+    else if (program !== "sed" && /^-[vF]$/.test(a)) i++;
+    else if (!a.startsWith("-") && scripts.length === 0) {
+      scripts.push(args[i]);
+      if (program !== "sed") break;
+    }
+  }
+  if (file) return `\`${program}\` runs a program file, which is not part of the line`;
+  for (const s of scripts) {
+    if (s.dynamic) return `\`${program}\` runs a program only known when the line runs`;
+    const text = s.value;
+    const runs = program === "sed"
+      ? SED_EXECUTE.test(text) || /\bs(.).*\1.*\1[gpiImM0-9w]*e/.test(text)
+      : /\bsystem\s*\(|\|\s*&?\s*("|[A-Za-z_])|"\s*\|/.test(text);
+    if (runs) return `the \`${program}\` program runs shell commands`;
   }
   return null;
 }
@@ -355,6 +424,12 @@ export function unwrapCommand(words: readonly ShellWord[]): Unwrapped[] {
     return [{ kind: "opaque", reason: "`enable -f` loads a builtin from a file" }];
   }
   if (SHELLS.has(program)) return unwrapShell(args);
+  if (program === "ssh") return unwrapSsh(args);
+  if (program === "parallel") return unwrapParallel(args);
+  if (["awk", "gawk", "mawk", "nawk", "sed", "gsed"].includes(program)) {
+    const reason = scriptRunsCommands(program === "gsed" ? "sed" : program, args);
+    return reason ? [{ kind: "opaque", reason }] : [];
+  }
   if (program === "env") return unwrapEnv(args);
   if (program === "xargs") return unwrapXargs(args);
   if (program === "find") return unwrapFind(args);
