@@ -215,7 +215,7 @@ Deno.test("rules e2e: the rule choices reach only clients declaring wire 1.11; o
     ]);
     const oldClient = spawnWire(sb, ["--config-file", config]);
     const init10 = await init(oldClient, "1.10");
-    assertEquals(init10.response.result.protocol_version, "1.12");
+    assertEquals(init10.response.result.protocol_version, "1.10");
     const r = await oldClient.call("p-1", "prompt", { user_input: "a" }, approve("approve"));
     const payload = requests(r.lines)[0].params.payload;
     assertEquals(Object.keys(payload), [

@@ -45,6 +45,7 @@ import { HOOK_EVENTS } from "../../hooks/engine.ts";
 import {
   type ClientProfile,
   filterForClient,
+  negotiatedProtocolVersion,
   parseProtocolVersion,
 } from "../../wire/version_filter.ts";
 
@@ -260,7 +261,10 @@ export class WireServer {
       name: params.client?.name ?? null,
     };
     const result: InitializeResult = {
-      protocol_version: WIRE_SERVER_PROTOCOL_VERSION,
+      protocol_version: negotiatedProtocolVersion(
+        params.protocol_version,
+        WIRE_SERVER_PROTOCOL_VERSION,
+      ),
       server: { name: SERVER_NAME, version: VERSION },
       slash_commands: soul.commands.map((c) => ({
         name: c.name,
