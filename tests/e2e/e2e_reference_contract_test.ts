@@ -5,8 +5,11 @@
  * background subagent's output stage lines.
  */
 import { assertEquals, assertStringIncludes } from "../helpers/assert.ts";
-import { kimiSandbox } from "../helpers/kimi_process.ts";
+import { kimiSandbox, toolCallLine } from "../helpers/kimi_process.ts";
 import { spawnWire } from "../helpers/wire_process.ts";
+
+const DENO_JSON = new URL("../../deno.json", import.meta.url).pathname;
+const MCP_FIXTURE = new URL("../helpers/mcp_stdio_server.ts", import.meta.url).pathname;
 
 Deno.test("contract: initialize answers the lower of the client's and the server's protocol version", async () => {
   const sb = await kimiSandbox();
@@ -62,6 +65,42 @@ Deno.test("contract: --print --output-format text starts with the command as giv
       "bug",
       "TurnBegin(user_input='fix the\\nbug')",
     ]);
+  } finally {
+    await sb.cleanup();
+  }
+});
+
+Deno.test("contract: an MCP approval keeps the reference's description; server and arguments are in the display", async () => {
+  const sb = await kimiSandbox();
+  try {
+    const config = await sb.scriptedConfig([
+      toolCallLine("tc-1", "ping", { text: "hi" }),
+      "text: done",
+    ]);
+    const fixture = {
+      command: Deno.execPath(),
+      args: ["run", "-A", "--config", DENO_JSON, "--no-lock", MCP_FIXTURE],
+    };
+    const wire = spawnWire(sb, [
+      "--config-file",
+      config,
+      "--mcp-config",
+      JSON.stringify({ mcpServers: { fixture } }),
+    ]);
+    await wire.call("init", "initialize", { protocol_version: "1.10" });
+    const r = await wire.call("p-1", "prompt", { user_input: "go" }, (msg) => ({
+      request_id: msg.params.payload.id,
+      response: "approve",
+    }));
+    const [req] = r.lines.filter((l) => l.method === "request");
+    assertEquals(req.params.type, "ApprovalRequest");
+    assertEquals(req.params.payload.action, "mcp:ping");
+    assertEquals(req.params.payload.description, "Call MCP tool `ping`.");
+    assertEquals(req.params.payload.display, [{
+      type: "brief",
+      text: 'MCP server: fixture\nTool: ping\nArguments: {\n  "text": "hi"\n}',
+    }]);
+    assertEquals((await wire.finish()).code, 0);
   } finally {
     await sb.cleanup();
   }
