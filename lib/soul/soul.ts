@@ -16,7 +16,7 @@ import {
   usageTotal,
 } from "../llm/message.ts";
 import type { LLM, ModelCapability, ToolSpec } from "../llm/provider.ts";
-import { estimateRequestTokens, estimateTextTokens } from "../llm/token_estimate.ts";
+import { estimateRequestTokens } from "../llm/token_estimate.ts";
 import { rejectionOf } from "../tooling/result.ts";
 import type { ToolCallContext, ToolReturnValue } from "../tooling/tool.ts";
 import type { Wire } from "../wire/channel.ts";
@@ -522,11 +522,11 @@ export class KimiSoul {
     const chars = (ms: readonly NormalizedMessage[]) =>
       ms.reduce((n, m) => n + extractText(m.content).length, 0);
     const preserved = result.messages.slice(1);
-    // the system prompt is sent with every request: it counts in the context size
-    const tokens = estimateTextTokens(prompt) +
-      (result.usage
-        ? result.usage.output + Math.floor(chars(preserved) / 4)
-        : Math.floor(chars(result.messages) / 4));
+    // What the reference counts: the compacted context (the summary's output tokens and the
+    // preserved messages), not the system prompt or the tool schemas.
+    const tokens = result.usage
+      ? result.usage.output + Math.floor(chars(preserved) / 4)
+      : Math.floor(chars(result.messages) / 4);
     await this.context.updateTokenCount(tokens);
     this.emit(event("CompactionEnd", {}));
     if (hookSite) soulHooks.firePostCompact(hookSite, hookTrigger, tokens);
