@@ -407,9 +407,7 @@ function commandOf(node: SyntaxNode, a: Analysis): ShellCommand {
   const wordDynamic: boolean[] = [];
   const wordGlob: boolean[] = [];
   let assignments = 0;
-  for (const child of node.namedChildren) {
-    if (child === null) continue;
-    if (child.type === "file_redirect" || child.type.endsWith("_redirect")) continue;
+  for (const child of commandParts(node)) {
     if (child.type === "variable_assignment") {
       const p = assignmentWord(child);
       assign(a, p.name, p.safe, true);
@@ -447,6 +445,51 @@ function commandOf(node: SyntaxNode, a: Analysis): ShellCommand {
   };
   analyseCommand(cmd, a);
   return cmd;
+}
+
+/** Node types that are one word of a command. */
+const WORD_TYPES = new Set([
+  "word",
+  "string",
+  "raw_string",
+  "ansi_c_string",
+  "translated_string",
+  "concatenation",
+  "simple_expansion",
+  "expansion",
+  "command_substitution",
+  "process_substitution",
+  "arithmetic_expansion",
+  "brace_expression",
+  "number",
+]);
+
+/**
+ * The name, assignments and arguments of a command in source order. The grammar files words
+ * that follow a redirection (`xargs < list rm`, `echo 2>err x y`, `cat <<EOF rm`) under the
+ * redirection node, but bash passes them to the command: they are taken back from there.
+ */
+function commandParts(node: SyntaxNode): SyntaxNode[] {
+  const parts: SyntaxNode[] = [];
+  const redirects: SyntaxNode[] = [];
+  for (const child of node.namedChildren) {
+    if (child === null) continue;
+    if (child.type.endsWith("_redirect")) redirects.push(child);
+    else parts.push(child);
+  }
+  if (node.parent?.type === "redirected_statement") {
+    for (const sibling of node.parent.namedChildren) {
+      if (sibling !== null && sibling.type.endsWith("_redirect")) redirects.push(sibling);
+    }
+  }
+  for (const r of redirects) {
+    const words = r.namedChildren.filter((c): c is SyntaxNode =>
+      c !== null && WORD_TYPES.has(c.type)
+    );
+    // A file or here-string redirection's first word is its target; the rest are arguments.
+    parts.push(...(r.type === "heredoc_redirect" ? words : words.slice(1)));
+  }
+  return parts.sort((a, b) => a.startIndex - b.startIndex);
 }
 
 /** Variables a command sets, directories it changes to, texts it evaluates. */

@@ -161,6 +161,12 @@ const TABLE: [string, Decision][] = [
   ['bash -c "$(echo touch x)"', "deny"],
   ["ls | xargs -I % sh -c %", "deny"],
   ["echo ${x:-$(touch y)}", "deny"],
+  // Words after a redirection still belong to the command.
+  ["xargs < list.txt rm -rf", "deny"],
+  ["find . > /dev/null -delete", "deny"],
+  ["cat <<EOF rm\nx\nEOF", "ask"],
+  ["echo 'x' | cat <<EOF | sh\ntouch x\nEOF", "deny"],
+  ["ls > /dev/null -la", "allow"],
   ["awk '{ print $1 }' file", "ask"],
   ["sed -n 1p file", "ask"],
   // Wrappers of allowed commands still ask: the rule names the command, not the wrapper.
@@ -221,6 +227,7 @@ const RULES_FILE_TABLE: [string, Decision][] = [
   ["cp /tmp/evil.toml $HOME/.kimi/config.toml", "ask"],
   ["mkdir -p .kimi", "ask"],
   ["sed -i s/a/b/ ../w/.kimi/config.toml", "ask"],
+  ["cp /tmp/evil.toml > /dev/null .kimi/config.toml", "ask"],
   // Other files stay allowed.
   ["cp a.toml b.toml", "allow"],
   ["echo x > notes.txt", "allow"],
