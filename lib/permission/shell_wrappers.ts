@@ -410,6 +410,15 @@ export function unwrapCommand(words: readonly ShellWord[]): Unwrapped[] {
       }]
       : [];
   }
+  if ((program === "mapfile" || program === "readarray")) {
+    // `-C callback` is code run every `-c` lines.
+    const c = args.findIndex((a) => a.value === "-C" || /^-C./.test(a.value));
+    if (c >= 0) {
+      const code = args[c].value === "-C" ? args[c + 1] : stat(args[c].value.slice(2));
+      if (code) return [{ kind: "code", text: code.value, dynamic: code.dynamic }];
+    }
+    return [];
+  }
   if (program === "trap") {
     const code = args.find((a) => !a.value.startsWith("-"));
     return code ? [{ kind: "code", text: code.value, dynamic: code.dynamic }] : [];
