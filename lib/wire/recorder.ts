@@ -44,8 +44,15 @@ export class WireFile {
     this.#headerChecked = true;
     let size = 0;
     try {
-      size = (await Deno.stat(this.path)).size;
-    } catch {
+      const info = await Deno.stat(this.path);
+      if (!info.isFile) {
+        // Appending to a FIFO would block the turn; to a device, lose the record.
+        this.#headerChecked = false;
+        throw new WireFileError(`${this.path} is not a regular file; no record was written`);
+      }
+      size = info.size;
+    } catch (err) {
+      if (err instanceof WireFileError) throw err;
       size = 0;
     }
     if (size === 0) {
@@ -89,32 +96,110 @@ export class WireFile {
     return false;
   }
 
-  /** Read every well-formed record in order, skipping malformed lines. */
-  async *records(): AsyncGenerator<WireRecord> {
-    let text: string;
+  /**
+   * Read every well-formed record in order, skipping malformed lines (a torn line, bytes that
+   * are not JSON, a line longer than {@link MAX_RECORD_CHARS}). The file is streamed, never
+   * read whole. A missing or unreadable file has no records; with `strict`, a path that is not
+   * a regular file (a FIFO, a device, a directory: reading it would block or never end) and a
+   * failed read are errors ({@link WireFileError}) instead.
+   */
+  async *records(opts: { strict?: boolean } = {}): AsyncGenerator<WireRecord> {
+    let file: Deno.FsFile;
     try {
-      text = await Deno.readTextFile(this.path);
-    } catch {
-      return;
-    }
-    for (const line of text.split("\n")) {
-      if (!line.trim()) continue;
-      let obj: unknown;
-      try {
-        obj = JSON.parse(line);
-      } catch {
-        continue;
+      const info = await Deno.stat(this.path);
+      if (!info.isFile) {
+        if (!opts.strict) return;
+        throw new WireFileError(
+          `${this.path} is not a regular file, so its records cannot be read; move it aside ` +
+            "to start the session's record afresh",
+        );
       }
-      const rec = obj as Partial<WireRecord> & { type?: string };
-      if (rec?.type === "metadata") continue;
-      const m = rec?.message;
-      if (!m || typeof m !== "object" || typeof m.type !== "string") continue;
-      yield {
-        timestamp: typeof rec.timestamp === "number" ? rec.timestamp : 0,
-        message: { type: m.type, payload: (m.payload ?? {}) as Record<string, unknown> },
-      };
+      file = await Deno.open(this.path, { read: true });
+    } catch (err) {
+      if (err instanceof WireFileError) throw err;
+      if (err instanceof Deno.errors.NotFound || !opts.strict) return;
+      throw new WireFileError(`${this.path} cannot be read (${errorText(err)})`);
+    }
+    const decoder = new TextDecoder();
+    let pending = "";
+    let skipping = false;
+    try {
+      for await (const chunk of file.readable) {
+        const text = decoder.decode(chunk, { stream: true });
+        let start = 0;
+        for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
+          const line = pending + text.slice(start, nl);
+          start = nl + 1;
+          pending = "";
+          if (skipping) {
+            skipping = false;
+            continue;
+          }
+          const rec = parseRecord(line);
+          if (rec) yield rec;
+        }
+        if (skipping) continue;
+        pending += text.slice(start);
+        if (pending.length > MAX_RECORD_CHARS) {
+          // Damage, not a record: drop it up to the next line.
+          pending = "";
+          skipping = true;
+        }
+      }
+      pending += decoder.decode();
+      if (!skipping && pending) {
+        const rec = parseRecord(pending);
+        if (rec) yield rec;
+      }
+    } catch (err) {
+      if (!opts.strict) return;
+      throw new WireFileError(`reading ${this.path} failed (${errorText(err)})`);
+    } finally {
+      try {
+        file.close();
+      } catch {
+        // already closed by the stream
+      }
     }
   }
+}
+
+/** The longest line read back as a record (longer ones are damage and skipped). */
+export const MAX_RECORD_CHARS = 64 * 1024 * 1024;
+
+/** `wire.jsonl` cannot be read back. */
+export class WireFileError extends Error {
+  /** Create the error. */
+  constructor(message: string) {
+    super(message);
+    this.name = "WireFileError";
+  }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** One line of `wire.jsonl` as a record, or null for the header and malformed lines. */
+function parseRecord(line: string): WireRecord | null {
+  if (!line.trim()) return null;
+  let obj: unknown;
+  try {
+    obj = JSON.parse(line);
+  } catch {
+    return null;
+  }
+  const rec = obj as Partial<WireRecord> & { type?: string };
+  if (rec?.type === "metadata") return null;
+  const m = rec?.message;
+  if (!m || typeof m !== "object" || typeof m.type !== "string") return null;
+  const payload = m.payload !== null && typeof m.payload === "object" && !Array.isArray(m.payload)
+    ? m.payload as Record<string, unknown>
+    : {};
+  return {
+    timestamp: typeof rec.timestamp === "number" ? rec.timestamp : 0,
+    message: { type: m.type, payload },
+  };
 }
 
 function appendText(path: string, text: string): Promise<void> {
