@@ -601,9 +601,17 @@ export class KimiSoul {
 
     let calls: ToolCall[] = [];
     let pending: Promise<ToolReturnValue>[] = [];
+    // Tools start while the reply streams. Each attempt has its own abort, so the tools of an
+    // attempt that failed (a retry, a cancel) are stopped rather than left running; a bounded
+    // number run at once, and none starts once the step is aborted.
+    let attempt: AbortController | null = null;
     this.toolset.beginStep();
     const result: GenerateResult = await withRetry(
       () => {
+        attempt?.abort(new RunCancelled());
+        attempt = new AbortController();
+        const stepSignal = AbortSignal.any([signal, attempt.signal]);
+        const limit = concurrencyLimit(MAX_PARALLEL_TOOL_CALLS, stepSignal);
         calls = [];
         pending = [];
         return generate(llm.provider, {
@@ -619,7 +627,10 @@ export class KimiSoul {
           },
           onToolCall: (call) => {
             calls.push(call);
-            pending.push(this.#runTool(call, signal));
+            const run = limit(() => this.#runTool(call, stepSignal));
+            // Awaited below when the step goes on; when it does not, its failure is expected.
+            run.catch(() => {});
+            pending.push(run);
           },
         });
       },
@@ -636,7 +647,10 @@ export class KimiSoul {
             status_code: r.statusCode,
           })),
       },
-    );
+    ).catch((err) => {
+      (attempt as AbortController | null)?.abort(err);
+      throw err;
+    });
 
     this.emit(event("StatusUpdate", this.#statusPayload(llm, result.usage, result.id)));
     if (result.usage) {
@@ -723,7 +737,31 @@ function requiredCapabilities(parts: readonly ContentPart[]): ModelCapability[] 
   return [...out];
 }
 
+/** How many tool calls of one reply run at once (the rest wait for a free slot). */
+export const MAX_PARALLEL_TOOL_CALLS = 16;
+
+/**
+ * A limit of `max` concurrent runs: a run waits for a free slot, and one that would start
+ * after `signal` aborted is refused with its reason instead.
+ */
+function concurrencyLimit(max: number, signal: AbortSignal) {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(run: () => Promise<T>): Promise<T> => {
+    if (active >= max) await new Promise<void>((resolve) => waiting.push(resolve));
+    active++;
+    try {
+      if (signal.aborted) throw signal.reason;
+      return await run();
+    } finally {
+      active--;
+      waiting.shift()?.();
+    }
+  };
+}
+
 async function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  p.catch(() => {}); // its outcome no longer matters once the race is lost
   if (signal.aborted) throw signal.reason;
   let onAbort: () => void = () => {};
   const aborted = new Promise<never>((_, reject) => {
