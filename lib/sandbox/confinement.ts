@@ -167,6 +167,8 @@ export interface BwrapArgvOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Control paths to protect (default: the share dir's, {@link controlPaths}). */
   readonly controlPaths?: readonly ControlPath[];
+  /** The host's bound Unix sockets (default: {@link listeningUnixSockets}). */
+  readonly hostSockets?: () => readonly string[];
 }
 
 function realPathOrNull(path: string): string | null {
@@ -308,8 +310,48 @@ export function bwrapArgv(
   if (agent !== null && kindOf(agent) === "file" && visible(agent)) {
     out.push("--dev-bind", "/dev/null", agent);
   }
+  if (!plan.network) {
+    // Every host service listening on a Unix socket outside the work dir (a rootless docker
+    // in the home dir, a gpg or ssh agent, an X server, a database): unreachable without the
+    // network, wherever its socket lies. The project's own sockets stay usable.
+    const masked = new Set<string>();
+    for (const sock of (opts.hostSockets ?? listeningUnixSockets)()) {
+      const real = realPathOrNull(sock);
+      if (real === null || masked.has(real) || masked.size >= MAX_MASKED_SOCKETS) continue;
+      if (isWithin(real, opts.cwd) || plan.writable.some((w) => w !== "/" && isWithin(real, w))) {
+        continue;
+      }
+      if (kindOf(real) !== "file" || !visible(real)) continue;
+      out.push("--dev-bind", "/dev/null", real);
+      masked.add(real);
+    }
+  }
   out.push("--chdir", opts.cwd, "--", ...argv);
   return out;
+}
+
+/** At most this many host sockets are masked one by one (the rest lie under hidden dirs). */
+const MAX_MASKED_SOCKETS = 512;
+
+/**
+ * The paths of the Unix sockets bound in this network namespace (`/proc/net/unix`; abstract
+ * ones are left out: a sandbox without the network has its own). Empty when it cannot be read.
+ */
+export function listeningUnixSockets(): string[] {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync("/proc/net/unix");
+  } catch {
+    return [];
+  }
+  const out = new Set<string>();
+  for (const line of text.split("\n").slice(1)) {
+    const fields = line.trim().split(/\s+/);
+    if (fields.length < 8) continue;
+    const path = fields.slice(7).join(" ");
+    if (path.startsWith("/")) out.add(path);
+  }
+  return [...out];
 }
 
 /** Options of {@link confinementWrapper}. */
