@@ -383,6 +383,72 @@ function scriptRunsCommands(program: string, args: readonly ShellWord[]): string
   return null;
 }
 
+/** Interpreters and the options whose value is a program given on the command line. */
+const INTERPRETERS: readonly { name: RegExp; code: RegExp; valueOptions: RegExp }[] = [
+  { name: /^(python|pypy)[\d.]*$/, code: /^-[A-Za-z]*c$/, valueOptions: /^-[WXQ]$/ },
+  { name: /^perl[\d.]*$/, code: /^-[A-Za-z]*[eE]$/, valueOptions: /^-[IMmx]$/ },
+  { name: /^ruby[\d.]*$/, code: /^-[A-Za-z]*e$/, valueOptions: /^-[IrCx]$/ },
+  {
+    name: /^(node|nodejs|bun)$/,
+    code: /^(-e|--eval|-p|--print)$/,
+    valueOptions: /^(-r|--require|--import|--loader)$/,
+  },
+  { name: /^php[\d.]*$/, code: /^-r$/, valueOptions: /^-[cdz]$/ },
+  { name: /^lua(jit)?[\d.]*$/, code: /^-e$/, valueOptions: /^-l$/ },
+  { name: /^Rscript$/, code: /^-e$/, valueOptions: /^$/ },
+  { name: /^osascript$/, code: /^-e$/, valueOptions: /^-[ls]$/ },
+];
+
+/**
+ * Calls that start another program (or evaluate code that may): in a program given on the
+ * command line they make what the line runs unknown.
+ */
+const SPAWNING_CODE =
+  /\b(system|exec[a-z]*|popen|spawn[a-z]*|subprocess|Popen|check_output|fork[a-z]*|__import__|importlib|getattr|eval|compile|globals|child_process|require|import\s*\(|Function|Deno|Bun|process\.binding|shell_exec|passthru|proc_open|qx|IO\.popen|Open3|Kernel|instance_eval|loadstring|dofile|do\s+shell\s+script)\b|`|%x|\$\(/;
+
+/** Why an interpreter's run cannot be told from the line, or null (a script file, no code). */
+function interpreterOpaque(program: string, args: readonly ShellWord[]): Unwrapped[] | null {
+  const spec = INTERPRETERS.find((i) => i.name.test(program));
+  if (!spec) return null;
+  let sawOperand = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a.dynamic) {
+      return [{ kind: "opaque", reason: `\`${program}\` gets arguments only known when it runs` }];
+    }
+    if (spec.code.test(a.value) || (program === "deno" && a.value === "eval")) {
+      const code = args[i + 1];
+      if (code === undefined) return null;
+      if (code.dynamic || SPAWNING_CODE.test(code.value)) {
+        return [{
+          kind: "opaque",
+          reason: `the \`${program}\` program given on the line may start other programs`,
+        }];
+      }
+      i++;
+      continue;
+    }
+    if (a.value === "--") break;
+    if (spec.valueOptions.test(a.value)) {
+      i++;
+      continue;
+    }
+    if (a.value === "-") break;
+    if (!a.value.startsWith("-")) {
+      sawOperand = true;
+      break;
+    }
+    if (/^(--version|-V|--help|-h)$/.test(a.value)) return null;
+    if (program.startsWith("python") && a.value === "-m") return null;
+  }
+  if (sawOperand || args.some((a) => spec.code.test(a.value))) return null;
+  return [{
+    kind: "opaque",
+    reason:
+      `\`${program}\` reads its program from its standard input, which is not part of the line`,
+  }];
+}
+
 /**
  * The commands and code a wrapper command runs, or `[]` when `words` is not a wrapper (or runs
  * nothing else, like `command -v rm`).
@@ -433,6 +499,14 @@ export function unwrapCommand(words: readonly ShellWord[]): Unwrapped[] {
     return [{ kind: "opaque", reason: "`enable -f` loads a builtin from a file" }];
   }
   if (SHELLS.has(program)) return unwrapShell(args);
+  const interpreted = interpreterOpaque(program, args);
+  if (interpreted) return interpreted;
+  if (program === "deno" && args[0]?.value === "eval") {
+    const code = args.find((a, i) => i > 0 && !a.value.startsWith("-"));
+    if (code && (code.dynamic || SPAWNING_CODE.test(code.value))) {
+      return [{ kind: "opaque", reason: "the `deno eval` program may start other programs" }];
+    }
+  }
   if (program === "ssh") return unwrapSsh(args);
   if (program === "parallel") return unwrapParallel(args);
   if (["awk", "gawk", "mawk", "nawk", "sed", "gsed"].includes(program)) {

@@ -175,6 +175,16 @@ const TABLE: [string, Decision][] = [
   ["cat <<EOF rm\nx\nEOF", "ask"],
   ["echo 'x' | cat <<EOF | sh\ntouch x\nEOF", "deny"],
   ["ls > /dev/null -la", "allow"],
+  // Interpreters: a program given on the line that starts others, or one read from stdin.
+  ["python3 -c 'import os; os.system(\"touch x\")'", "deny"],
+  ["python3 -c \"__import__('o'+'s').remove('x')\"", "deny"],
+  ["echo 'import os' | python3", "deny"],
+  ["perl -e '`touch x`'", "deny"],
+  ['node -e \'require("child_process").execSync("rm -rf x")\'', "deny"],
+  ["ruby -e 'system(\"rm x\")'", "deny"],
+  ['python3 -c "$CODE"', "deny"],
+  ["python3 -c 'print(1)'", "ask"],
+  ["python3 script.py", "ask"],
   ["awk '{ print $1 }' file", "ask"],
   ["sed -n 1p file", "ask"],
   // Wrappers of allowed commands still ask: the rule names the command, not the wrapper.
