@@ -365,9 +365,16 @@ function protectedReason(
     for (let d = dirname(p); !stops.has(d) && d !== dirname(d); d = dirname(d)) out.push(d);
     return out;
   });
+  // A hard link to a protected file is that file under another name: compared by inode.
+  const inodes = new Map<string, string>();
+  for (const p of list) {
+    const id = fileIdentity(p);
+    if (id !== null) inodes.set(id, p);
+  }
   const hits = (abs: string) =>
     list.find((p) => abs === p || abs.startsWith(p.endsWith("/") ? p : p + "/")) ??
-      targets.find((t) => t === abs);
+      targets.find((t) => t === abs) ??
+      (inodes.size > 0 ? inodes.get(fileIdentity(abs) ?? "") : undefined);
   const named = (what: string, path: string) =>
     `${what} \`${path}\`, which configures kimi's approval rules, hooks or MCP servers`;
   for (const cmd of [...parsed.commands, ...parsed.inner]) {
@@ -415,6 +422,16 @@ function protectedReason(
     }
   }
   return null;
+}
+
+/** `dev:ino` of an existing regular file (symlinks followed), or null. */
+function fileIdentity(path: string): string | null {
+  try {
+    const info = Deno.statSync(path);
+    return info.isFile && info.ino !== null ? `${info.dev}:${info.ino}` : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Programs that run other commands: a grant for them is the exact command, never a prefix. */

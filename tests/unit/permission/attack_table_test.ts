@@ -310,3 +310,34 @@ Deno.test("attack table: a session grant covers what was approved, never a wider
   assertEquals(await decide(git, "git -c alias.x='!cat /etc/shadow' x"), "ask");
   assertEquals(await decide(git, "git -C . -c alias.status='!cat /etc/shadow' status"), "ask");
 });
+
+Deno.test("attack table: a planted hard link or symlink to the rules file is the rules file", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir());
+  try {
+    await Deno.mkdir(`${root}/.kimi`);
+    await Deno.writeTextFile(`${root}/.kimi/config.toml`, "# rules\n");
+    await Deno.link(`${root}/.kimi/config.toml`, `${root}/notes.txt`);
+    await Deno.symlink(`${root}/.kimi`, `${root}/settings`);
+    const ctx: RuleContext = {
+      workDir: root,
+      home: null,
+      protectedPaths: [`${root}/.kimi/config.toml`],
+    };
+    const rules = [
+      ...RULES,
+      rule("Shell(cp *)", "allow"),
+      rule("Shell(tee *)", "allow"),
+      rule("Edit(**)", "allow"),
+    ];
+    const decideHere = async (command: string) =>
+      (await evaluateRules({ sender: "Shell", subject: { kind: "shell", command }, rules, ctx }))
+        .kind;
+    assertEquals(await decideHere("echo '[permission]' >> notes.txt"), "ask");
+    assertEquals(await decideHere("cp /tmp/evil.toml notes.txt"), "ask");
+    assertEquals(await decideHere("echo x | tee settings/config.toml"), "ask");
+    assertEquals(await decideHere("cp /tmp/evil.toml settings/"), "ask");
+    assertEquals(await decideHere("echo x >> other.txt"), "allow");
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
