@@ -343,7 +343,9 @@ function assignmentWord(
     exact: `${lhs}${op}${lit === null ? value!.text : lit === "" ? "" : quoteWord(lit)}`,
     dynamic: lit === null,
     name,
-    safe: lit !== null && SAFE_ARITHMETIC_VALUE.test(lit),
+    // An integer, or the result of an arithmetic expansion (always an integer).
+    safe: (lit !== null && SAFE_ARITHMETIC_VALUE.test(lit)) ||
+      value?.type === "arithmetic_expansion",
   };
 }
 

@@ -65,6 +65,8 @@ const TABLE: [string, Decision][] = [
   ['for f in *.md; do ls "$f"; done', "allow"],
   ["for i in 1 2 3; do echo $((i * 2)); done", "allow"],
   ["echo $((1 + 2))", "allow"],
+  ["i=0; i=$((i + 1)); echo $((i * 2))", "ask"],
+  ["x=$(cat n.txt); echo $((x + 1))", "deny"],
   ['x=$(ls); echo "$x"', "ask"],
   // 1. Expansions that execute code hidden in a variable the line sets.
   ["x='a[$(touch pwned)]'; echo $((x))", "deny"],
