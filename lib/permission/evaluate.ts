@@ -341,9 +341,6 @@ const WRITERS = new Set([
   "mktemp",
   "mkfifo",
   "mknod",
-  "cat",
-  "printf",
-  "ssh",
   "scp",
 ]);
 
