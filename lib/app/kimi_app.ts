@@ -30,11 +30,7 @@ import type { Session } from "../session/session.ts";
 import { loadState, saveState } from "../session/state.ts";
 import { shortenTitle } from "../session/title.ts";
 import { extractText } from "../llm/message.ts";
-import {
-  type ControlPath,
-  ControlPathSet,
-  projectControlPaths,
-} from "../tooling/control_paths.ts";
+import { type ControlPath, ControlPathSet, projectControlPaths } from "../tooling/control_paths.ts";
 import { ToolOutputFeed } from "../tooling/live_output.ts";
 import type { SessionRun } from "../tooling/session_run.ts";
 import { cacheControlPaths } from "../prebundle/location.ts";
