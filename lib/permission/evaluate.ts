@@ -349,11 +349,11 @@ const WRITERS = new Set([
  * a command names it or a folder above it (or matches it as a glob), a file-writing program
  * takes a path only known when it runs, or a redirection writes it. Null when it cannot.
  */
-function protectedReason(
+async function protectedReason(
   parsed: Extract<Awaited<ReturnType<typeof parseShellLine>>, { ok: true }>,
   ctx: RuleContext,
   cwd: { dirs: string[]; unknown: boolean },
-): string | null {
+): Promise<string | null> {
   const list = ctx.protectedPaths ?? [];
   if (list.length === 0) return null;
   const stops = new Set(["/", ctx.workDir, ...(ctx.home ? [ctx.home] : [])]);
@@ -400,6 +400,7 @@ function protectedReason(
         for (const dir of cwd.dirs) {
           if (cmd.wordGlob[i]) {
             const glob = normalize(resolve(dir, expandTilde(c, ctx)));
+            await loadPicomatch(); // only a line with a glob pays for it
             const m = matcher(glob);
             const hit = targets.find((t) => m(t));
             if (hit) return named(`\`${cmd.text}\` may name`, hit);
@@ -720,7 +721,7 @@ function wholeLine(text: string): ShellCommand {
 /** Evaluate the rules for one call. */
 export async function evaluateRules(opts: EvaluateOptions): Promise<RuleVerdict> {
   const { subject, rules, ctx } = opts;
-  if (rules.length > 0 || (ctx.protectedPaths?.length ?? 0) > 0) await loadPicomatch();
+  if (rules.length > 0) await loadPicomatch();
   const parts: Part[] = [];
   const grant: string[] = [];
   let unparsable: string | null = null;
@@ -766,7 +767,7 @@ export async function evaluateRules(opts: EvaluateOptions): Promise<RuleVerdict>
           });
         }
       }
-      control = protectedReason(parsed, ctx, cwd);
+      control = await protectedReason(parsed, ctx, cwd);
       break;
     }
     case "file":
