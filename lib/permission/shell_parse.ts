@@ -794,6 +794,48 @@ function commandFromWords(words: ShellWord[], dynamicTail: boolean): ShellComman
   };
 }
 
+/** Nodes inside which a backslash-newline is kept or handled by {@link literalWord}. */
+const QUOTED_TYPES = new Set([
+  "raw_string",
+  "string",
+  "ansi_c_string",
+  "translated_string",
+  "heredoc_body",
+  "comment",
+]);
+
+/** `line` without the backslash-newlines that lie outside quotes, heredocs and comments. */
+function joinContinuations(line: string, root: SyntaxNode): string {
+  if (!line.includes("\\\n")) return line;
+  const quoted: [number, number][] = [];
+  const walk = (n: SyntaxNode) => {
+    if (QUOTED_TYPES.has(n.type)) {
+      quoted.push([n.startIndex, n.endIndex]);
+      return;
+    }
+    for (const c of n.children) if (c !== null) walk(c);
+  };
+  walk(root);
+  let out = "";
+  for (let i = 0; i < line.length; i++) {
+    if (line[i] === "\\" && line[i + 1] === "\n") {
+      if (!quoted.some(([s, e]) => i >= s && i < e) && !escaped(line, i)) {
+        i++;
+        continue;
+      }
+    }
+    out += line[i];
+  }
+  return out;
+}
+
+/** Whether the character at `i` is itself escaped by an odd run of backslashes before it. */
+function escaped(line: string, i: number): boolean {
+  let n = 0;
+  for (let j = i - 1; j >= 0 && line[j] === "\\"; j--) n++;
+  return n % 2 === 1;
+}
+
 /**
  * Parse one piece of code. `assigned` carries the variables set by the code around it (a
  * variable exported before `bash -c` is still set inside) and gains this code's.
@@ -821,6 +863,14 @@ function parseWith(
   try {
     const root = tree.rootNode;
     if (root.hasError) return { ok: false, reason: "the command line has a syntax error" };
+    // Bash removes a backslash-newline outside quotes before it splits words (`r\<newline>m`
+    // is `rm`); the grammar takes it for a space between two words. Parse the joined line.
+    const joined = joinContinuations(line, root);
+    if (joined !== line) {
+      tree.delete();
+      tree = null;
+      return parseWith(parser, joined, assigned);
+    }
     const a: Analysis = {
       commands: [],
       writes: [],
@@ -841,6 +891,6 @@ function parseWith(
       cd: a.cd,
     };
   } finally {
-    tree.delete();
+    tree?.delete();
   }
 }

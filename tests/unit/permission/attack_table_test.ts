@@ -171,6 +171,11 @@ const TABLE: [string, Decision][] = [
   ["PATH+=:/tmp/evil; ls", "deny"],
   ["local PATH=/tmp; ls", "deny"],
   ["exec 3> .kimi/config.toml", "ask"],
+  // A backslash-newline outside quotes joins the word it splits.
+  ["r\\\nm x", "deny"],
+  ["# it's a comment\nto\\\nuch x", "deny"],
+  ["ls \\\n-la", "allow"],
+  ["echo 'r\\\nm'", "allow"],
   // Words after a redirection still belong to the command.
   ["xargs < list.txt rm -rf", "deny"],
   ["find . > /dev/null -delete", "deny"],
