@@ -674,9 +674,48 @@ function collect(node: SyntaxNode, a: Analysis) {
     if (variable) assign(a, variable.text, safe, false);
   }
   noteContexts(node, a);
+  noteUnparsedCode(node, a);
   const w = writeOf(node);
   if (w) a.writes.push(w);
   for (const child of node.namedChildren) if (child !== null) collect(child, a);
+}
+
+/** An unescaped backtick or `$(` in raw text (code the shell would run). */
+const RAW_CODE = /(^|[^\\])(\\\\)*(`|\$\()/;
+
+/**
+ * Code the grammar leaves as plain text although bash runs it: a backtick substitution in a
+ * `${x:-…}` default or in the body of a heredoc whose delimiter is not quoted; a `{`/`}` word
+ * (a brace group after `time`, `coproc` or `!`, which the grammar reads as words).
+ */
+function noteUnparsedCode(node: SyntaxNode, a: Analysis) {
+  const what = "a command substitution the shell grammar here does not follow";
+  switch (node.type) {
+    case "word":
+      if (RAW_CODE.test(node.text)) a.hazards.push(`${what} (\`${node.text}\`)`);
+      else if (
+        (node.text === "{" || node.text === "}") &&
+        (node.parent?.type === "command" || node.parent?.type === "command_name")
+      ) {
+        a.hazards.push("a brace group the shell grammar here does not follow");
+      }
+      break;
+    case "string_content":
+      if (RAW_CODE.test(node.text)) a.hazards.push(`${what} (\`${node.text}\`)`);
+      break;
+    case "heredoc_body": {
+      const start = node.parent?.children.find((c) => c?.type === "heredoc_start");
+      const quoted = start ? /['"\\]/.test(start.text) : false;
+      if (quoted) break;
+      // Only the text between the parsed substitutions is raw.
+      let raw = node.text;
+      for (const c of node.namedChildren) {
+        if (c !== null && c.type !== "heredoc_content") raw = raw.replace(c.text, " ");
+      }
+      if (RAW_CODE.test(raw)) a.hazards.push(`${what} (in a heredoc)`);
+      break;
+    }
+  }
 }
 
 /** Identifiers a text evaluated as arithmetic refers to (`$x`, `${x}`, bare `x`, `$1`, `$@`). */

@@ -171,6 +171,14 @@ const TABLE: [string, Decision][] = [
   ["PATH+=:/tmp/evil; ls", "deny"],
   ["local PATH=/tmp; ls", "deny"],
   ["exec 3> .kimi/config.toml", "ask"],
+  // Code the grammar leaves as text, and brace groups it reads as words.
+  ["echo ${x:-`touch y`}", "deny"],
+  ["cat <<EOF\n`touch x`\nEOF", "deny"],
+  ["cat <<'EOF'\n`touch x`\nEOF", "ask"],
+  ["coproc cop { touch x; }", "deny"],
+  ["time { touch x; }", "deny"],
+  ["! { rm x; }", "deny"],
+  ["find . -name x -exec ls {} +", "ask"],
   // A backslash-newline outside quotes joins the word it splits.
   ["r\\\nm x", "deny"],
   ["# it's a comment\nto\\\nuch x", "deny"],
