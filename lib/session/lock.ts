@@ -153,7 +153,9 @@ function processStart(pid: number): number | null {
 async function sameFile(file: Deno.FsFile, path: string): Promise<boolean> {
   try {
     const [open, named] = await Promise.all([file.stat(), Deno.stat(path)]);
-    return open.ino !== null && open.ino === named.ino && open.dev === named.dev;
+    // Without inode numbers (Windows) the path is taken to name the file still.
+    if (open.ino === null || named.ino === null) return true;
+    return open.ino === named.ino && open.dev === named.dev;
   } catch {
     return false;
   }
