@@ -425,9 +425,11 @@ function commandOf(node: SyntaxNode, a: Analysis): ShellCommand {
     words.push(lit ?? child.text);
     wordDynamic.push(lit === null);
     wordGlob.push(glob);
-    exact.push(
-      lit === null ? child.text : glob && /^[^\s'"\\$`;&|<>()]+$/.test(lit) ? lit : quoteWord(lit),
-    );
+    // Unquoted globs and tildes stay bare (the shell expands them); everything else is quoted
+    // as needed, so the text reads back as the same words.
+    const bare = (glob || (child.type === "word" && child.text.startsWith("~"))) &&
+      /^[^\s'"\\$`;&|<>()]+$/.test(lit ?? "");
+    exact.push(lit === null ? child.text : bare ? lit! : quoteWord(lit));
   }
   const nameIndex = assignments;
   // `/proc/self/exe` and `/dev/fd/3` are whatever program or file the process has open.

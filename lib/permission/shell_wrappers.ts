@@ -564,6 +564,7 @@ const BARE = /^[A-Za-z0-9_@%+=:,.\/~^-]+$/;
 
 /** A word as the shell would read it back: bare when safe, else single-quoted. */
 export function quoteWord(value: string): string {
-  if (value !== "" && BARE.test(value)) return value;
+  // A leading `~` is a home dir only when unquoted: a literal one stays quoted.
+  if (value !== "" && BARE.test(value) && !value.startsWith("~")) return value;
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
