@@ -804,8 +804,8 @@ export async function evaluateRules(opts: EvaluateOptions): Promise<RuleVerdict>
       return {
         kind: "deny",
         rule,
-        what: `any command the line could run, and what it runs is only known when it runs ` +
-          `(${unknownRun})`,
+        what: `${rule.arg === null ? "every command" : `\`${rule.arg}\``}, and this line ` +
+          `could run it: what it runs cannot be told before it runs (${unknownRun})`,
       };
     }
   }

@@ -159,8 +159,8 @@ Deno.test("evaluateRules: every command of a line must be allowed; deny wins; as
     ["ls > /dev/null", "allow"],
     [
       "echo 'unterminated",
-      "deny Shell(rm -rf /*) any command the line could run, and what it runs is only known " +
-      "when it runs (the line does not parse: the command line has a syntax error)",
+      "deny Shell(rm -rf /*) `rm -rf /*`, and this line could run it: what it runs cannot be " +
+      "told before it runs (the line does not parse: the command line has a syntax error)",
     ],
   ];
   for (const [line, want] of golden) assertEquals(await verdict(rules, line), want, line);
@@ -200,8 +200,8 @@ Deno.test("evaluateRules: deny and ask rules see through wrappers and shell -c c
     ["bash -c 'ls -la'", "allow"],
     [
       `bash -c "echo 'open"`,
-      "deny Shell(rm *) any command the line could run, and what it runs is only known when it " +
-      "runs (the line does not parse: the code run by `bash` does not parse)",
+      "deny Shell(rm *) `rm *`, and this line could run it: what it runs cannot be told before " +
+      "it runs (the line does not parse: the code run by `bash` does not parse)",
     ],
   ];
   for (const [line, want] of golden) assertEquals(await verdict(rules, line), want, line);
