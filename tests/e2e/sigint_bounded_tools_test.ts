@@ -9,7 +9,9 @@ import { kimiSandbox, MAIN_TS, sandboxEnv } from "../helpers/kimi_process.ts";
 import { startMockOpenAI } from "../helpers/mock_openai.ts";
 import { MAX_PARALLEL_TOOL_CALLS } from "../../lib/soul/soul.ts";
 
-const SLEEP = "30.4242"; // a duration no other process uses: its processes can be counted
+// A duration no other process uses (another copy of the suite included): its processes can be
+// counted.
+const SLEEP = `30.${crypto.getRandomValues(new Uint32Array(1))[0]}`;
 
 function sleepers(): number {
   const out = new Deno.Command("pgrep", { args: ["-f", `sleep ${SLEEP}`], stdout: "piped" })
