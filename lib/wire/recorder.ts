@@ -7,11 +7,12 @@
  *
  * @module
  */
-import { appendRecords } from "../session/jsonl.ts";
+import { appendJsonRecords, appendRecords, fileChunks } from "../session/jsonl.ts";
+import { readLines } from "./line_reader.ts";
 import { WIRE_PROTOCOL_VERSION } from "../version.ts";
 import type { Subscription } from "./broadcast.ts";
 import { type Envelope, toEnvelope, type WireMessage } from "./messages.ts";
-import { pyJsonDumps } from "./py_json.ts";
+import { pyJsonDumps, pyJsonPieces } from "./py_json.ts";
 
 /** One record read back from `wire.jsonl`. */
 export interface WireRecord {
@@ -81,10 +82,11 @@ export class WireFile {
    * turns and the notifications between them) keeps the file in the order things happened.
    */
   append(msg: WireMessage, timestamp = Date.now() / 1000): Promise<void> {
-    const line = pyJsonDumps({ timestamp, message: toEnvelope(msg) }) + "\n";
+    // As pieces: a huge text in the message is written slice by slice, never built as a line.
+    const record = pyJsonPieces({ timestamp, message: toEnvelope(msg) });
     const write = this.#tail.then(async () => {
       await this.#ensureHeader();
-      await appendText(this.path, line);
+      await appendJsonRecords(this.path, [record], { mode: 0o644 });
     });
     this.#tail = write.catch(() => {}); // a failed append is its caller's; the next still runs
     return write;
@@ -98,10 +100,11 @@ export class WireFile {
 
   /**
    * Read every well-formed record in order, skipping malformed lines (a torn line, bytes that
-   * are not JSON, a line longer than {@link MAX_RECORD_CHARS}). The file is streamed, never
-   * read whole. A missing or unreadable file has no records; with `strict`, a path that is not
-   * a regular file (a FIFO, a device, a directory: reading it would block or never end) and a
-   * failed read are errors ({@link WireFileError}) instead.
+   * are not JSON, a line longer than {@link MAX_RECORD_BYTES}). The file is streamed from disk one
+   * line at a time through one reused buffer (a 1 GB `wire.jsonl` is never held whole); stop
+   * iterating to stop reading. A missing or unreadable file has no records; with `strict`, a
+   * path that is not a regular file (a FIFO, a device, a directory: reading it would block or
+   * never end) and a failed read are errors ({@link WireFileError}) instead.
    */
   async *records(opts: { strict?: boolean } = {}): AsyncGenerator<WireRecord> {
     let file: Deno.FsFile;
@@ -120,35 +123,10 @@ export class WireFile {
       if (err instanceof Deno.errors.NotFound || !opts.strict) return;
       throw new WireFileError(`${this.path} cannot be read (${errorText(err)})`);
     }
-    const decoder = new TextDecoder();
-    let pending = "";
-    let skipping = false;
     try {
-      for await (const chunk of file.readable) {
-        const text = decoder.decode(chunk, { stream: true });
-        let start = 0;
-        for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
-          const line = pending + text.slice(start, nl);
-          start = nl + 1;
-          pending = "";
-          if (skipping) {
-            skipping = false;
-            continue;
-          }
-          const rec = parseRecord(line);
-          if (rec) yield rec;
-        }
-        if (skipping) continue;
-        pending += text.slice(start);
-        if (pending.length > MAX_RECORD_CHARS) {
-          // Damage, not a record: drop it up to the next line.
-          pending = "";
-          skipping = true;
-        }
-      }
-      pending += decoder.decode();
-      if (!skipping && pending) {
-        const rec = parseRecord(pending);
+      for await (const line of readLines(fileChunks(file), MAX_RECORD_BYTES)) {
+        if (line === null) continue; // longer than any record: damage, skipped
+        const rec = parseRecord(line);
         if (rec) yield rec;
       }
     } catch (err) {
@@ -158,14 +136,14 @@ export class WireFile {
       try {
         file.close();
       } catch {
-        // already closed by the stream
+        // already closed
       }
     }
   }
 }
 
 /** The longest line read back as a record (longer ones are damage and skipped). */
-export const MAX_RECORD_CHARS = 64 * 1024 * 1024;
+export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
 
 /** `wire.jsonl` cannot be read back. */
 export class WireFileError extends Error {
