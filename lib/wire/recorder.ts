@@ -8,7 +8,7 @@
  * @module
  */
 import { appendJsonRecords, appendRecords, fileChunks } from "../session/jsonl.ts";
-import { readLines } from "./line_reader.ts";
+import { MAX_LINE_BYTES, readLines } from "./line_reader.ts";
 import { WIRE_PROTOCOL_VERSION } from "../version.ts";
 import type { Subscription } from "./broadcast.ts";
 import { type Envelope, toEnvelope, type WireMessage } from "./messages.ts";
@@ -143,7 +143,7 @@ export class WireFile {
 }
 
 /** The longest line read back as a record (longer ones are damage and skipped). */
-export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
+export const MAX_RECORD_BYTES = MAX_LINE_BYTES;
 
 /** `wire.jsonl` cannot be read back. */
 export class WireFileError extends Error {
