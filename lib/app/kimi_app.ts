@@ -30,7 +30,7 @@ import type { Session } from "../session/session.ts";
 import { loadState, saveState } from "../session/state.ts";
 import { shortenTitle } from "../session/title.ts";
 import { extractText } from "../llm/message.ts";
-import { type ControlPath, ControlPathSet } from "../tooling/control_paths.ts";
+import { type ControlPath, ControlPathSet, projectControlPaths } from "../tooling/control_paths.ts";
 import { ToolOutputFeed } from "../tooling/live_output.ts";
 import type { SessionRun } from "../tooling/session_run.ts";
 import { cacheControlPaths } from "../prebundle/location.ts";
@@ -284,6 +284,8 @@ export class KimiApp {
     const controls = new ControlPathSet(session.shareDir, {
       ...opts.controlPaths,
       cache: cacheControlPaths(opts.getEnv),
+      // The project's rules file: no tool of the agent writes it, the shell sandbox included.
+      project: projectControlPaths(session.workDir),
     });
     const resolved = resolveModel(config, { modelAlias: opts.modelAlias, getEnv: opts.getEnv });
     const thinking = opts.thinking ?? config.default_thinking;
@@ -414,10 +416,17 @@ export class KimiApp {
       ruleContext: {
         workDir: session.workDir,
         home: opts.getEnv("HOME") ?? opts.getEnv("USERPROFILE") ?? null,
+        // The rules files and every control file (config, MCP config, agent files): no shell
+        // command naming one is allowed by a rule or a grant.
         protectedPaths: [
-          ...(rules.userFile ? [rules.userFile] : []),
-          rules.projectFile,
-        ].map((p) => canonicalPath(p, session.workDir)),
+          ...new Set(
+            [
+              ...(rules.userFile ? [rules.userFile] : []),
+              rules.projectFile,
+              ...controls.list().filter((c) => c.kind === "file").map((c) => c.path),
+            ].map((p) => canonicalPath(p, session.workDir)),
+          ),
+        ],
       },
     });
     const plan = new PlanMode({

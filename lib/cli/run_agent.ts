@@ -7,7 +7,7 @@
 import { lazyImport } from "../lazy_import.ts";
 import { withDiscoveredModel } from "./env_model.ts";
 import { ConfigError } from "../config/errors.ts";
-import { loadConfig } from "../config/load.ts";
+import { loadConfig, loadConfigFromText } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
 import { ensureShareDir } from "../config/share_dir.ts";
 import { configureLog, log, withLogSession } from "../log.ts";
@@ -67,6 +67,16 @@ function prefetchUi(ui: CliOptions["ui"]): void {
 
 /** Run the agent in the selected UI; resolves with the exit code. */
 export async function runAgent(opts: CliOptions): Promise<number> {
+  // A bad `--config` text is a usage error of that flag (exit 2), whatever the terminal is
+  // (`kimi --config --help` takes `--help` as the text).
+  if (opts.configText !== undefined) {
+    try {
+      loadConfigFromText(opts.configText);
+    } catch (err) {
+      if (err instanceof ConfigError) throw new UsageError(err.message, "--config");
+      throw err;
+    }
+  }
   // refuse before anything starts (MCP servers, a session dir): nothing would use them
   // (`--acp` runs the shell UI here too, as before)
   if ((opts.ui === "shell" || opts.ui === "acp") && !Deno.stdin.isTerminal()) {
@@ -81,12 +91,8 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     const piped = Deno.stdin.isTerminal()
       ? ""
       : (await new Response(Deno.stdin.readable).text()).trim();
-    if (!piped) {
-      throw new UsageError(
-        'Print mode needs a prompt: pass it with -p "..." or pipe it on standard input ' +
-          '(e.g. echo "fix the bug" | kimi --print).',
-      );
-    }
+    // No command: nothing runs, nothing is printed (the reference's print mode).
+    if (!piped) return 0;
     opts = { ...opts, prompt: piped };
   }
   prefetchUi(opts.ui);

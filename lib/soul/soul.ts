@@ -16,7 +16,7 @@ import {
   usageTotal,
 } from "../llm/message.ts";
 import type { LLM, ModelCapability, ToolSpec } from "../llm/provider.ts";
-import { estimatePreambleTokens, estimateTextTokens } from "../llm/token_estimate.ts";
+import { estimatePreambleTokens } from "../llm/token_estimate.ts";
 import { rejectionOf } from "../tooling/result.ts";
 import type { ToolCallContext, ToolReturnValue } from "../tooling/tool.ts";
 import type { Wire } from "../wire/channel.ts";
@@ -547,11 +547,11 @@ export class KimiSoul {
     const chars = (ms: readonly NormalizedMessage[]) =>
       ms.reduce((n, m) => n + extractText(m.content).length, 0);
     const preserved = result.messages.slice(1);
-    // the system prompt is sent with every request: it counts in the context size
-    const tokens = estimateTextTokens(prompt) +
-      (result.usage
-        ? result.usage.output + Math.floor(chars(preserved) / 4)
-        : Math.floor(chars(result.messages) / 4));
+    // What the reference counts: the compacted context (the summary's output tokens and the
+    // preserved messages), not the system prompt or the tool schemas.
+    const tokens = result.usage
+      ? result.usage.output + Math.floor(chars(preserved) / 4)
+      : Math.floor(chars(result.messages) / 4);
     await this.context.updateTokenCount(tokens);
     this.emit(event("CompactionEnd", {}));
     if (hookSite) soulHooks.firePostCompact(hookSite, hookTrigger, tokens);
@@ -624,9 +624,17 @@ export class KimiSoul {
 
     let calls: ToolCall[] = [];
     let pending: Promise<ToolReturnValue>[] = [];
+    // Tools start while the reply streams. Each attempt has its own abort, so the tools of an
+    // attempt that failed (a retry, a cancel) are stopped rather than left running; a bounded
+    // number run at once, and none starts once the step is aborted.
+    let attempt: AbortController | null = null;
     this.toolset.beginStep();
     const result: GenerateResult = await withRetry(
       () => {
+        attempt?.abort(new RunCancelled());
+        attempt = new AbortController();
+        const stepSignal = AbortSignal.any([signal, attempt.signal]);
+        const limit = concurrencyLimit(MAX_PARALLEL_TOOL_CALLS, stepSignal);
         calls = [];
         pending = [];
         return generate(llm.provider, {
@@ -642,7 +650,10 @@ export class KimiSoul {
           },
           onToolCall: (call) => {
             calls.push(call);
-            pending.push(this.#runTool(call, signal));
+            const run = limit(() => this.#runTool(call, stepSignal));
+            // Awaited below when the step goes on; when it does not, its failure is expected.
+            run.catch(() => {});
+            pending.push(run);
           },
         });
       },
@@ -659,7 +670,10 @@ export class KimiSoul {
             status_code: r.statusCode,
           })),
       },
-    );
+    ).catch((err) => {
+      (attempt as AbortController | null)?.abort(err);
+      throw err;
+    });
 
     this.emit(event("StatusUpdate", this.#statusPayload(llm, result.usage, result.id)));
     if (result.usage) {
@@ -749,7 +763,31 @@ function requiredCapabilities(parts: readonly ContentPart[]): ModelCapability[] 
   return [...out];
 }
 
+/** How many tool calls of one reply run at once (the rest wait for a free slot). */
+export const MAX_PARALLEL_TOOL_CALLS = 16;
+
+/**
+ * A limit of `max` concurrent runs: a run waits for a free slot, and one that would start
+ * after `signal` aborted is refused with its reason instead.
+ */
+function concurrencyLimit(max: number, signal: AbortSignal) {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(run: () => Promise<T>): Promise<T> => {
+    if (active >= max) await new Promise<void>((resolve) => waiting.push(resolve));
+    active++;
+    try {
+      if (signal.aborted) throw signal.reason;
+      return await run();
+    } finally {
+      active--;
+      waiting.shift()?.();
+    }
+  };
+}
+
 async function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  p.catch(() => {}); // its outcome no longer matters once the race is lost
   if (signal.aborted) throw signal.reason;
   let onAbort: () => void = () => {};
   const aborted = new Promise<never>((_, reject) => {

@@ -17,6 +17,20 @@ export function parseProtocolVersion(text: string | null | undefined): ProtocolV
   return m ? [Number(m[1]), Number(m[2])] : null;
 }
 
+/**
+ * The protocol version a connection speaks: the lower of the client's and the server's (a
+ * client that declares 1.10 reads "1.10"); the server's when the client's does not parse.
+ */
+export function negotiatedProtocolVersion(
+  client: string | null | undefined,
+  server: string,
+): string {
+  const c = parseProtocolVersion(client);
+  const s = parseProtocolVersion(server);
+  if (c === null || s === null) return server;
+  return atLeast(c, s) ? server : `${c[0]}.${c[1]}`;
+}
+
 /** Whether `v` is at least `min`. */
 export function atLeast(v: ProtocolVersion, min: ProtocolVersion): boolean {
   return v[0] !== min[0] ? v[0] > min[0] : v[1] >= min[1];

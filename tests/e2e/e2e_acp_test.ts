@@ -390,6 +390,33 @@ Deno.test("acp: the Deno permission floor applies before the client writes", asy
   }
 });
 
+Deno.test("acp: a client terminal runs with the cleaned environment of local Shell, not the editor's", async () => {
+  // The editor's own environment (the test client spawns terminals with it, as editors do).
+  const secret = "sk-editor-secret-0123456789";
+  Deno.env.set("KIMI_TEST_EDITOR_SECRET", secret);
+  const { sb, client } = await start([
+    toolCallLine("tc-1", "Shell", {
+      command:
+        'echo "[${KIMI_TEST_EDITOR_SECRET:-clean}] [${KIMI_SHARE_DIR:-none}] [${PATH:+path}]"',
+    }),
+    "text: seen",
+  ], { rootArgs: ["--yolo"] });
+  try {
+    await client.initialize({ terminal: true });
+    const { sessionId: sid } = await client.newSession(sb.workDir);
+    assertEquals(await client.prompt(sid, "run"), { stopReason: "end_turn" });
+    const [[, term]] = [...client.terminals];
+    assertEquals(term.output, "[clean] [none] [path]\n");
+    assertEquals(term.request.command, "env");
+    assertEquals(term.request.args?.[0], "-i");
+    assert(!JSON.stringify(term.request).includes(secret));
+    assertEquals((await client.finish()).code, 0);
+  } finally {
+    Deno.env.delete("KIMI_TEST_EDITOR_SECRET");
+    await sb.cleanup();
+  }
+});
+
 Deno.test("acp: Shell runs in a client terminal shown in the tool call", async () => {
   const { sb, client } = await start([
     toolCallLine("tc-1", "Shell", { command: "echo from-terminal; exit 3" }),

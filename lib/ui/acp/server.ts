@@ -237,8 +237,8 @@ export class AcpServer {
     } catch (err) {
       if (err instanceof SessionLockedError) {
         throw new acp.RequestError(-32603, err.message, {
-          pid: err.holder.pid,
-          since: err.holder.since,
+          pid: err.holder?.pid ?? null,
+          since: err.holder?.since ?? null,
         });
       }
       throw err;
