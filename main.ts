@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { prepareDependencies } from "./lib/dependency_cache.ts";
 import { startupPermissionProblem } from "./lib/sandbox/startup_permissions.ts";
 import { VERSION } from "./lib/version.ts";
 
@@ -38,6 +39,14 @@ if (import.meta.main) {
   if (problem !== null) {
     console.error(problem);
     Deno.exit(1);
+  }
+  // A first run from a checkout fetches every npm package now, quietly, behind one line of its
+  // own: Deno's download progress would otherwise draw over the UI when a module loads late.
+  if (here.protocol === "file:") {
+    await prepareDependencies({
+      projectDir: decodeURIComponent(here.pathname).replace(/\/$/, ""),
+      say: (line) => console.error(line),
+    });
   }
   // Deno loads these only when the call runs (`"unstable": ["lazy-dynamic-imports"]` in
   // deno.json; see README "Lazy dynamic imports"). An agent run starts loading its modules now,

@@ -53,6 +53,9 @@ await deno(
   ["cache", "--quiet", "--no-config", "--no-lock", ...SPAWNED_NPM_PACKAGES],
   "cache the npm packages the tests spawn",
 );
+// Every npm package of deno.json, as kimi's own first run fetches them (lib/dependency_cache.ts):
+// a child kimi then never stops to print "preparing kimi, first run …".
+await deno(["install", "--quiet"], "install the npm packages of deno.json");
 // The npm packages' registry metadata too (a run of the source from a URL has no lock file and
 // resolves every package through it).
 await deno(

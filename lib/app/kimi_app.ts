@@ -15,7 +15,7 @@ import type { LLM } from "../llm/provider.ts";
 import { prefetchProvider } from "../llm/create.ts";
 import { setupShellConfinement } from "../sandbox/setup.ts";
 import type { Session } from "../session/session.ts";
-import { ControlPathSet } from "../tooling/control_paths.ts";
+import { ControlPathSet, projectControlPaths } from "../tooling/control_paths.ts";
 import { ToolOutputFeed } from "../tooling/live_output.ts";
 import type { SessionRun } from "../tooling/session_run.ts";
 import type { McpManager } from "../mcp/manager.ts";
@@ -25,6 +25,7 @@ import {
   publishTaskNotifications,
   type TaskNotificationQueue,
 } from "../background/notifications.ts";
+import { fireNotification, notifyApprovals, taskAttention } from "../hooks/notification_hooks.ts";
 import { BackgroundTaskManager } from "../background/task_manager.ts";
 import { backgroundSettings } from "../background/settings.ts";
 import { event as wireEvent, type EventPayload, type WireEvent } from "../wire/messages.ts";
@@ -152,11 +153,15 @@ export class KimiApp {
    */
   static async create(opts: KimiAppOptions): Promise<KimiApp> {
     const { config, session } = opts;
-    // The session's control paths: the share dir's, the host's (e.g. `--config-file`), then
+    // The session's control paths: the share dir's, the host's (e.g. `--config-file`), the
+    // project's rules file (no tool of the agent writes it, the shell sandbox included), then
     // the agent's and the plugins' once they are loaded (model stage).
-    const controls = new ControlPathSet(session.shareDir, { ...opts.controlPaths });
+    const controls = new ControlPathSet(session.shareDir, {
+      ...opts.controlPaths,
+      project: projectControlPaths(session.workDir),
+    });
     const model = await buildModel(opts, { controls });
-    const policy = await buildPolicy(opts, model);
+    const policy = await buildPolicy(opts, model, { controls });
     const background = backgroundSettings(config.background);
     const tasks = opts.tasks ?? new BackgroundTaskManager(session.dir, background);
     tasks.updateSettings(background);
@@ -189,7 +194,15 @@ export class KimiApp {
       supportsQuestions: () => app.supportsQuestions,
     });
     app.taskNotifications = core.taskNotes;
-    app.#stopNotifications = publishTaskNotifications(tasks, (p) => app.#publish(p));
+    const stopTasks = publishTaskNotifications(tasks, (p) => {
+      app.#publish(p);
+      fireNotification(core.hooks, taskAttention(p));
+    });
+    const stopApprovals = notifyApprovals(core.soul.approval.subscribe(), core.hooks);
+    app.#stopNotifications = () => {
+      stopTasks();
+      stopApprovals();
+    };
     app.mcp = core.mcp;
     core.mcp?.start(); // connects in the background; the first turn waits
     return app;

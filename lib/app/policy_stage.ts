@@ -17,6 +17,7 @@ import {
   urlHost,
 } from "../sandbox/run_scope.ts";
 import { ApprovalRuntime, ApprovalState } from "../soul/approval.ts";
+import type { ControlPathSet } from "../tooling/control_paths.ts";
 import { DenoPermissionScope, type PermissionScope } from "../tooling/scope.ts";
 import { canonicalPath } from "../tooling/workspace.ts";
 import type { KimiAppOptions } from "./app_options.ts";
@@ -32,6 +33,8 @@ export interface PolicyStage {
   readonly runScope: RunScopeSummary;
   /** Tools the scope leaves unusable (not offered to the model). */
   readonly disabled: ReadonlySet<string>;
+  /** The same tools with the reason (a call to one says why it is not available). */
+  readonly leftOut: readonly { readonly name: string; readonly reason: string }[];
   /** The session's approval state (yolo, afk, granted actions). */
   readonly approvalState: ApprovalState;
   /** Approval: state plus the configured rules. */
@@ -44,7 +47,11 @@ export interface PolicyStage {
  * Set up approval, scope and rules for the session (persisting the approval flags), and start
  * loading the agent's tool modules the scope leaves usable.
  */
-export async function buildPolicy(opts: KimiAppOptions, model: ModelStage): Promise<PolicyStage> {
+export async function buildPolicy(
+  opts: KimiAppOptions,
+  model: ModelStage,
+  inputs: { controls: ControlPathSet },
+): Promise<PolicyStage> {
   const { config, session } = opts;
   const { resolved, agent } = model;
   const state = session.state;
@@ -70,12 +77,11 @@ export async function buildPolicy(opts: KimiAppOptions, model: ModelStage): Prom
     additionalDirs: state.additional_dirs,
     modelHost: urlHost(resolved.provider.base_url),
   });
-  const disabled = new Set(
-    unavailableTools(runScope, scope, {
-      workDir: session.workDir,
-      searchHost: urlHost(config.services.moonshot_search?.base_url),
-    }).map((t) => t.name),
-  );
+  const leftOut = unavailableTools(runScope, scope, {
+    workDir: session.workDir,
+    searchHost: urlHost(config.services.moonshot_search?.base_url),
+  });
+  const disabled = new Set(leftOut.map((t) => t.name));
   // The agent's tool modules load while skills, context and the rest are set up.
   prefetchBuiltinTools(agent.tools.filter((name) => !disabled.has(name)));
 
@@ -98,10 +104,17 @@ export async function buildPolicy(opts: KimiAppOptions, model: ModelStage): Prom
     ruleContext: {
       workDir: session.workDir,
       home: opts.getEnv("HOME") ?? opts.getEnv("USERPROFILE") ?? null,
+      // The rules files and every control file (config, MCP config, agent files): no shell
+      // command naming one is allowed by a rule or a grant.
       protectedPaths: [
-        ...(rules.userFile ? [rules.userFile] : []),
-        rules.projectFile,
-      ].map((p) => canonicalPath(p, session.workDir)),
+        ...new Set(
+          [
+            ...(rules.userFile ? [rules.userFile] : []),
+            rules.projectFile,
+            ...inputs.controls.list().filter((c) => c.kind === "file").map((c) => c.path),
+          ].map((p) => canonicalPath(p, session.workDir)),
+        ),
+      ],
     },
   });
   const secrets = secretsOf(config, model);
@@ -109,6 +122,7 @@ export async function buildPolicy(opts: KimiAppOptions, model: ModelStage): Prom
     scope,
     runScope,
     disabled,
+    leftOut,
     approvalState,
     approval,
     childEnv: () => childEnvironment(readableEnvironment(), secrets),

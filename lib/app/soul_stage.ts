@@ -17,6 +17,7 @@ import { formatSkillsListing } from "../agent/skills_listing.ts";
 import type { BackgroundTaskManager } from "../background/task_manager.ts";
 import { TaskNotificationQueue } from "../background/notifications.ts";
 import { HookEngine } from "../hooks/engine.ts";
+import { fireNotification, goalAttention } from "../hooks/notification_hooks.ts";
 import { extractText } from "../llm/message.ts";
 import type { McpManager } from "../mcp/manager.ts";
 import { createMcpManager } from "../mcp/setup.ts";
@@ -60,6 +61,8 @@ export interface SoulStage {
   readonly fileSnapshots: FileSnapshots;
   /** The session goal. */
   readonly goals: GoalStore;
+  /** The session's hook engine (config hooks + wire subscriptions). */
+  readonly hooks: HookEngine;
   /** MCP clients of the root agent (null without configured servers); not yet connecting. */
   readonly mcp: McpManager | null;
   /** The session services the soul's commands use (swarms are set by the next stage). */
@@ -136,6 +139,21 @@ export async function buildSoul(
   }
 
   const toolset = new Toolset();
+  // a call to a tool this run's permissions leave out says so (not "not found")
+  const profile = opts.getEnv("KIMI_PERMISSION_PROFILE");
+  for (const t of policy.leftOut) {
+    toolset.setUnavailable(
+      t.name,
+      `${t.name} is not available in ${profile ? `the ${profile} profile` : "this run"}: ` +
+        `${t.reason}. Do without it, or tell the user which permission would allow it.`,
+    );
+  }
+  const hooks = new HookEngine({
+    hooks: config.hooks,
+    cwd: session.workDir,
+    sessionId: session.id,
+    childEnv: policy.childEnv,
+  });
   const plan = new PlanMode({
     home: homeDir(opts.getEnv, session.shareDir),
     store: { state: () => session.state, save: () => session.saveState() },
@@ -145,16 +163,14 @@ export async function buildSoul(
   const goals = new GoalStore({
     store: { state: () => session.state, save: () => session.saveState() },
     nCheckpoints: () => context.nCheckpoints,
-    emit: (m) => outlet.emit(m),
+    emit: (m) => {
+      outlet.emit(m);
+      const ended = m.type === "GoalUpdate" ? goalAttention(m.payload) : null;
+      if (ended) fireNotification(hooks, ended);
+    },
     onChange: (goal) => offerGoalTools(toolset, goal !== null),
   });
   const taskNotes = new TaskNotificationQueue(inputs.tasks);
-  const hooks = new HookEngine({
-    hooks: config.hooks,
-    cwd: session.workDir,
-    sessionId: session.id,
-    childEnv: policy.childEnv,
-  });
   const mcp = await createMcpManager({
     servers: { ...(opts.mcpServers ?? {}), ...plugins.bundles.mcpServers },
     toolset,
@@ -230,6 +246,7 @@ export async function buildSoul(
     plan,
     fileSnapshots,
     goals,
+    hooks,
     mcp,
     commandServices,
     taskNotes,

@@ -13,6 +13,7 @@ import type { BackgroundSettings, ToolEnv } from "../tooling/tool.ts";
 import type { Config } from "../config/schema.ts";
 import { capabilityNotes } from "../sandbox/run_scope.ts";
 import type { ShellConfinementView } from "../sandbox/setup.ts";
+import { fireNotification, questionAttention } from "../hooks/notification_hooks.ts";
 import { SubagentManager } from "../subagents/service.ts";
 import { PendingRequest, type Question, type RequestType } from "../wire/messages.ts";
 import type { KimiAppOptions } from "./app_options.ts";
@@ -47,7 +48,7 @@ export async function buildToolEnv(
   const { config, session } = opts;
   const { agent, llm, thinking, plugins } = stages.model;
   const { scope, disabled, runScope, approvalState } = stages.policy;
-  const { soul, plan, goals, fileSnapshots, context, skills, toolset } = stages.soul;
+  const { soul, plan, goals, fileSnapshots, context, skills, toolset, hooks } = stages.soul;
   const service = (s: Config["services"]["moonshot_search"]) =>
     s
       ? {
@@ -98,6 +99,7 @@ export async function buildToolEnv(
         tool_call_id: toolCallId,
         questions,
       });
+      fireNotification(hooks, questionAttention(questions));
       soul.emit(req);
       return (await req.result).answers;
     },
