@@ -18,6 +18,7 @@ import type {
   ToolCallContext,
   ToolEnv,
   ToolFactory,
+  ToolInvocation,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
@@ -87,7 +88,11 @@ class AgentTool implements Tool<AgentParams> {
     this.description = description;
   }
 
-  async call(params: AgentParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
+  resolve(params: AgentParams): ToolInvocation {
+    return { execute: (ctx) => this.#run(params, ctx) };
+  }
+
+  async #run(params: AgentParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
     const service = this.#env.subagents;
     if (!this.#env.isRoot) {
       return toolError({ message: SUBAGENT_NESTING_MESSAGE, brief: "Agent unavailable" });

@@ -14,6 +14,7 @@ import type {
   ToolCallContext,
   ToolEnv,
   ToolFactory,
+  ToolInvocation,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
@@ -71,7 +72,11 @@ class AgentSwarmTool implements Tool<AgentSwarmParams> {
     this.description = description;
   }
 
-  async call(params: AgentSwarmParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
+  resolve(params: AgentSwarmParams): ToolInvocation {
+    return { execute: (ctx) => this.#run(params, ctx) };
+  }
+
+  async #run(params: AgentSwarmParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
     const service = this.#env.subagents;
     if (!this.#env.isRoot || !service) {
       return toolError({

@@ -12,6 +12,7 @@ import type {
   ToolCallContext,
   ToolEnv,
   ToolFactory,
+  ToolInvocation,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
 import type { Question } from "../lib/wire/messages.ts";
@@ -81,7 +82,11 @@ class AskUserQuestionTool implements Tool<AskUserQuestionParams> {
     return this.#env.planMode().active ? this.#base + PLAN_MODE_NOTE : this.#base;
   }
 
-  async call(params: AskUserQuestionParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
+  resolve(params: AskUserQuestionParams): ToolInvocation {
+    return { execute: (ctx) => this.#run(params, ctx) };
+  }
+
+  async #run(params: AskUserQuestionParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
     if (this.#env.isAfk()) {
       return toolOk({
         output: AFK_OUTPUT,

@@ -8,7 +8,13 @@ import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { describeGoal } from "../lib/session/goal_state.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
-import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
+import type {
+  Tool,
+  ToolEnv,
+  ToolFactory,
+  ToolInvocation,
+  ToolReturnValue,
+} from "../lib/tooling/tool.ts";
 import type { GoalService } from "../lib/tooling/goal_service.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
@@ -35,7 +41,11 @@ class CreateGoalTool implements Tool<CreateGoalParams> {
     this.#goals = goals;
   }
 
-  async call(params: CreateGoalParams): Promise<ToolReturnValue> {
+  resolve(params: CreateGoalParams): ToolInvocation {
+    return { execute: () => this.#run(params) };
+  }
+
+  async #run(params: CreateGoalParams): Promise<ToolReturnValue> {
     const r = await this.#goals.create(params.objective, { replace: params.replace ?? false });
     if (!r.ok) return toolError({ message: r.error, brief: "Goal not created" });
     return toolOk({

@@ -13,6 +13,7 @@ import type {
   ToolCallContext,
   ToolEnv,
   ToolFactory,
+  ToolInvocation,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
 import type { Question } from "../lib/wire/messages.ts";
@@ -75,7 +76,11 @@ class EnterPlanModeTool implements Tool<EnterPlanModeParams> {
     this.#plan = plan;
   }
 
-  async call(_params: EnterPlanModeParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
+  resolve(_params: EnterPlanModeParams): ToolInvocation {
+    return { execute: (ctx) => this.#run(_params, ctx) };
+  }
+
+  async #run(_params: EnterPlanModeParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
     if (this.#env.planMode().active) {
       return toolError({
         message: "Already in plan mode. Use ExitPlanMode when your plan is ready.",

@@ -13,6 +13,7 @@ import type {
   ToolCallContext,
   ToolEnv,
   ToolFactory,
+  ToolInvocation,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
 import type { Question } from "../lib/wire/messages.ts";
@@ -93,7 +94,11 @@ class ExitPlanModeTool implements Tool<ExitPlanModeParams> {
     this.#plan = plan;
   }
 
-  async call(params: ExitPlanModeParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
+  resolve(params: ExitPlanModeParams): ToolInvocation {
+    return { execute: (ctx) => this.#run(params, ctx) };
+  }
+
+  async #run(params: ExitPlanModeParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
     const view = this.#env.planMode();
     if (!view.active) {
       return toolError({

@@ -13,6 +13,7 @@ import type {
   ToolCallContext,
   ToolEnv,
   ToolFactory,
+  ToolInvocation,
   ToolReturnValue,
   WebServiceConfig,
 } from "../lib/tooling/tool.ts";
@@ -77,7 +78,11 @@ class FetchUrlTool implements Tool<FetchUrlParams> {
     this.#env = env;
   }
 
-  async call(params: FetchUrlParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
+  resolve(params: FetchUrlParams): ToolInvocation {
+    return { execute: (ctx) => this.#run(params, ctx) };
+  }
+
+  async #run(params: FetchUrlParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
     const url = params.url.trim();
     let parsed: URL;
     try {

@@ -8,7 +8,13 @@ import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { describeGoal } from "../lib/session/goal_state.ts";
 import { toolOk } from "../lib/tooling/result.ts";
-import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
+import type {
+  Tool,
+  ToolEnv,
+  ToolFactory,
+  ToolInvocation,
+  ToolReturnValue,
+} from "../lib/tooling/tool.ts";
 import type { GoalService } from "../lib/tooling/goal_service.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
@@ -30,7 +36,11 @@ class GetGoalTool implements Tool<GetGoalParams> {
     this.#goals = goals;
   }
 
-  call(): Promise<ToolReturnValue> {
+  resolve(): ToolInvocation {
+    return { execute: () => this.#run() };
+  }
+
+  #run(): Promise<ToolReturnValue> {
     return Promise.resolve(toolOk({
       output: describeGoal(this.#goals.current(), this.#goals.queue()),
       message: "",

@@ -16,6 +16,7 @@ import type {
   ToolCallContext,
   ToolEnv,
   ToolFactory,
+  ToolInvocation,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
 import { resolveRealPath } from "../lib/fs/real_path.ts";
@@ -65,7 +66,11 @@ class GlobTool implements Tool<GlobParams> {
     this.#env = env;
   }
 
-  async call(params: GlobParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
+  resolve(params: GlobParams): ToolInvocation {
+    return { execute: (ctx) => this.#run(params, ctx) };
+  }
+
+  async #run(params: GlobParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
     const env = this.#env;
     try {
       if (params.pattern.startsWith("**")) {

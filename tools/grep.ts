@@ -24,6 +24,7 @@ import type {
   ToolCallContext,
   ToolEnv,
   ToolFactory,
+  ToolInvocation,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
 import { controlMatcher, controlPaths } from "../lib/tooling/control_paths.ts";
@@ -146,7 +147,11 @@ class GrepTool implements Tool<GrepParams> {
     return path;
   }
 
-  async call(params: GrepParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
+  resolve(params: GrepParams): ToolInvocation {
+    return { execute: (ctx) => this.#run(params, ctx) };
+  }
+
+  async #run(params: GrepParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
     const env = this.#env;
     try {
       const q = grepQuery(params, env.workDir);

@@ -11,18 +11,13 @@ import { fileBackend } from "../lib/tooling/file_backend.ts";
 import { integer } from "../lib/tooling/param_types.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
 import type { FilePin } from "../lib/fs/real_path.ts";
-import {
-  approveRead,
-  inspectReadFile,
-  readPinned,
-  resolveReadTarget,
-} from "../lib/tooling/read_target.ts";
+import { inspectReadFile, readInvocation } from "../lib/tooling/read_target.ts";
 import { readForward, readTail, type TextWindow } from "../lib/tooling/text_window.ts";
 import type {
   Tool,
-  ToolCallContext,
   ToolEnv,
   ToolFactory,
+  ToolResolution,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
@@ -105,26 +100,15 @@ class ReadFileTool implements Tool<ReadFileParams> {
   }
   readonly jsonSchema = PARAM_JSON_SCHEMAS.ReadFile;
   readonly #env: ToolEnv;
+  readonly isRoot: boolean;
 
   constructor(env: ToolEnv) {
     this.#env = env;
+    this.isRoot = env.isRoot;
   }
 
-  async call(params: ReadFileParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
-    try {
-      const target = resolveReadTarget(params.path, this.#env);
-      if (!target.ok) return target.error;
-      const p = target.path;
-      // Approval rules may ask; the read below is pinned and re-checked after any wait.
-      const refused = await approveRead(p, { env: this.#env, ctx });
-      if (refused) return refused;
-      return await readPinned(params.path, p, (pin) => this.#read(p, params, pin));
-    } catch (e) {
-      return toolError({
-        message: `Failed to read ${params.path}. Error: ${e instanceof Error ? e.message : e}`,
-        brief: "Failed to read file",
-      });
-    }
+  resolve(params: ReadFileParams): ToolResolution {
+    return readInvocation(params.path, this.#env, (p, pin) => this.#read(p, params, pin));
   }
 
   async #read(

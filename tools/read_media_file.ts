@@ -15,18 +15,13 @@ import { imageSize } from "../lib/tooling/image_size.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
 import type {
   Tool,
-  ToolCallContext,
   ToolEnv,
   ToolFactory,
+  ToolResolution,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
 import { type FilePin, openPinned } from "../lib/fs/real_path.ts";
-import {
-  approveRead,
-  inspectReadFile,
-  readPinned,
-  resolveReadTarget,
-} from "../lib/tooling/read_target.ts";
+import { inspectReadFile, readInvocation } from "../lib/tooling/read_target.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** Largest media file accepted, in MiB. */
@@ -86,9 +81,11 @@ class ReadMediaFileTool implements Tool<ReadMediaFileParams> {
   }
   readonly jsonSchema = PARAM_JSON_SCHEMAS.ReadMediaFile;
   readonly #env: ToolEnv;
+  readonly isRoot: boolean;
 
   constructor(env: ToolEnv) {
     this.#env = env;
+    this.isRoot = env.isRoot;
     const caps = env.modelCapabilities;
     const kinds = caps.has("image_in") && caps.has("video_in")
       ? "images and videos"
@@ -133,21 +130,8 @@ class ReadMediaFileTool implements Tool<ReadMediaFileParams> {
     });
   }
 
-  async call(params: ReadMediaFileParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
-    try {
-      const target = resolveReadTarget(params.path, this.#env);
-      if (!target.ok) return target.error;
-      const p = target.path;
-      // Approval rules may ask; the read below is pinned and re-checked after any wait.
-      const refused = await approveRead(p, { env: this.#env, ctx });
-      if (refused) return refused;
-      return await readPinned(params.path, p, (pin) => this.#read(p, params, pin));
-    } catch (e) {
-      return toolError({
-        message: `Failed to read ${params.path}. Error: ${e instanceof Error ? e.message : e}`,
-        brief: "Failed to read file",
-      });
-    }
+  resolve(params: ReadMediaFileParams): ToolResolution {
+    return readInvocation(params.path, this.#env, (p, pin) => this.#read(p, params, pin));
   }
 
   async #read(

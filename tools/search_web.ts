@@ -12,6 +12,7 @@ import type {
   ToolCallContext,
   ToolEnv,
   ToolFactory,
+  ToolInvocation,
   ToolReturnValue,
   WebServiceConfig,
 } from "../lib/tooling/tool.ts";
@@ -87,7 +88,11 @@ class SearchWebTool implements Tool<SearchWebParams> {
     this.#service = service;
   }
 
-  async call(params: SearchWebParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
+  resolve(params: SearchWebParams): ToolInvocation {
+    return { execute: (ctx) => this.#run(params, ctx) };
+  }
+
+  async #run(params: SearchWebParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
     const builder = new ToolResultBuilder({ maxLineChars: null });
     const service = this.#service;
     if (!serviceConfigured(service)) {

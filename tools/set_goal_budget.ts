@@ -8,7 +8,13 @@ import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { BUDGET_UNITS, budgetLimit, formatBudget } from "../lib/session/goal_state.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
-import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
+import type {
+  Tool,
+  ToolEnv,
+  ToolFactory,
+  ToolInvocation,
+  ToolReturnValue,
+} from "../lib/tooling/tool.ts";
 import type { GoalService } from "../lib/tooling/goal_service.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
@@ -35,7 +41,11 @@ class SetGoalBudgetTool implements Tool<SetGoalBudgetParams> {
     this.#goals = goals;
   }
 
-  async call(params: SetGoalBudgetParams): Promise<ToolReturnValue> {
+  resolve(params: SetGoalBudgetParams): ToolInvocation {
+    return { execute: () => this.#run(params) };
+  }
+
+  async #run(params: SetGoalBudgetParams): Promise<ToolReturnValue> {
     const limit = budgetLimit(params.value, params.unit);
     if (typeof limit === "string") return toolError({ message: limit, brief: "Budget not set" });
     const r = await this.#goals.setBudget(limit);

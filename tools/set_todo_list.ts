@@ -7,7 +7,13 @@ import * as z from "zod";
 import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { toolOk } from "../lib/tooling/result.ts";
-import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
+import type {
+  Tool,
+  ToolEnv,
+  ToolFactory,
+  ToolInvocation,
+  ToolReturnValue,
+} from "../lib/tooling/tool.ts";
 import { TodoStatusSchema } from "../lib/wire/display.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
@@ -43,7 +49,11 @@ class SetTodoListTool implements Tool<SetTodoListParams> {
     this.#env = env;
   }
 
-  async call(params: SetTodoListParams): Promise<ToolReturnValue> {
+  resolve(params: SetTodoListParams): ToolInvocation {
+    return { execute: () => this.#run(params) };
+  }
+
+  async #run(params: SetTodoListParams): Promise<ToolReturnValue> {
     if (params.todos === null) {
       const todos = this.#env.todos.get();
       const output = todos.length === 0

@@ -13,12 +13,13 @@ import { LineAssembler, TailLines } from "../lib/process/line_assembler.ts";
 import { wrapCommand } from "../lib/process/command_wrapper.ts";
 import { resolveShell, type ShellInfo } from "../lib/process/shell_info.ts";
 import { exitCodeOf, type ShellProcess, startShellProcess } from "../lib/process/shell_process.ts";
-import { toolError, toolRejected, ToolResultBuilder } from "../lib/tooling/result.ts";
+import { toolError, ToolResultBuilder } from "../lib/tooling/result.ts";
 import type {
   Tool,
   ToolCallContext,
   ToolEnv,
   ToolFactory,
+  ToolResolution,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
 import { brief, type DisplayBlock, type ShellBlock } from "../lib/wire/display.ts";
@@ -96,9 +97,11 @@ class ShellTool implements Tool<ShellParams> {
   readonly jsonSchema = PARAM_JSON_SCHEMAS.Shell;
   readonly #env: ToolEnv;
   readonly #shell: ShellInfo;
+  readonly isRoot: boolean;
 
   constructor(env: ToolEnv) {
     this.#env = env;
+    this.isRoot = env.isRoot;
     this.#shell = resolveShell(env.childEnv().PATH);
     this.description = renderTemplate(readAsset("tools/shell.md"), {
       SHELL: `${this.#shell.name} (\`${this.#shell.path}\`)`,
@@ -122,32 +125,35 @@ class ShellTool implements Tool<ShellParams> {
     return { GIT_TERMINAL_PROMPT: "0", ...base, SHELL: this.#shell.path };
   }
 
-  async call(params: ShellParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
+  resolve(params: ShellParams): ToolResolution {
     if (!params.command.trim()) {
       return new ToolResultBuilder().error("Command cannot be empty.", { brief: "Empty command" });
     }
-    const decision = this.#env.scope.check(
-      "run",
-      this.#shell.name === "bash" ? "bash" : this.#shell.path,
-    );
+    const program = this.#shell.name === "bash" ? "bash" : this.#shell.path;
+    const decision = this.#env.scope.check("run", program);
     if (!decision.allowed) return toolError({ message: decision.message, brief: "Sandbox denied" });
     const refusal = this.#env.shellConfinement?.refusal;
     if (refusal) return toolError({ message: refusal, brief: "Shell not confined" });
-    return params.run_in_background
-      ? await this.#background(params, ctx)
-      : await this.#foreground(params, ctx);
+    const background = params.run_in_background;
+    if (background && !this.#env.isRoot) {
+      return new ToolResultBuilder().error(
+        "Failed to start background task: Background tasks can only be managed by the root agent.",
+        { brief: "Start failed" },
+      );
+    }
+    return {
+      accesses: [{ kind: "run", program, command: params.command }],
+      approval: () => ({
+        action: background ? "run background command" : "run command",
+        description: `Run ${background ? "background " : ""}command \`${params.command}\``,
+        display: this.#approvalDisplay(params.command),
+        subject: { kind: "shell", command: params.command },
+      }),
+      execute: (ctx) => background ? this.#background(params, ctx) : this.#foreground(params, ctx),
+    };
   }
 
   async #foreground(params: ShellParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
-    const approval = await ctx.requestApproval({
-      action: "run command",
-      description: `Run command \`${params.command}\``,
-      display: this.#approvalDisplay(params.command),
-      subject: { kind: "shell", command: params.command },
-    });
-    if (!approval.approved) {
-      return toolRejected(approval.feedback, { isRoot: this.#env.isRoot, denial: approval.denial });
-    }
     ctx.signal.throwIfAborted();
     const sandbox = this.#sandbox();
 
@@ -212,21 +218,6 @@ class ShellTool implements Tool<ShellParams> {
 
   async #background(params: ShellParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
     const builder = new ToolResultBuilder();
-    if (!this.#env.isRoot) {
-      return builder.error(
-        "Failed to start background task: Background tasks can only be managed by the root agent.",
-        { brief: "Start failed" },
-      );
-    }
-    const approval = await ctx.requestApproval({
-      action: "run background command",
-      description: `Run background command \`${params.command}\``,
-      display: this.#approvalDisplay(params.command),
-      subject: { kind: "shell", command: params.command },
-    });
-    if (!approval.approved) {
-      return toolRejected(approval.feedback, { isRoot: this.#env.isRoot, denial: approval.denial });
-    }
 
     const manager = getTaskManager(this.#env.sessionDir, this.#env.background);
     let task;

@@ -10,7 +10,13 @@ import { rootOnlyError } from "../lib/background/root_guard.ts";
 import { formatTaskList, taskDisplayBlock } from "../lib/background/task_format.ts";
 import { getTaskManager } from "../lib/background/task_manager.ts";
 import { toolOk } from "../lib/tooling/result.ts";
-import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
+import type {
+  Tool,
+  ToolEnv,
+  ToolFactory,
+  ToolInvocation,
+  ToolReturnValue,
+} from "../lib/tooling/tool.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** TaskList parameters. */
@@ -40,7 +46,11 @@ class TaskListTool implements Tool<TaskListParams> {
     this.#env = env;
   }
 
-  async call(params: TaskListParams): Promise<ToolReturnValue> {
+  resolve(params: TaskListParams): ToolInvocation {
+    return { execute: () => this.#run(params) };
+  }
+
+  async #run(params: TaskListParams): Promise<ToolReturnValue> {
     const denied = rootOnlyError(this.#env);
     if (denied) return denied;
     const manager = getTaskManager(this.#env.sessionDir, this.#env.background);

@@ -15,6 +15,7 @@ import type {
   ToolCallContext,
   ToolEnv,
   ToolFactory,
+  ToolInvocation,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
@@ -50,7 +51,11 @@ class TaskOutputTool implements Tool<TaskOutputParams> {
     this.#env = env;
   }
 
-  async call(params: TaskOutputParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
+  resolve(params: TaskOutputParams): ToolInvocation {
+    return { execute: (ctx) => this.#run(params, ctx) };
+  }
+
+  async #run(params: TaskOutputParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
     const denied = rootOnlyError(this.#env);
     if (denied) return denied;
     const manager = getTaskManager(this.#env.sessionDir, this.#env.background);

@@ -7,7 +7,7 @@ import * as z from "zod";
 import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { toolOk } from "../lib/tooling/result.ts";
-import type { Tool, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
+import type { Tool, ToolFactory, ToolInvocation, ToolReturnValue } from "../lib/tooling/tool.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** Think parameters. */
@@ -27,7 +27,11 @@ class ThinkTool implements Tool<ThinkParams> {
   }
   readonly jsonSchema = PARAM_JSON_SCHEMAS.Think;
 
-  call(): Promise<ToolReturnValue> {
+  resolve(): ToolInvocation {
+    return { execute: () => this.#run() };
+  }
+
+  #run(): Promise<ToolReturnValue> {
     return Promise.resolve(toolOk({ output: "", message: "Thought logged" }));
   }
 }

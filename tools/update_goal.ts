@@ -8,7 +8,13 @@ import * as z from "zod";
 import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
-import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
+import type {
+  Tool,
+  ToolEnv,
+  ToolFactory,
+  ToolInvocation,
+  ToolReturnValue,
+} from "../lib/tooling/tool.ts";
 import type { GoalService } from "../lib/tooling/goal_service.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
@@ -43,7 +49,11 @@ class UpdateGoalTool implements Tool<UpdateGoalParams> {
     this.#goals = goals;
   }
 
-  async call(params: UpdateGoalParams): Promise<ToolReturnValue> {
+  resolve(params: UpdateGoalParams): ToolInvocation {
+    return { execute: () => this.#run(params) };
+  }
+
+  async #run(params: UpdateGoalParams): Promise<ToolReturnValue> {
     if (params.status === null && params.note === null) {
       return toolError({
         message: "Give a `note`, a `status`, or both.",

@@ -314,7 +314,16 @@ export class KimiApp {
       await context.writeSystemPrompt(renderSystemPrompt(agent, builtins));
     }
 
-    const toolset = new Toolset();
+    const fileSnapshots = new FileSnapshots(session.dir);
+    const toolset = new Toolset({
+      scope,
+      maxParallelCalls: config.loop_control.max_parallel_tool_calls,
+      // keyed by the checkpoint of the step making the change
+      fileHistory: {
+        beforeChange: (path) => fileSnapshots.recordBefore(path, context.nCheckpoints - 1),
+        afterChange: (path) => fileSnapshots.recordAfter(path, context.nCheckpoints - 1),
+      },
+    });
     const rules = await PermissionRuleSet.load({
       userFile: opts.configFile === undefined
         ? join(session.shareDir, "config.toml")
@@ -344,7 +353,6 @@ export class KimiApp {
       home: homeDir(opts.getEnv, session.shareDir),
       store: { state: () => session.state, save: () => session.saveState() },
     });
-    const fileSnapshots = new FileSnapshots(session.dir);
     const goals = new GoalStore({
       store: { state: () => session.state, save: () => session.saveState() },
       nCheckpoints: () => context.nCheckpoints,
@@ -496,11 +504,6 @@ export class KimiApp {
       },
       isAfk: () => approvalState.isAfk,
       dmail: agent.tools.includes("SendDMail") ? soul.denwaRenji : undefined,
-      // keyed by the checkpoint of the step making the change
-      fileHistory: {
-        beforeChange: (path) => fileSnapshots.recordBefore(path, context.nCheckpoints - 1),
-        afterChange: (path) => fileSnapshots.recordAfter(path, context.nCheckpoints - 1),
-      },
       files: opts.files,
       terminal: opts.terminal,
       request: <T extends RequestType>(req: PendingRequest<T>) => {

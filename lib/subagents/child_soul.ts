@@ -45,7 +45,12 @@ export async function buildSubagentSoul(opts: BuildSubagentSoulOptions): Promise
   if (context.systemPrompt === null) {
     await context.writeSystemPrompt(await opts.renderSystemPrompt(opts.typeSpec));
   }
-  const toolset = new Toolset();
+  // A subagent's changes are undone with the root's turns; the same bound on parallel calls.
+  const toolset = new Toolset({
+    scope: parent.toolset.scope,
+    fileHistory: parent.toolset.fileHistory,
+    maxParallelCalls: parent.toolset.maxParallelCalls,
+  });
   const soul = new KimiSoul({
     name: opts.typeSpec.name,
     llm: opts.llm,

@@ -4,7 +4,9 @@
  * `import()` under this run's Deno permissions.
  *
  * The module must have a named export `tool` that is a {@link ToolFactory} (default exports
- * are not used):
+ * are not used). The factory returns either a declarative {@link Tool} (`resolve(params)` →
+ * what the call touches, its approval and its `execute`) or, in the simpler call-style form,
+ * an object whose `call(params, ctx)` does the work:
  *
  * ```ts
  * import * as z from "zod"; // or "npm:zod@^4"
@@ -27,6 +29,7 @@
 import { pathToFileURL } from "node:url";
 import { denialMessage, type PermissionScope } from "./scope.ts";
 import type { Tool, ToolEnv } from "./tool.ts";
+import { type CallStyleTool, fromCallStyle } from "./call_style_tool.ts";
 
 /** A custom tool module that cannot be used; the message names the module and the cause. */
 export class CustomToolError extends Error {
@@ -73,7 +76,7 @@ function isPermissionError(err: unknown): boolean {
 }
 
 function checkTool(ref: string, value: unknown): Tool {
-  const t = value as Partial<Tool> | null;
+  const t = value as Partial<Tool & CallStyleTool> | null;
   if (!t || typeof t !== "object") {
     throw new CustomToolError(ref, "the `tool` factory must return a tool object or null");
   }
@@ -90,10 +93,11 @@ function checkTool(ref: string, value: unknown): Tool {
   if (!params || typeof params.safeParse !== "function") {
     throw new CustomToolError(ref, `tool ${t.name}: \`parameters\` must be a zod schema`);
   }
+  if (typeof t.resolve === "function") return t as Tool;
   if (typeof t.call !== "function") {
     throw new CustomToolError(ref, `tool ${t.name}: \`call\` must be a function`);
   }
-  return t as Tool;
+  return fromCallStyle(t as CallStyleTool);
 }
 
 /**

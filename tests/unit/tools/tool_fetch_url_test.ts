@@ -13,6 +13,7 @@ import type {
 } from "../../../lib/tooling/tool.ts";
 import { fetchUrlTool } from "../../../tools/fetch_url.ts";
 import { assert, assertEquals, assertStringIncludes } from "../../helpers/assert.ts";
+import { runTool } from "../../helpers/tool_env.ts";
 
 // ---- private fakes (tests/helpers/tool_env.ts is owned by another engineer) ----
 
@@ -58,7 +59,7 @@ async function build(env: ToolEnv): Promise<Tool> {
 }
 
 function call(tool: Tool, url: string): Promise<ToolReturnValue> {
-  return tool.call(tool.parameters.parse({ url }), ctx);
+  return runTool(tool, { url }, ctx);
 }
 
 function briefOf(rv: ToolReturnValue): string {

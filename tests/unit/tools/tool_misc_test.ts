@@ -11,6 +11,7 @@ import { askUserQuestionTool } from "../../../tools/ask_user_question.ts";
 import { setTodoListTool } from "../../../tools/set_todo_list.ts";
 import { thinkTool } from "../../../tools/think.ts";
 import { assert, assertEquals, assertStringIncludes } from "../../helpers/assert.ts";
+import { runTool } from "../../helpers/tool_env.ts";
 
 // ---- private fakes (tests/helpers/tool_env.ts is owned by another engineer) ----
 
@@ -70,7 +71,7 @@ async function build(factory: (env: ToolEnv) => unknown, env: ToolEnv): Promise<
 }
 
 function call(tool: Tool, raw: unknown): Promise<ToolReturnValue> {
-  return tool.call(tool.parameters.parse(raw), ctx);
+  return runTool(tool, raw, ctx);
 }
 
 // ---- Think ----

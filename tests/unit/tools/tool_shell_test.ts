@@ -21,6 +21,7 @@ import { taskListTool } from "../../../tools/task_list.ts";
 import { taskOutputTool } from "../../../tools/task_output.ts";
 import { taskStopTool } from "../../../tools/task_stop.ts";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../../helpers/assert.ts";
+import { runTool } from "../../helpers/tool_env.ts";
 
 // ---- private fakes (tests/helpers/tool_env.ts is owned by another engineer) ----
 
@@ -83,7 +84,7 @@ async function build(factory: (env: ToolEnv) => unknown, env: ToolEnv): Promise<
 }
 
 function call(tool: Tool, raw: unknown, ctx: ToolCallContext): Promise<ToolReturnValue> {
-  return tool.call(tool.parameters.parse(raw), ctx);
+  return runTool(tool, raw, ctx);
 }
 
 function briefOf(rv: ToolReturnValue): string {
