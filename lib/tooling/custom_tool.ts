@@ -4,9 +4,10 @@
  * `import()` under this run's Deno permissions.
  *
  * The module must have a named export `tool` that is a {@link ToolFactory} (default exports
- * are not used). The factory returns either a declarative {@link Tool} (`resolve(params)` →
- * what the call touches, its approval and its `execute`) or, in the simpler call-style form,
- * an object whose `call(params, ctx)` does the work:
+ * are not used). The tool follows the one contract of every tool: `resolve(params)` checks
+ * what the call names and returns what it touches, its approval and its `execute` (or the
+ * result to return at once); the toolset then runs approval, hooks, undo and execution in its
+ * fixed order:
  *
  * ```ts
  * import * as z from "zod"; // or "npm:zod@^4"
@@ -16,11 +17,16 @@
  *   name: "Shout",
  *   description: "Upper-case a text.",
  *   parameters: z.object({ text: z.string() }),
- *   call: async ({ text }) => ({
- *     is_error: false, output: text.toUpperCase(), message: "", display: [],
+ *   resolve: ({ text }) => ({
+ *     execute: async () => ({
+ *       is_error: false, output: text.toUpperCase(), message: "", display: [],
+ *     }),
  *   }),
  * });
  * ```
+ *
+ * The older call-style form ({@link CallStyleTool}: `call(params, ctx)` doing everything, asking
+ * with `ctx.requestApproval` itself) is accepted too and adapted at load.
  *
  * The factory may return `null` to leave the tool out of this run.
  *
