@@ -39,7 +39,6 @@ import type { TerminalBackend } from "../tooling/terminal_backend.ts";
 import {
   PendingRequest,
   type Question,
-  type RequestType,
   type UserInput,
 } from "../wire/messages.ts";
 import { createSubagentService } from "./subagent_wiring.ts";
@@ -506,10 +505,6 @@ export class KimiApp {
       dmail: agent.tools.includes("SendDMail") ? soul.denwaRenji : undefined,
       files: opts.files,
       terminal: opts.terminal,
-      request: <T extends RequestType>(req: PendingRequest<T>) => {
-        soul.emit(req as PendingRequest);
-        return req.result;
-      },
       subagents: createSubagentService({
         parent: soul,
         parentEnv: () => env,

@@ -12,7 +12,6 @@ import { KimiSoul } from "../soul/soul.ts";
 import { Toolset } from "../soul/toolset.ts";
 import type { Tool, ToolEnv } from "../tooling/tool.ts";
 import type { TodoItem } from "../wire/display.ts";
-import type { PendingRequest, RequestType } from "../wire/messages.ts";
 
 /** Options of {@link buildSubagentSoul}. */
 export interface BuildSubagentSoulOptions {
@@ -87,10 +86,6 @@ export async function buildSubagentSoul(opts: BuildSubagentSoulOptions): Promise
       },
     },
     emit: (e) => soul.emit(e),
-    request: <T extends RequestType>(req: PendingRequest<T>) => {
-      soul.emit(req as PendingRequest);
-      return req.result;
-    },
   };
   for (const tool of await opts.loadTools(opts.typeSpec.tools, env)) toolset.add(tool);
   return soul;

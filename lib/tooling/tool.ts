@@ -11,14 +11,7 @@
 import type * as z from "zod";
 import type { ModelCapability } from "../llm/provider.ts";
 import type { DisplayBlock, TodoItem } from "../wire/display.ts";
-import type {
-  PendingRequest,
-  Question,
-  RequestResult,
-  RequestType,
-  ToolReturnValue,
-  WireEvent,
-} from "../wire/messages.ts";
+import type { Question, RequestResult, ToolReturnValue, WireEvent } from "../wire/messages.ts";
 import type { PermissionScope } from "./scope.ts";
 import type { GoalService } from "./goal_service.ts";
 import type { SubagentService } from "./subagent_service.ts";
@@ -263,8 +256,6 @@ export interface ToolEnv {
   readonly dmail?: {
     send(checkpointId: number, message: string, opts?: { restoreFiles?: boolean }): string | null;
   };
-  /** Send a request on the current turn's wire and wait for the answer. */
-  request<T extends RequestType>(req: PendingRequest<T>): Promise<RequestResult<T>>;
   /** Subagent launching for the `Agent` tool (root agents only; absent in subagents). */
   readonly subagents?: SubagentService;
   /**

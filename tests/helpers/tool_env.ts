@@ -100,7 +100,6 @@ export function makeToolEnv(overrides: ToolEnvOverrides = {}): TestToolEnv {
     },
     askQuestions: () => Promise.resolve(null),
     isAfk: () => false,
-    request: () => Promise.reject(new Error("makeToolEnv: no wire to send requests on")),
     ...rest,
     workDir,
     scope,

@@ -53,7 +53,6 @@ function fakeEnv(over: Partial<ToolEnv> = {}): ToolEnv {
     emit: () => {},
     askQuestions: () => Promise.resolve(null),
     isAfk: () => false,
-    request: () => Promise.reject(new Error("unused")),
     ...over,
   };
 }

@@ -41,7 +41,6 @@ function fakeEnv(search: WebServiceConfig | null): ToolEnv {
     emit: () => {},
     askQuestions: () => Promise.resolve(null),
     isAfk: () => false,
-    request: () => Promise.reject(new Error("unused")),
   };
 }
 

@@ -53,7 +53,6 @@ function fakeEnv(
     emit: () => {},
     askQuestions: () => Promise.resolve(null),
     isAfk: () => false,
-    request: () => Promise.reject(new Error("not supported in this test")),
     ...over,
   };
 }
