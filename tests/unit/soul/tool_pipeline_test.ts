@@ -6,10 +6,15 @@
  */
 import { join } from "node:path";
 import * as z from "zod";
-import { assert, assertEquals } from "../../helpers/assert.ts";
+import { assert, assertEquals, assertThrows } from "../../helpers/assert.ts";
+import { loadConfigFromText } from "../../../lib/config/load.ts";
 import { makeCallContext, makeToolEnv } from "../../helpers/tool_env.ts";
 import { Toolset } from "../../../lib/soul/toolset.ts";
-import { accessesConflict, ToolScheduler } from "../../../lib/soul/tool_scheduler.ts";
+import {
+  accessesConflict,
+  defaultParallelToolCalls,
+  ToolScheduler,
+} from "../../../lib/soul/tool_scheduler.ts";
 import { toolOk } from "../../../lib/tooling/result.ts";
 import type { PermissionScope } from "../../../lib/tooling/scope.ts";
 import type { ApprovalAsk, ApprovalOutcome, Tool, ToolAccess } from "../../../lib/tooling/tool.ts";
@@ -421,4 +426,19 @@ Deno.test("call-style custom tools run through the same pipeline (hooks, errors)
   const rv = await toolset.call(call("c1", "Boom", {}), makeCallContext());
   assertEquals([rv.is_error, rv.message], [true, "Error running tool: kaput"]);
   assertEquals(log, ["hook c1", "post c1"]);
+});
+
+Deno.test("config: loop_control.max_parallel_tool_calls is optional, at least 1", () => {
+  assertEquals(loadConfigFromText("{}").loop_control.max_parallel_tool_calls, undefined);
+  assertEquals(
+    loadConfigFromText('{"loop_control": {"max_parallel_tool_calls": 3}}').loop_control
+      .max_parallel_tool_calls,
+    3,
+  );
+  assertThrows(
+    () => loadConfigFromText('{"loop_control": {"max_parallel_tool_calls": 0}}'),
+    /loop_control\.max_parallel_tool_calls: must be greater than or equal to 1/,
+  );
+  assertEquals(new Toolset().maxParallelCalls, defaultParallelToolCalls());
+  assert(defaultParallelToolCalls() >= 4 && defaultParallelToolCalls() <= 16);
 });
