@@ -218,6 +218,7 @@ Deno.test("two edits of one file in one step run one after the other, in call or
   try {
     const env = makeToolEnv({ workDir: dir });
     await Deno.writeTextFile(join(dir, "f.txt"), "one\n");
+    await Deno.symlink(join(dir, "f.txt"), join(dir, "alias.txt"));
     const toolset = new Toolset();
     toolset.add((await strReplaceFileTool(env))!);
     const { ctx, asks } = gatedContext();
@@ -227,7 +228,8 @@ Deno.test("two edits of one file in one step run one after the other, in call or
       ctx,
     );
     const second = toolset.call(
-      call("c2", "StrReplaceFile", { path: join(dir, "f.txt"), edit: { old: "two", new: "3" } }),
+      // The same file under another name: calls are scheduled by the resolved real path.
+      call("c2", "StrReplaceFile", { path: "alias.txt", edit: { old: "two", new: "3" } }),
       ctx,
     );
     await waitFor(() => asks.length >= 1, "the first approval");
