@@ -1,7 +1,8 @@
 /**
  * The toolset: tools by name, their JSON Schemas for the model, and dispatch of tool calls
  * with the reference's error messages (§6.10), same-step deduplication and cross-step repeat
- * detection.
+ * detection. Every call runs through the one pipeline (`tool_pipeline.ts`) after taking its
+ * turn among the calls of its step (`tool_scheduler.ts`).
  *
  * @module
  */
