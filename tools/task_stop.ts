@@ -8,7 +8,7 @@ import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { rootOnlyError } from "../lib/background/root_guard.ts";
 import { formatTask, taskDisplayBlock } from "../lib/background/task_format.ts";
-import { getTaskManager, TaskNotFoundError } from "../lib/background/task_manager.ts";
+import { TaskNotFoundError } from "../lib/background/task_manager.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
 import type { Tool, ToolFactory } from "../lib/tooling/tool.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
@@ -46,7 +46,7 @@ export const taskStopTool: ToolFactory = (env): Tool<TaskStopParams> => ({
         brief: "Blocked in plan mode",
       });
     }
-    const manager = getTaskManager(env.sessionDir, env.background);
+    const manager = env.run.tasks;
     return {
       async approval() {
         const task = await manager.get(params.task_id);

@@ -9,7 +9,7 @@
  */
 import { dirname } from "node:path";
 import { resolveRealPath } from "../fs/real_path.ts";
-import { type ControlMatcher, controlMatcher, controlPaths } from "./control_paths.ts";
+import { type ControlMatcher, controlMatcher } from "./control_paths.ts";
 import { isProcessProcPath } from "./sensitive.ts";
 import type { ToolEnv } from "./tool.ts";
 import { isWithin, workspaceRoots } from "./workspace.ts";
@@ -29,11 +29,11 @@ export class ResultFilter {
    * additional dir.
    */
   constructor(
-    env: Pick<ToolEnv, "scope" | "shareDir" | "workDir" | "additionalDirs">,
+    env: Pick<ToolEnv, "scope" | "run" | "workDir" | "additionalDirs">,
     opts: { workspaceOnly?: boolean } = {},
   ) {
     this.#env = env;
-    this.#secret = controlMatcher(controlPaths(env.shareDir).filter((c) => c.secret));
+    this.#secret = controlMatcher(env.run.controlPaths.list().filter((c) => c.secret));
     this.#roots = opts.workspaceOnly ? workspaceRoots(env) : null;
   }
 

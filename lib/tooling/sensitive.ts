@@ -11,12 +11,7 @@
  * @module
  */
 import { basename } from "node:path";
-import {
-  type ControlPath,
-  controlPaths,
-  matchSecretControlPath,
-  registeredControlPaths,
-} from "./control_paths.ts";
+import { type ControlPath, matchSecretControlPath } from "./control_paths.ts";
 import { resolveRealPath } from "../fs/real_path.ts";
 
 /** `.env.*` files that are templates, not secrets. */
@@ -31,10 +26,11 @@ const PROC_PROCESS = /^\/proc\/(?:\d+|self|thread-self)(?:\/|$)/;
 /** Options of {@link isSensitiveFile}. */
 export interface SensitiveOptions {
   /**
-   * The share dir. Its secret control files (and the registered ones, e.g. `--config-file`)
-   * are sensitive too; only absolute paths can match them.
+   * The session's control paths (see `ControlPathSet.list`): the secret ones (the share dir's
+   * config and credentials, a `--config-file`, ...) are sensitive too; only absolute paths can
+   * match them.
    */
-  shareDir?: string;
+  controls?: readonly ControlPath[];
 }
 
 /** Whether an absolute path lies in a per-process directory of `/proc`. */
@@ -53,7 +49,7 @@ export function isSensitiveFile(path: string, opts: SensitiveOptions = {}): bool
   }
   if (path.startsWith("/")) {
     if (isProcessProcPath(path)) return true;
-    if (opts.shareDir && matchSecretControlPath(path, controlPaths(opts.shareDir))) return true;
+    if (opts.controls && matchSecretControlPath(path, opts.controls)) return true;
   }
   return false;
 }
@@ -62,13 +58,13 @@ export function isSensitiveFile(path: string, opts: SensitiveOptions = {}): bool
 export function readRefusal(
   realPath: string,
   shownPath: string,
-  opts: { shareDir: string },
+  opts: { controls: readonly ControlPath[] },
 ): string | null {
   if (isProcessProcPath(realPath)) {
     return `\`${shownPath}\` leads to \`${realPath}\`, a process's /proc entry (its ` +
       "environment, memory and open files, which may hold kimi's API keys). Reading it is blocked.";
   }
-  const cp: ControlPath | null = matchSecretControlPath(realPath, controlPaths(opts.shareDir));
+  const cp: ControlPath | null = matchSecretControlPath(realPath, opts.controls);
   if (cp) {
     return `\`${shownPath}\` is ${cp.what}. Reading it is blocked to protect credentials and ` +
       "the code kimi runs.";
@@ -82,13 +78,13 @@ export function readRefusal(
 /**
  * Whether a file kimi is pointed at by configuration (AGENTS.md, a skill, an agent's system
  * prompt) is a secret by where it really leads: a sensitive name, a per-process `/proc` entry
- * or one of the run's registered secret control paths. Such a file is never inlined.
+ * or one of the session's secret control paths (`controls`). Such a file is never inlined.
  */
-export function isSecretFile(path: string): boolean {
+export function isSecretFile(path: string, controls: readonly ControlPath[]): boolean {
   const real = resolveRealPath(path);
   const p = real.ok ? real.path : path;
   return isSensitiveFile(path) || isSensitiveFile(p) ||
-    matchSecretControlPath(p, registeredControlPaths()) !== null;
+    matchSecretControlPath(p, controls) !== null;
 }
 
 /** The ReadFile error message for a sensitive file, quoting the path as the model gave it. */

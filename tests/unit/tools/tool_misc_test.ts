@@ -11,7 +11,7 @@ import { askUserQuestionTool } from "../../../tools/ask_user_question.ts";
 import { setTodoListTool } from "../../../tools/set_todo_list.ts";
 import { thinkTool } from "../../../tools/think.ts";
 import { assert, assertEquals, assertStringIncludes } from "../../helpers/assert.ts";
-import { runTool } from "../../helpers/tool_env.ts";
+import { makeSessionRun, runTool } from "../../helpers/tool_env.ts";
 
 // ---- private fakes (tests/helpers/tool_env.ts is owned by another engineer) ----
 
@@ -35,6 +35,7 @@ function fakeEnv(over: Partial<ToolEnv> = {}): ToolEnv {
     additionalDirs: () => [],
     shareDir: "/tmp",
     sessionDir: "/tmp",
+    run: makeSessionRun({ shareDir: "/tmp", sessionDir: "/tmp" }),
     sessionId: "s",
     modelCapabilities: new Set(),
     isRoot: true,
