@@ -18,7 +18,7 @@ import {
 import { toolError, ToolResultBuilder } from "../tooling/result.ts";
 import type { ToolReturnValue } from "../tooling/tool.ts";
 import { isSensitiveFile, sensitiveFileWarning } from "../tooling/sensitive.ts";
-import type { ControlPath } from "../tooling/control_paths.ts";
+import { controlMatcher, type ControlPath } from "../tooling/control_paths.ts";
 import type { ResultVerdict } from "../tooling/result_filter.ts";
 
 /** Pagination and environment of {@link finishGrep}. */
@@ -164,16 +164,17 @@ export function finishGrep(run: GrepRun, q: GrepQuery, opts: GrepFinishOptions):
   }
 
   // Every result is judged by where it really leads, resolved against the directory searched.
+  // The secret control paths are resolved once per search, not once per result.
+  const secretControl = opts.controls === undefined
+    ? null
+    : controlMatcher(opts.controls.filter((c) => c.secret));
   const verdicts = new Map<string, ResultVerdict>();
   const verdictOf = (b: GrepBlock): ResultVerdict => {
     const abs = b.path === "" ? searchAbs : resolve(q.cwd, b.path);
     let v = verdicts.get(abs);
     if (v === undefined) {
       v = opts.checkPath?.(abs) ?? "ok";
-      if (
-        v === "ok" && opts.controls !== undefined &&
-        isSensitiveFile(abs, { controls: opts.controls })
-      ) v = "secret";
+      if (v === "ok" && (isSensitiveFile(abs) || secretControl?.(abs))) v = "secret";
       verdicts.set(abs, v);
     }
     return v;

@@ -12,6 +12,7 @@
  */
 import { basename } from "node:path";
 import { type ControlPath, matchSecretControlPath } from "./control_paths.ts";
+import { join } from "node:path";
 import { resolveRealPath } from "../fs/real_path.ts";
 
 /** `.env.*` files that are templates, not secrets. */
@@ -54,6 +55,66 @@ export function isSensitiveFile(path: string, opts: SensitiveOptions = {}): bool
   return false;
 }
 
+/** How many files of secret control directories are indexed by inode at most. */
+const SECRET_INODE_LIMIT = 10_000;
+
+/** `dev:ino` of a file: the identity its hard links share. */
+function inodeKey(info: Deno.FileInfo): string | null {
+  return info.ino === null ? null : `${info.dev}:${info.ino}`;
+}
+
+/**
+ * The inodes of the secret control files (and of the files below secret control directories),
+ * so that a hard link to one of them elsewhere is recognised: a hard link has no other path to
+ * resolve to, only the inode it shares with the secret.
+ */
+export function secretInodes(list: readonly ControlPath[]): Set<string> {
+  const out = new Set<string>();
+  let budget = SECRET_INODE_LIMIT;
+  const add = (path: string, depth: number): void => {
+    if (budget <= 0) return;
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.statSync(path);
+    } catch {
+      return;
+    }
+    if (info.isFile) {
+      const key = inodeKey(info);
+      if (key !== null) out.add(key);
+      budget--;
+    } else if (info.isDirectory && depth < 8) {
+      try {
+        for (const e of Deno.readDirSync(path)) add(join(path, e.name), depth + 1);
+      } catch {
+        // unreadable here: then this run cannot have linked it either
+      }
+    }
+  };
+  for (const cp of list) if (cp.secret) add(cp.path, 0);
+  return out;
+}
+
+/** Whether a file (its `stat`) is a hard link to one of `inodes` (see {@link secretInodes}). */
+export function isHardLinkTo(info: Deno.FileInfo | null, inodes: ReadonlySet<string>): boolean {
+  if (info === null || !info.isFile || (info.nlink ?? 1) < 2) return false;
+  const key = inodeKey(info);
+  return key !== null && inodes.has(key);
+}
+
+/** Whether the file at a real path is a hard link to a secret control file. */
+function isHardLinkToSecret(realPath: string, list: readonly ControlPath[]): boolean {
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.statSync(realPath);
+  } catch {
+    return false;
+  }
+  // Most files have one link: only those with more pay for indexing the secrets.
+  if (!info.isFile || (info.nlink ?? 1) < 2) return false;
+  return isHardLinkTo(info, secretInodes(list));
+}
+
 /** Why a real path may not be read, as the message to return (quoting `shownPath`); or null. */
 export function readRefusal(
   realPath: string,
@@ -64,7 +125,16 @@ export function readRefusal(
     return `\`${shownPath}\` leads to \`${realPath}\`, a process's /proc entry (its ` +
       "environment, memory and open files, which may hold kimi's API keys). Reading it is blocked.";
   }
-  const cp: ControlPath | null = matchSecretControlPath(realPath, opts.controls);
+  const list = opts.controls;
+  const cp: ControlPath | null = matchSecretControlPath(realPath, list) ??
+    (isHardLinkToSecret(realPath, list)
+      ? {
+        path: realPath,
+        kind: "file",
+        what: "a hard link to one of kimi's secret files",
+        secret: true,
+      }
+      : null);
   if (cp) {
     return `\`${shownPath}\` is ${cp.what}. Reading it is blocked to protect credentials and ` +
       "the code kimi runs.";
