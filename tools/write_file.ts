@@ -70,8 +70,8 @@ export const writeFileTool: ToolFactory = (env): Tool<WriteFileParams> => ({
       accesses: [{ kind: "write", path: p, snapshot: !secret }],
       async approval() {
         try {
-          if (target.isPlanFile) await Deno.mkdir(dirname(p), { recursive: true });
-          if (!((await pathStatus(dirname(p))) === "directory")) {
+          // (The plan file's folder is made when it is written.)
+          if (!target.isPlanFile && (await pathStatus(dirname(p))) !== "directory") {
             return toolError({
               message: `\`${params.path}\` parent directory does not exist.`,
               brief: "Parent directory not found",
@@ -93,6 +93,7 @@ export const writeFileTool: ToolFactory = (env): Tool<WriteFileParams> => ({
       },
       async execute() {
         try {
+          if (target.isPlanFile) await Deno.mkdir(dirname(p), { recursive: true });
           const append = params.mode === "append";
           // Checked again after the approval wait: the path must still lead where it was approved.
           const changed = confirmFileTarget(params.path, p, env) ??
