@@ -81,7 +81,9 @@ export class ToolScheduler {
         if (used) throw new Error("a call's turn is taken once");
         used = true;
         setAccesses(accesses);
-        for (const e of earlier) {
+        // A call that touches no path waits for nothing but a slot.
+        const touchesPaths = accesses.some((a) => a.kind === "read" || a.kind === "write");
+        for (const e of touchesPaths ? earlier : []) {
           if (accessesConflict(await e.accesses, accesses)) await e.done;
         }
         await this.#slot();

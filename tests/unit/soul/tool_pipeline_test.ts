@@ -444,3 +444,19 @@ Deno.test("config: loop_control.max_parallel_tool_calls is optional, at least 1"
   assertEquals(new Toolset().maxParallelCalls, defaultParallelToolCalls());
   assert(defaultParallelToolCalls() >= 4 && defaultParallelToolCalls() <= 16);
 });
+
+Deno.test("scheduler: a call that touches no path does not wait for earlier calls to resolve", async () => {
+  const s = new ToolScheduler(8);
+  s.beginStep();
+  const [t1, t2] = [s.enter(), s.enter()];
+  // t1 has not resolved its accesses (it may still be checking them); t2 runs a command only.
+  let started = false;
+  const p2 = t2.acquire([{ kind: "run", program: "bash", command: "true" }]).then((r) => {
+    started = true;
+    r();
+  });
+  await settle();
+  assert(started, "the command call waited for an unrelated call");
+  t1.skip();
+  await p2;
+});
