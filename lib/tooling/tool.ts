@@ -1,10 +1,14 @@
 /**
- * The contract between built-in tools and the soul's toolset.
+ * The contract between every tool (built-in, MCP, custom module, wire client tool) and the
+ * soul's toolset.
  *
  * A tool module under `tools/` exports a {@link ToolFactory}. The toolset calls it once per
  * agent with a {@link ToolEnv} (the only services a tool may reach) and gets back a
  * {@link Tool}, or `null` when the tool does not apply to this run (e.g. ReadMediaFile for a
- * model without image input). Each call gets a {@link ToolCallContext}.
+ * model without image input). For each validated call the tool's `resolve` checks what the
+ * call names and returns a {@link ToolInvocation} (what it touches, its approval, its
+ * execution) or the result to return at once; the toolset runs the rest in one fixed order
+ * (`lib/soul/tool_pipeline.ts`). The execution gets a {@link ToolCallContext}.
  *
  * @module
  */
