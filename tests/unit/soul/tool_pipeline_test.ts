@@ -460,3 +460,34 @@ Deno.test("scheduler: a call that touches no path does not wait for earlier call
   t1.skip();
   await p2;
 });
+
+Deno.test("a plugin tool that cannot be confined is refused before its approval is asked", async () => {
+  const { pluginTool } = await import("../../../lib/plugins/tool.ts");
+  let ran = false;
+  const tool = pluginTool({
+    plugin: "p",
+    dir: "/nonexistent",
+    spec: { name: "Echo", description: "d", command: ["echo"], parameters: {} },
+    wrapper: () => {
+      ran = true;
+      throw new Error("must not run");
+    },
+    childEnv: () => ({}),
+    injectEnv: () => Promise.resolve({}),
+    reveal: [],
+    isRoot: true,
+    refusal: () => "Processes must run sandboxed and bubblewrap is missing.",
+  });
+  const log: string[] = [];
+  const toolset = recordingToolset(log);
+  toolset.add(tool);
+  const ctx = makeCallContext();
+  toolset.beginStep();
+  const rv = await toolset.call(call("c1", "Echo", { a: 1 }), ctx);
+  assertEquals([rv.is_error, rv.message], [
+    true,
+    "Processes must run sandboxed and bubblewrap is missing.",
+  ]);
+  assertEquals(ctx.approvals, []);
+  assertEquals([log, ran], [[], false]);
+});
