@@ -8,6 +8,7 @@ import type { KimiApp } from "../../app/kimi_app.ts";
 import { log } from "../../log.ts";
 import { readLines } from "../../wire/line_reader.ts";
 import { WireServer } from "./server.ts";
+import { type JsonPiece, recordBytes } from "../../session/json_pieces.ts";
 
 /** Options of {@link runWire}. */
 export interface RunWireOptions {
@@ -22,14 +23,28 @@ export interface RunWireOptions {
 const encoder = new TextEncoder();
 
 async function stdoutWrite(text: string): Promise<void> {
-  const data = encoder.encode(text + "\n");
+  await writeAll(encoder.encode(text + "\n"));
+}
+
+/** A message with a huge string, encoded and written a megabyte at a time. */
+async function stdoutWritePieces(pieces: readonly JsonPiece[]): Promise<void> {
+  for (const chunk of recordBytes([pieces])) await writeAll(chunk);
+}
+
+async function writeAll(data: Uint8Array): Promise<void> {
   let off = 0;
   while (off < data.length) off += await Deno.stdout.write(data.subarray(off));
 }
 
 /** Serve the wire protocol until stdin closes or a termination signal; resolves with 0. */
 export async function runWire(app: KimiApp, opts: RunWireOptions = {}): Promise<number> {
-  const server = new WireServer(app, { write: opts.writeLine ?? stdoutWrite });
+  const server = new WireServer(
+    app,
+    opts.writeLine ? { write: opts.writeLine } : {
+      write: stdoutWrite,
+      writePieces: stdoutWritePieces,
+    },
+  );
   server.start();
   const stop = Promise.withResolvers<void>();
   const onSignal = () => stop.resolve();
