@@ -68,9 +68,8 @@ export function mcpTool(opts: McpToolOptions): Tool<Record<string, unknown>> {
     resolve: (args) => ({
       approval: () => ({
         action: `mcp:${info.name}`,
-        description: `Call MCP tool \`${info.name}\` of server \`${server}\` with ${
-          describeArguments(args)
-        }.`,
+        // The reference's wording; the server and the arguments are in the display block.
+        description: `Call MCP tool \`${info.name}\`.`,
         display: [
           brief(
             `MCP server: ${server}\nTool: ${info.name}\nArguments: ${

@@ -37,7 +37,8 @@ export async function replayRecords(
   let events = 0;
   let requests = 0;
   let n = 0;
-  for await (const rec of wireFile.records()) {
+  // Strict: a session record that cannot be read at all is a clean error, not an endless wait.
+  for await (const rec of wireFile.records({ strict: true })) {
     if (opts.signal.aborted) break;
     const env = normalizeRecord(rec.message);
     if (env.kind === "request") {
