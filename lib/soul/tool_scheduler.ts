@@ -9,11 +9,11 @@
 import type { CallTurn, ReleaseTurn } from "./tool_pipeline.ts";
 import type { ToolAccess } from "../tooling/tool.ts";
 
-/** Most parallel tool calls of one step by default: twice the cores, between 4 and 16. */
-export function defaultParallelToolCalls(): number {
-  const cores = typeof navigator !== "undefined" ? navigator.hardwareConcurrency || 1 : 1;
-  return Math.min(16, Math.max(4, 2 * cores));
-}
+/**
+ * Most tool calls of one step running at once by default (a reply with hundreds of Shell calls
+ * starts 16 processes, not hundreds).
+ */
+export const DEFAULT_PARALLEL_TOOL_CALLS = 16;
 
 interface Entry {
   /** Settles with the call's accesses once it has resolved them (none when it skipped). */
@@ -41,8 +41,8 @@ export class ToolScheduler {
   #running = 0;
   readonly #waiting: (() => void)[] = [];
 
-  /** Create a scheduler running at most `limit` calls at once (default: {@link defaultParallelToolCalls}). */
-  constructor(limit: number = defaultParallelToolCalls()) {
+  /** Create a scheduler running at most `limit` calls at once (default 16). */
+  constructor(limit: number = DEFAULT_PARALLEL_TOOL_CALLS) {
     this.#limit = Math.max(1, Math.floor(limit));
   }
 

@@ -81,7 +81,7 @@ export interface ToolsetOptions {
   scope?: PermissionScope;
   /** Undo snapshots of the files calls change (absent: not tracked). */
   fileHistory?: FileHistory | null;
-  /** Most tool calls of one step running at once (default: twice the cores, 4 to 16). */
+  /** Most tool calls of one step running at once (default 16). */
   maxParallelCalls?: number;
 }
 

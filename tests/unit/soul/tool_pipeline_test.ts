@@ -12,7 +12,7 @@ import { makeCallContext, makeToolEnv } from "../../helpers/tool_env.ts";
 import { Toolset } from "../../../lib/soul/toolset.ts";
 import {
   accessesConflict,
-  defaultParallelToolCalls,
+  DEFAULT_PARALLEL_TOOL_CALLS,
   ToolScheduler,
 } from "../../../lib/soul/tool_scheduler.ts";
 import { toolOk } from "../../../lib/tooling/result.ts";
@@ -441,8 +441,7 @@ Deno.test("config: loop_control.max_parallel_tool_calls is optional, at least 1"
     () => loadConfigFromText('{"loop_control": {"max_parallel_tool_calls": 0}}'),
     /loop_control\.max_parallel_tool_calls: must be greater than or equal to 1/,
   );
-  assertEquals(new Toolset().maxParallelCalls, defaultParallelToolCalls());
-  assert(defaultParallelToolCalls() >= 4 && defaultParallelToolCalls() <= 16);
+  assertEquals([new Toolset().maxParallelCalls, DEFAULT_PARALLEL_TOOL_CALLS], [16, 16]);
 });
 
 Deno.test("scheduler: a call that touches no path does not wait for earlier calls to resolve", async () => {
