@@ -138,7 +138,16 @@ export async function buildSoul(
     await context.writeSystemPrompt(pluginText ? `${prompt}\n\n${pluginText}` : prompt);
   }
 
-  const toolset = new Toolset();
+  const fileSnapshots = new FileSnapshots(session.dir);
+  const toolset = new Toolset({
+    scope: policy.scope,
+    maxParallelCalls: config.loop_control.max_parallel_tool_calls,
+    // keyed by the checkpoint of the step making the change
+    fileHistory: {
+      beforeChange: (path) => fileSnapshots.recordBefore(path, context.nCheckpoints - 1),
+      afterChange: (path) => fileSnapshots.recordAfter(path, context.nCheckpoints - 1),
+    },
+  });
   // a call to a tool this run's permissions leave out says so (not "not found")
   const profile = opts.getEnv("KIMI_PERMISSION_PROFILE");
   for (const t of policy.leftOut) {
@@ -158,7 +167,6 @@ export async function buildSoul(
     home: homeDir(opts.getEnv, session.shareDir),
     store: { state: () => session.state, save: () => session.saveState() },
   });
-  const fileSnapshots = new FileSnapshots(session.dir);
   const outlet = new SoulOutlet();
   const goals = new GoalStore({
     store: { state: () => session.state, save: () => session.saveState() },

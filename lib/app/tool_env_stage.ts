@@ -15,7 +15,7 @@ import { capabilityNotes } from "../sandbox/run_scope.ts";
 import type { ShellConfinementView } from "../sandbox/setup.ts";
 import { fireNotification, questionAttention } from "../hooks/notification_hooks.ts";
 import { SubagentManager } from "../subagents/service.ts";
-import { PendingRequest, type Question, type RequestType } from "../wire/messages.ts";
+import { PendingRequest, type Question } from "../wire/messages.ts";
 import type { KimiAppOptions } from "./app_options.ts";
 import type { ModelStage } from "./model_stage.ts";
 import type { PolicyStage } from "./policy_stage.ts";
@@ -48,7 +48,7 @@ export async function buildToolEnv(
   const { config, session } = opts;
   const { agent, llm, thinking, plugins } = stages.model;
   const { scope, disabled, runScope, approvalState } = stages.policy;
-  const { soul, plan, goals, fileSnapshots, context, skills, toolset, hooks } = stages.soul;
+  const { soul, plan, goals, skills, toolset, hooks } = stages.soul;
   const service = (s: Config["services"]["moonshot_search"]) =>
     s
       ? {
@@ -105,17 +105,8 @@ export async function buildToolEnv(
     },
     isAfk: () => approvalState.isAfk,
     dmail: agent.tools.includes("SendDMail") ? soul.denwaRenji : undefined,
-    // keyed by the checkpoint of the step making the change
-    fileHistory: {
-      beforeChange: (path) => fileSnapshots.recordBefore(path, context.nCheckpoints - 1),
-      afterChange: (path) => fileSnapshots.recordAfter(path, context.nCheckpoints - 1),
-    },
     files: opts.files,
     terminal: opts.terminal,
-    request: <T extends RequestType>(req: PendingRequest<T>) => {
-      soul.emit(req as PendingRequest);
-      return req.result;
-    },
   };
   // Subagents get the root's environment, which includes them: it is read when one starts.
   const env: ToolEnv = {

@@ -21,7 +21,7 @@ import { taskListTool } from "../../../tools/task_list.ts";
 import { taskOutputTool } from "../../../tools/task_output.ts";
 import { taskStopTool } from "../../../tools/task_stop.ts";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../../helpers/assert.ts";
-import { makeSessionRun } from "../../helpers/tool_env.ts";
+import { makeSessionRun, runTool } from "../../helpers/tool_env.ts";
 
 // ---- private fakes (tests/helpers/tool_env.ts is owned by another engineer) ----
 
@@ -58,7 +58,6 @@ function fakeEnv(dirs: Dirs, over: Partial<ToolEnv> = {}): ToolEnv {
     emit: () => {},
     askQuestions: () => Promise.resolve(null),
     isAfk: () => false,
-    request: () => Promise.reject(new Error("not supported in this test")),
     ...over,
   };
   // The session applies its config to its task manager, as the app does.
@@ -92,7 +91,7 @@ async function build(factory: (env: ToolEnv) => unknown, env: ToolEnv): Promise<
 }
 
 function call(tool: Tool, raw: unknown, ctx: ToolCallContext): Promise<ToolReturnValue> {
-  return tool.call(tool.parameters.parse(raw), ctx);
+  return runTool(tool, raw, ctx);
 }
 
 function briefOf(rv: ToolReturnValue): string {
