@@ -17,6 +17,7 @@ export const LAZY_MODULES: readonly string[] = [
   "lib/cli/mcp_command_actions.ts",
   "lib/cli/run_acp.ts",
   "lib/cli/auth_command_actions.ts",
+  "lib/cli/vis_run.ts",
   "lib/auth/login.ts",
   "lib/auth/token_manager.ts",
   "lib/auth/kimi_code_usage.ts",
