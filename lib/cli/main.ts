@@ -11,6 +11,7 @@ import { VERSION } from "../version.ts";
 import { resolvePath, rootCommand, UsageError, validateOptions } from "./options.ts";
 import { registerMcpCommands } from "./mcp_commands.ts";
 import { registerAuthCommands } from "./auth_commands.ts";
+import { registerWebCommands } from "./web_commands.ts";
 import { registerVisCommand } from "./vis_command.ts";
 
 /** The answer of the deprecated `kimi --acp` (reference §12); the exit code is 1. */
@@ -78,6 +79,9 @@ export async function main(args: string[]): Promise<number> {
     result = r;
   });
   registerAuthCommands(program, (r) => {
+    result = r;
+  });
+  registerWebCommands(program, () => validateOptions(program.opts(), Deno.cwd()), (r) => {
     result = r;
   });
   registerVisCommand(program, (r) => {

@@ -1,0 +1,170 @@
+/**
+ * `kimi web`: load the configuration and MCP servers of the command line, then run the web
+ * server (`lib/ui/web/server/serve.ts`) with sessions built by the composition root the way
+ * `kimi acp` builds them.
+ *
+ * @module
+ */
+import { closeTaskManager } from "../background/task_manager.ts";
+import { ConfigError } from "../config/errors.ts";
+import { loadConfig } from "../config/load.ts";
+import { ensureShareDir } from "../config/share_dir.ts";
+import { runSessionEnd, runSessionStart } from "../hooks/session_hooks.ts";
+import { configureLog, log } from "../log.ts";
+import { KimiApp } from "../app/kimi_app.ts";
+import { registerControlPaths, shareControlPaths } from "../tooling/control_paths.ts";
+import { DenoPermissionScope } from "../tooling/scope.ts";
+import { homeDir } from "../tooling/workspace.ts";
+import { serveWeb, WebStartError } from "../ui/web/server/serve.ts";
+import { rotateToken, tokenPath } from "../ui/web/server/token_store.ts";
+import { PAGE_CSP, pageAssets } from "../ui/web/page_assets.ts";
+import { loadRunMcpServers } from "./mcp_run.ts";
+import { type CliOptions, UsageError } from "./options.ts";
+import { safeGetEnv } from "./run_agent.ts";
+import { parsePort, type WebFlags } from "./web_commands.ts";
+
+/** Root flags that make no sense for the server (sessions come from the browser). */
+function refuseSessionFlags(opts: CliOptions): void {
+  const bad: string[] = [];
+  if (opts.ui !== "shell") bad.push(`--${opts.ui}`);
+  if (opts.session !== undefined) bad.push("--session");
+  if (opts.continue) bad.push("--continue");
+  if (opts.prompt !== undefined) bad.push("--prompt");
+  if (bad.length > 0) throw new UsageError(`Cannot combine web, ${bad.join(", ")}.`);
+}
+
+async function openBrowser(url: string): Promise<void> {
+  const cmd = Deno.build.os === "darwin"
+    ? ["open", url]
+    : Deno.build.os === "windows"
+    ? ["cmd", "/c", "start", "", url]
+    : ["xdg-open", url];
+  await new Deno.Command(cmd[0], { args: cmd.slice(1), stdout: "null", stderr: "null" }).output();
+}
+
+async function readConfirmation(prompt: string): Promise<string | null> {
+  if (!Deno.stdin.isTerminal()) return null;
+  await Deno.stdout.write(new TextEncoder().encode(prompt));
+  const buf = new Uint8Array(1024);
+  const n = await Deno.stdin.read(buf);
+  return n === null ? "" : new TextDecoder().decode(buf.subarray(0, n));
+}
+
+function stopSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    for (const sig of ["SIGINT", "SIGTERM"] as Deno.Signal[]) {
+      try {
+        Deno.addSignalListener(sig, () => resolve());
+      } catch {
+        // not supported here
+      }
+    }
+  });
+}
+
+/** Run `kimi web`; resolves with the exit code. */
+export async function runWebCommand(opts: CliOptions, flags: WebFlags): Promise<number> {
+  refuseSessionFlags(opts);
+  if (flags.reload) {
+    throw new UsageError(
+      "--reload is not supported: kimi web runs its sessions in this process; restart it to " +
+        "load changed code.",
+    );
+  }
+  const port = parsePort(flags.port);
+  const shareDir = await ensureShareDir(safeGetEnv);
+  configureLog({ shareDir, debug: opts.debug });
+  let config;
+  let configPath: string | null;
+  try {
+    ({ config, path: configPath } = await loadConfig({
+      shareDir,
+      configFile: opts.configFile,
+      configText: opts.configText,
+    }));
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      return 1;
+    }
+    throw err;
+  }
+  registerControlPaths("share", shareControlPaths(shareDir));
+  const mcpServers = await loadRunMcpServers(opts, shareDir);
+  const scope = new DenoPermissionScope();
+  try {
+    return await serveWeb({
+      host: flags.host,
+      network: Boolean(flags.network),
+      port,
+      open: flags.open !== false,
+      authToken: flags.authToken,
+      allowedOrigins: flags.allowedOrigins,
+      omitAuth: Boolean(flags.dangerouslyOmitAuth),
+      restrictSensitiveApis: flags.restrictSensitiveApis,
+      lanOnly: !flags.public,
+    }, {
+      shareDir,
+      config,
+      configPath,
+      scope,
+      home: homeDir(),
+      page: pageAssets,
+      pageCsp: PAGE_CSP,
+      print: (line) => console.log(line),
+      confirm: readConfirmation,
+      openBrowser,
+      stopped: stopSignal(),
+      buildApp: async (session, o) => {
+        const app = await KimiApp.create({
+          config: o.config,
+          session,
+          modelAlias: opts.model,
+          thinking: opts.thinking,
+          yolo: opts.yolo,
+          plan: opts.plan,
+          afk: false,
+          runtimeAfk: false,
+          resumed: o.resumed,
+          agent: opts.agentFile ? { file: opts.agentFile } : { builtin: opts.agent ?? "default" },
+          maxStepsPerTurn: opts.maxStepsPerTurn,
+          maxRetriesPerStep: opts.maxRetriesPerStep,
+          skillsDirs: opts.skillsDirs,
+          maxRalphIterations: opts.maxRalphIterations,
+          getEnv: safeGetEnv,
+          mcpServers,
+          configFile: configPath,
+          reportMcp: (line) => log("WARNING", "web", line),
+          reportRules: (line) => log("WARNING", "web", line),
+          writeStdout: (line) => log("INFO", "web", line),
+        });
+        await runSessionStart(app.hooks, session.wireFile).catch(() => {});
+        return app;
+      },
+      closeApp: async (app) => {
+        await runSessionEnd(app.hooks).catch(() => {});
+        app.closeNotifications();
+        await app.mcp?.close().catch(() => {});
+        if (!app.config.background.keep_alive_on_exit) {
+          await closeTaskManager(app.session.dir, "kimi web stopped the session").catch(() => {});
+        }
+      },
+    });
+  } catch (err) {
+    if (err instanceof WebStartError) {
+      console.error(`Error: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  }
+}
+
+/** `kimi web rotate-token`: write a new token; a running server accepts only it from now on. */
+export async function rotateTokenCommand(): Promise<number> {
+  const shareDir = await ensureShareDir(safeGetEnv);
+  const token = await rotateToken(shareDir);
+  console.log(`New token written to ${tokenPath(shareDir)} (mode 0600).`);
+  console.log(`Token:   ${token}`);
+  console.log("A running kimi web server accepts only this token from now on.");
+  return 0;
+}

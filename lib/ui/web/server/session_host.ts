@@ -1,0 +1,343 @@
+/**
+ * One session served by `kimi web`: its agent (built through the composition root on first
+ * use), the session's single {@link WireServer} shared by every socket attached to it (each
+ * socket's frames are fed to it, its output goes to all of them), the session status of
+ * reference §A4/§A5, and the uploads folded into the next prompt. A session keeps running when
+ * its last socket leaves; a socket attaching later gets the recorded history, then live output.
+ *
+ * @module
+ */
+import type { KimiApp } from "../../../app/kimi_app.ts";
+import { log } from "../../../log.ts";
+import { SessionLock } from "../../../session/lock.ts";
+import type { Session } from "../../../session/session.ts";
+import { WireFile } from "../../../wire/recorder.ts";
+import { UserInputSchema } from "../../../wire/messages.ts";
+import { serialize } from "../../../wire/jsonrpc.ts";
+import { replayRecords } from "../../wire_server/replay.ts";
+import { WireServer } from "../../wire_server/server.ts";
+import { type PeerSocket, SocketPeer } from "./socket_peer.ts";
+import { foldUploads, pendingUploads } from "./uploads.ts";
+import type { SessionStatus, SessionStatusState } from "./schemas.ts";
+
+/** JSON-RPC error code of a prompt sent while the session is busy (reference §A4). */
+export const BUSY_ERROR_CODE = -32000;
+/** Message of that error. */
+export const BUSY_MESSAGE = "Session is busy; wait for completion before sending a new prompt.";
+/** Close code and reason when a session goes away (deleted, server stopping). */
+export const SESSION_GONE_CLOSE = { code: 1001, reason: "Session process exited" } as const;
+
+/** What a host needs from the server that runs it. */
+export interface SessionHostDeps {
+  /** Build the agent of a session (the composition root with the server's settings). */
+  buildApp(session: Session, opts: { resumed: boolean }): Promise<KimiApp>;
+  /** Tidy up an app being stopped (session-end hooks, MCP, background tasks). */
+  closeApp(app: KimiApp): Promise<void>;
+  /** The next status sequence number (monotonic per server process). */
+  nextSeq(): number;
+  /** Called when the first prompt of a socket is forwarded (work dir `last_session_id`). */
+  onFirstPrompt(session: Session): void;
+}
+
+interface Running {
+  app: KimiApp;
+  server: WireServer;
+  lock: SessionLock;
+  workerId: string;
+}
+
+/** A session of the web server. */
+export class SessionHost {
+  /** The session. */
+  readonly session: Session;
+  readonly #deps: SessionHostDeps;
+  readonly #peers = new Set<SocketPeer>();
+  readonly #prompted = new WeakSet<SocketPeer>();
+  readonly #sentUploads = new Set<string>();
+  #running: Running | null = null;
+  #starting: Promise<Running> | null = null;
+  #status: SessionStatus;
+  #closed = false;
+
+  /** A host for `session` (nothing runs until {@link ensureStarted}). */
+  constructor(session: Session, deps: SessionHostDeps) {
+    this.session = session;
+    this.#deps = deps;
+    this.#status = {
+      session_id: session.id,
+      state: "stopped",
+      seq: 0,
+      worker_id: null,
+      reason: null,
+      detail: null,
+      updated_at: new Date().toISOString(),
+    };
+  }
+
+  /** The current status. */
+  get status(): SessionStatus {
+    return this.#status;
+  }
+
+  /** Whether the agent is built and serving. */
+  get isRunning(): boolean {
+    return this.#running !== null;
+  }
+
+  /** Whether a turn (or replay) runs. */
+  get busy(): boolean {
+    return this.#running?.server.activity != null;
+  }
+
+  /** The running agent, if any. */
+  get app(): KimiApp | null {
+    return this.#running?.app ?? null;
+  }
+
+  /** Number of attached sockets. */
+  get socketCount(): number {
+    return this.#peers.size;
+  }
+
+  #setStatus(state: SessionStatusState, reason: string | null, detail: string | null = null): void {
+    const s = this.#status;
+    if (s.state === state && s.reason === reason && s.detail === detail) return;
+    this.#status = {
+      session_id: this.session.id,
+      state,
+      seq: this.#deps.nextSeq(),
+      worker_id: this.#running?.workerId ?? null,
+      reason,
+      detail,
+      updated_at: new Date().toISOString(),
+    };
+    const msg = { jsonrpc: "2.0", method: "session_status", params: this.#status };
+    const server = this.#running?.server;
+    // in order with the server's own output when it runs
+    if (server) server.sendNotice(msg);
+    else this.#broadcast(serialize(msg));
+  }
+
+  #broadcast(text: string): void {
+    for (const line of text.split("\n")) {
+      if (!line) continue;
+      for (const p of this.#peers) p.live(line);
+    }
+  }
+
+  /** Build the agent and start its wire server (once; concurrent callers share the start). */
+  ensureStarted(): Promise<Running> {
+    if (this.#closed) return Promise.reject(new Error("The session was closed."));
+    if (this.#running) return Promise.resolve(this.#running);
+    this.#starting ??= this.#start().finally(() => (this.#starting = null));
+    return this.#starting;
+  }
+
+  async #start(): Promise<Running> {
+    const lock = await SessionLock.acquire(this.session.dir, { sessionId: this.session.id });
+    let app: KimiApp;
+    try {
+      await Deno.mkdir(this.session.workDir, { recursive: true });
+      const resumed = !(await this.session.isEmpty());
+      app = await this.#deps.buildApp(this.session, { resumed });
+    } catch (err) {
+      await lock.release();
+      throw err;
+    }
+    const server = new WireServer(app, {
+      write: (text) => {
+        this.#broadcast(text);
+        return Promise.resolve();
+      },
+      onActivity: (kind) => {
+        if (kind === "prompt") this.#setStatus("busy", "prompt");
+        else if (kind === null && this.#status.state === "busy") {
+          this.#setStatus("idle", "prompt_complete");
+        }
+      },
+    });
+    server.start();
+    const running: Running = { app, server, lock, workerId: crypto.randomUUID() };
+    this.#running = running;
+    this.#setStatus("idle", "start");
+    return running;
+  }
+
+  /**
+   * Attach a socket: replay the recorded history (live output held meanwhile), send
+   * `history_complete`, start the agent if needed, then the status snapshot.
+   */
+  async attach(ws: PeerSocket): Promise<SocketPeer> {
+    const peer = new SocketPeer(ws);
+    this.#peers.add(peer);
+    const wireFile = this.#running?.app.wireFile ?? new WireFile(this.session.wireFile);
+    const abort = new AbortController();
+    try {
+      await replayRecords(wireFile, {
+        client: { version: null, name: null },
+        send: (msg) => peer.direct(serialize(msg)),
+        flush: async () => {
+          if (!(await peer.drained())) abort.abort();
+        },
+        signal: abort.signal,
+      });
+    } catch (err) {
+      log("WARNING", "web", `replay of ${this.session.id} failed: ${(err as Error).message}`);
+    }
+    peer.direct(serialize({ jsonrpc: "2.0", method: "history_complete", id: crypto.randomUUID() }));
+    peer.release();
+    const seqBefore = this.#status.seq;
+    try {
+      await this.ensureStarted();
+      // a start made now was broadcast to this socket already
+      if (this.#status.seq === seqBefore) {
+        peer.direct(serialize({ jsonrpc: "2.0", method: "session_status", params: this.#status }));
+      }
+    } catch (err) {
+      const detail = errorText(err);
+      log("WARNING", "web", `session ${this.session.id} could not start: ${detail}`);
+      this.#status = {
+        ...this.#status,
+        state: "error",
+        seq: this.#deps.nextSeq(),
+        reason: "initialization_failed",
+        detail,
+        updated_at: new Date().toISOString(),
+      };
+      peer.direct(serialize({ jsonrpc: "2.0", method: "session_status", params: this.#status }));
+      this.detach(peer);
+      peer.close(1011, "Session failed to start");
+    }
+    return peer;
+  }
+
+  /** Detach a socket (the session keeps running). */
+  detach(peer: SocketPeer): void {
+    this.#peers.delete(peer);
+  }
+
+  /**
+   * Handle one frame of a socket: a prompt while busy is refused, a cancel with nothing
+   * running answered at once, a prompt gets the pending uploads; everything goes to the
+   * session's wire server.
+   */
+  async handleFrame(peer: SocketPeer, text: string): Promise<void> {
+    const running = this.#running ?? await this.ensureStarted().catch(() => null);
+    if (!running) {
+      peer.direct(serialize({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32603, message: "The session is not running." },
+      }));
+      return;
+    }
+    let msg: Record<string, unknown> | null = null;
+    try {
+      const parsed = JSON.parse(text);
+      if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) msg = parsed;
+    } catch {
+      // the wire server answers malformed JSON
+    }
+    const method = msg?.method;
+    const id = msg?.id;
+    if (msg && method === "prompt" && (typeof id === "string" || typeof id === "number")) {
+      if (running.server.activity !== null) {
+        peer.direct(serialize({
+          jsonrpc: "2.0",
+          id,
+          error: { code: BUSY_ERROR_CODE, message: BUSY_MESSAGE },
+        }));
+        return;
+      }
+      if (!this.#prompted.has(peer)) {
+        this.#prompted.add(peer);
+        this.#deps.onFirstPrompt(this.session);
+      }
+      text = await this.#withUploads(running, msg, text);
+      // a prompt racing another socket's while the uploads were read
+      if (running.server.activity !== null) {
+        peer.direct(serialize({
+          jsonrpc: "2.0",
+          id,
+          error: { code: BUSY_ERROR_CODE, message: BUSY_MESSAGE },
+        }));
+        return;
+      }
+    } else if (msg && method === "cancel" && running.server.activity === null && id != null) {
+      peer.direct(serialize({ jsonrpc: "2.0", id, result: {} }));
+      return;
+    }
+    running.server.handleLine(text);
+  }
+
+  async #withUploads(
+    running: Running,
+    msg: Record<string, unknown>,
+    text: string,
+  ): Promise<string> {
+    const names = await pendingUploads(this.session.dir, this.#sentUploads);
+    if (names.length === 0) return text;
+    const params = msg.params as { user_input?: unknown } | undefined;
+    const input = UserInputSchema.safeParse(params?.user_input);
+    if (!input.success) return text; // the wire server reports the bad params
+    const caps = running.app.llm?.capabilities ?? new Set<string>();
+    const folded = await foldUploads(this.session.dir, names, input.data, {
+      image: caps.has("image_in"),
+      video: caps.has("video_in"),
+    });
+    for (const n of names) this.#sentUploads.add(n);
+    return JSON.stringify({ ...msg, params: { ...params, user_input: folded } });
+  }
+
+  /** Stop the agent (running turn cancelled, records closed); sockets stay attached. */
+  async stop(reason = "stop"): Promise<void> {
+    if (this.#starting) await this.#starting.catch(() => {});
+    const running = this.#running;
+    if (!running) return;
+    try {
+      await running.server.shutdown();
+    } catch (err) {
+      log("WARNING", "web", `wire server shutdown failed: ${errorText(err)}`);
+    }
+    this.#running = null;
+    try {
+      await this.#deps.closeApp(running.app);
+    } finally {
+      await running.lock.release();
+    }
+    this.#setStatus("stopped", reason);
+  }
+
+  /** Restart the agent (config change); tells every socket how long it took. */
+  async restart(reason: string): Promise<void> {
+    const t0 = performance.now();
+    this.#setStatus("restarting", reason);
+    await this.stop(reason);
+    await this.ensureStarted();
+    const ms = Math.round(performance.now() - t0);
+    this.#setStatus("idle", reason, `restart_ms=${ms}`);
+    const label = reason === "config_update"
+      ? "Session restarted due to config update"
+      : "Session restarted";
+    this.#running?.server.sendNotice({
+      jsonrpc: "2.0",
+      method: "event",
+      params: {
+        type: "SessionNotice",
+        payload: { text: `${label} · ${ms}ms`, kind: "restart", reason, restart_ms: ms },
+      },
+    });
+  }
+
+  /** Stop and close every socket (`1001 Session process exited`); the host is done. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.stop("stop");
+    for (const p of this.#peers) p.close(SESSION_GONE_CLOSE.code, SESSION_GONE_CLOSE.reason);
+    this.#peers.clear();
+  }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

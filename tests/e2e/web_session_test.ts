@@ -1,0 +1,133 @@
+import { assert, assertEquals } from "../helpers/assert.ts";
+import { kimiSandbox, toolCallLine } from "../helpers/kimi_process.ts";
+import { startWeb, type WebServer, type WsClient } from "../helpers/web_server.ts";
+import { parseEventPayload, parseRequestPayload } from "@moonshot-ai/kimi-agent-sdk/schema";
+
+const opts = { sanitizeOps: false, sanitizeResources: false };
+
+/** Every `event` and `request` frame parses with the official SDK's schemas. */
+function assertSdkParses(frames: Record<string, unknown>[]): void {
+  for (const f of frames) {
+    const params = f.params as { type?: string; payload?: unknown } | undefined;
+    if (f.method === "event" && params?.type !== "SessionNotice") {
+      const r = parseEventPayload(params!.type!, params!.payload);
+      assert(r.ok, `SDK rejects event ${JSON.stringify(f).slice(0, 300)}: ${!r.ok && r.error}`);
+    } else if (f.method === "request") {
+      const r = parseRequestPayload(params!.type!, params!.payload);
+      assert(r.ok, `SDK rejects request ${JSON.stringify(f).slice(0, 300)}: ${!r.ok && r.error}`);
+    }
+  }
+}
+
+async function createSession(web: WebServer, workDir: string): Promise<string> {
+  const res = await web.api("/api/sessions/", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ work_dir: workDir }),
+  });
+  assertEquals(res.status, 200);
+  const s = await res.json();
+  assertEquals(s.work_dir, workDir);
+  assertEquals(s.archived, false);
+  return s.session_id;
+}
+
+/** Send a prompt and wait for its result; resolves with the frames from the prompt on. */
+async function prompt(ws: WsClient, text: string, id = crypto.randomUUID()) {
+  const from = ws.frames.length;
+  ws.send({ jsonrpc: "2.0", id, method: "prompt", params: { user_input: text } });
+  const result = await ws.waitFor((f) => f.id === id && ("result" in f || "error" in f), from);
+  return { result, frames: ws.frames.slice(from) };
+}
+
+const eventTypes = (frames: Record<string, unknown>[]) =>
+  frames.filter((f) => f.method === "event").map((f) => (f.params as { type: string }).type);
+
+Deno.test({
+  name: "kimi web: create a session, prompt over the socket to the end, second socket, replay",
+  ...opts,
+  fn: async () => {
+    const sb = await kimiSandbox();
+    const config = await sb.scriptedConfig(["text: hello from web", "text: second answer"]);
+    const web = await startWeb(sb, { config });
+    try {
+      assert(web.token && web.token.length >= 40, web.stdout());
+      assert(web.stdout().includes(`#token=`), "banner URL carries the token in the fragment");
+      const id = await createSession(web, sb.workDir);
+      const ws = await web.socket(id);
+      // empty history, then the status snapshot
+      await ws.waitFor((f) => f.method === "history_complete");
+      const snap = await ws.waitFor((f) => f.method === "session_status");
+      assertEquals((snap.params as { state: string }).state, "idle");
+      const init = await ws.initialize();
+      assert("result" in init, JSON.stringify(init));
+
+      const second = await web.socket(id);
+      await second.waitFor((f) => f.method === "session_status");
+
+      const { result } = await prompt(ws, "hi");
+      assertEquals(result.result, { status: "finished" });
+      // the status turns idle right after the prompt's result
+      const idle = await ws.waitFor((f) =>
+        f.method === "session_status" && (f.params as { state: string }).state === "idle" &&
+        ws.frames.indexOf(f) > ws.frames.indexOf(result)
+      );
+      const frames = ws.frames.slice(ws.frames.indexOf(snap) + 1, ws.frames.indexOf(idle) + 1);
+      assertEquals(eventTypes(frames), [
+        "TurnBegin",
+        "StepBegin",
+        "ContentPart",
+        "StatusUpdate",
+        "TurnEnd",
+      ]);
+      const statuses = frames.filter((f) => f.method === "session_status")
+        .map((f) => (f.params as { state: string; reason: string }));
+      assertEquals(statuses.map((s) => s.state), ["busy", "idle"]);
+      assertEquals(statuses[1].reason, "prompt_complete");
+      assertSdkParses(ws.frames);
+
+      // the second socket saw the same stream, the prompt's result included
+      const seen = await second.waitFor((f) => f.id === result.id && "result" in f);
+      assertEquals(seen.result, { status: "finished" });
+      assertEquals(
+        eventTypes(second.frames),
+        eventTypes(ws.frames),
+      );
+
+      // the session keeps running when its sockets leave; a new socket gets the replay
+      ws.close();
+      second.close();
+      await ws.waitClosed();
+      const again = await web.socket(id);
+      await again.waitFor((f) => f.method === "history_complete");
+      const hc = again.frames.findIndex((f) => f.method === "history_complete");
+      assertEquals(eventTypes(again.frames.slice(0, hc)), [
+        "TurnBegin",
+        "StepBegin",
+        "ContentPart",
+        "StatusUpdate",
+        "TurnEnd",
+      ]);
+      const part = again.frames.find((f) =>
+        (f.params as { type?: string })?.type === "ContentPart"
+      )!;
+      assertEquals((part.params as { payload: { text: string } }).payload.text, "hello from web");
+      const st = await again.waitFor((f) => f.method === "session_status", hc);
+      assertEquals((st.params as { state: string }).state, "idle");
+      assertSdkParses(again.frames);
+      await again.initialize();
+      const r2 = await prompt(again, "more");
+      assertEquals(r2.result.result, { status: "finished" });
+
+      // listed, with its title from the first prompt
+      const list = await (await web.api("/api/sessions/")).json();
+      assertEquals(list.map((s: { session_id: string }) => s.session_id), [id]);
+      assertEquals(list[0].title, "hi");
+      assertEquals(list[0].is_running, true);
+      again.close();
+    } finally {
+      assertEquals(await web.stop(), 0);
+      await sb.cleanup();
+    }
+  },
+});
