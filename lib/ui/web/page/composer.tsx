@@ -214,7 +214,15 @@ export function Composer(
           title="Attach files"
           onClick={() => picker.current?.click()}
         >
-          📎
+          <svg viewBox="0 0 24 24" width="18" height="18" aria-hidden="true" focusable="false">
+            <path
+              d="M16.5 6.5 8.6 14.4a2 2 0 0 0 2.8 2.8l7.9-7.9a4 4 0 0 0-5.7-5.7L5.7 11.5a6 6 0 0 0 8.5 8.5l6.3-6.3"
+              fill="none"
+              stroke="currentColor"
+              stroke-width="2"
+              stroke-linecap="round"
+            />
+          </svg>
         </button>
         <input
           ref={picker}

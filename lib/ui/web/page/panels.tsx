@@ -58,7 +58,7 @@ export function FilesPanel({ sessionId }: { sessionId: string }): JSX.Element {
               {e.type === "directory"
                 ? (
                   <button type="button" class="link" onClick={() => setDir(path)}>
-                    📁 {e.name}/
+                    {e.name}/
                   </button>
                 )
                 : (
@@ -66,7 +66,7 @@ export function FilesPanel({ sessionId }: { sessionId: string }): JSX.Element {
                     href={tokenUrl(`/api/sessions/${sessionId}/files/${encodePath(path)}`)}
                     download={e.name}
                   >
-                    📄 {e.name}
+                    {e.name}
                   </a>
                 )}
               {e.size !== undefined && <small class="muted">{formatSize(e.size)}</small>}
