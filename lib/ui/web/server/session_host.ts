@@ -159,7 +159,8 @@ export class SessionHost {
     server.start();
     const running: Running = { app, server, lock, workerId: crypto.randomUUID() };
     this.#running = running;
-    this.#setStatus("idle", "start");
+    // a restart reports its own end (with how long it took)
+    if (this.#status.state !== "restarting") this.#setStatus("idle", "start");
     return running;
   }
 
@@ -305,15 +306,20 @@ export class SessionHost {
     } finally {
       await running.lock.release();
     }
-    this.#setStatus("stopped", reason);
+    if (this.#status.state !== "restarting") this.#setStatus("stopped", reason);
   }
 
   /** Restart the agent (config change); tells every socket how long it took. */
   async restart(reason: string): Promise<void> {
     const t0 = performance.now();
     this.#setStatus("restarting", reason);
-    await this.stop(reason);
-    await this.ensureStarted();
+    try {
+      await this.stop(reason);
+      await this.ensureStarted();
+    } catch (err) {
+      this.#setStatus("error", "restart_failed", errorText(err));
+      throw err;
+    }
     const ms = Math.round(performance.now() - t0);
     this.#setStatus("idle", reason, `restart_ms=${ms}`);
     const label = reason === "config_update"
