@@ -173,11 +173,16 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
     api<SessionInfo | null>("GET", `/api/sessions/${current}`).then(setInfo, (e: Error) => {
       if (e instanceof AuthError) onAuthFailed();
     });
-  }, [current, refreshKey, snap?.busy]);
+  }, [current, refreshKey]);
 
   useEffect(() => {
     if (snap?.fatal?.kind === "auth") onAuthFailed();
   }, [snap?.fatal]);
+
+  // A finished turn may have titled the session: refresh the list.
+  useEffect(() => {
+    if (snap && !snap.busy) setRefreshKey((k) => k + 1);
+  }, [snap?.busy]);
 
   const select = (id: string | null) => {
     setCurrent(id);

@@ -31,7 +31,9 @@ export function lineDiff(oldText: string, newText: string, oldStart = 1, newStar
   const out: DiffLine[] = [];
   let o = oldStart;
   let n = newStart;
-  for (const change of diffLines(oldText, newText)) {
+  // Hunks may end without a newline; compare whole lines either way.
+  const nl = (t: string) => (t === "" || t.endsWith("\n") ? t : `${t}\n`);
+  for (const change of diffLines(nl(oldText), nl(newText))) {
     const lines = change.value.replace(/\n$/, "").split("\n");
     for (const text of lines) {
       if (change.added) out.push({ sign: "+", oldNo: null, newNo: n++, text });
