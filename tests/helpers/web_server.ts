@@ -35,6 +35,8 @@ export interface StartWebOptions {
   config: string;
   /** Extra arguments after `web`. */
   args?: string[];
+  /** Root flags before `web` (e.g. `--yolo`). */
+  rootArgs?: string[];
   /** Extra environment. */
   env?: Record<string, string>;
   /** Deno permission flags (default `-A`). */
@@ -56,10 +58,10 @@ export async function startWeb(sb: KimiSandbox, opts: StartWebOptions): Promise<
       MAIN_TS,
       "--config-file",
       opts.config,
+      ...(opts.rootArgs ?? []),
       "web",
       "--no-open",
-      "--port",
-      "0",
+      ...(opts.args?.includes("--port") ? [] : ["--port", "0"]),
       ...(opts.args ?? []),
     ],
     cwd: sb.workDir,

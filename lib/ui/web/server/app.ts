@@ -168,8 +168,8 @@ export function createWebApp(
     return detail(c, 500, `Internal error: ${(err as Error)?.message ?? String(err)}`);
   });
   app.notFound((c) => {
-    if (c.req.path.startsWith("/api/")) return detail(c, 404, "Not Found");
-    return detail(c, 405, "Method Not Allowed");
+    const read = c.req.method === "GET" || c.req.method === "HEAD";
+    return read ? detail(c, 404, "Not Found") : detail(c, 405, "Method Not Allowed");
   });
   app.use(
     "*",
