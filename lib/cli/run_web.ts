@@ -21,7 +21,41 @@ import { PAGE_CSP, pageAssets } from "../ui/web/page_assets.ts";
 import { loadRunMcpServers } from "./mcp_run.ts";
 import { type CliOptions, UsageError } from "./options.ts";
 import { safeGetEnv } from "./run_agent.ts";
-import { parsePort, type WebFlags } from "./web_commands.ts";
+
+/** The options of `kimi web` as commander parses them. */
+export interface WebFlags {
+  /** `--host`. */
+  host?: string;
+  /** `--network`. */
+  network?: boolean;
+  /** `--port`. */
+  port?: string;
+  /** `--open` / `--no-open`. */
+  open?: boolean;
+  /** `--reload`. */
+  reload?: boolean;
+  /** `--auth-token`. */
+  authToken?: string;
+  /** `--allowed-origins`. */
+  allowedOrigins?: string;
+  /** `--dangerously-omit-auth`. */
+  dangerouslyOmitAuth?: boolean;
+  /** `--restrict-sensitive-apis` / `--no-restrict-sensitive-apis`. */
+  restrictSensitiveApis?: boolean;
+  /** `--lan-only` (true) / `--public` (false). */
+  lanOnly?: boolean;
+  /** `--public`. */
+  public?: boolean;
+}
+
+/** The port of `--port` (integer 0–65535), else a usage error. */
+export function parsePort(text: string | undefined): number {
+  const port = Number(text ?? "5494");
+  if (!/^\d+$/.test(text ?? "5494") || port > 65535) {
+    throw new UsageError(`Invalid value for '--port' / '-p': '${text}' is not a port (0-65535).`);
+  }
+  return port;
+}
 
 /** Root flags that make no sense for the server (sessions come from the browser). */
 function refuseSessionFlags(opts: CliOptions): void {
@@ -63,7 +97,11 @@ function stopSignal(): Promise<void> {
 }
 
 /** Run `kimi web`; resolves with the exit code. */
-export async function runWebCommand(opts: CliOptions, flags: WebFlags): Promise<number> {
+export async function runWebCommand(
+  opts: CliOptions,
+  raw: Record<string, unknown>,
+): Promise<number> {
+  const flags = raw as WebFlags;
   refuseSessionFlags(opts);
   if (flags.reload) {
     throw new UsageError(

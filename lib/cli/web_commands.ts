@@ -6,33 +6,7 @@
  */
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { lazyImport } from "../lazy_import.ts";
-import { type CliOptions, UsageError } from "./options.ts";
-
-/** The options of `kimi web` as commander parses them. */
-export interface WebFlags {
-  /** `--host`. */
-  host?: string;
-  /** `--network`. */
-  network?: boolean;
-  /** `--port`. */
-  port?: string;
-  /** `--open` / `--no-open`. */
-  open?: boolean;
-  /** `--reload`. */
-  reload?: boolean;
-  /** `--auth-token`. */
-  authToken?: string;
-  /** `--allowed-origins`. */
-  allowedOrigins?: string;
-  /** `--dangerously-omit-auth`. */
-  dangerouslyOmitAuth?: boolean;
-  /** `--restrict-sensitive-apis` / `--no-restrict-sensitive-apis`. */
-  restrictSensitiveApis?: boolean;
-  /** `--lan-only` (true) / `--public` (false). */
-  lanOnly?: boolean;
-  /** `--public`. */
-  public?: boolean;
-}
+import type { CliOptions } from "./options.ts";
 
 /**
  * Register `web` and `web rotate-token` on the root command; `rootOptions` validates the root
@@ -63,7 +37,7 @@ export function registerWebCommands(
     .option("--lan-only", "Refuse peers outside private networks (default).")
     .option("--public", "Accept peers from any address (Origin checked).")
     .action((raw) => {
-      const flags = raw as WebFlags;
+      const flags = raw as Record<string, unknown>;
       const opts = rootOptions();
       setResult(
         lazyImport<typeof import("./run_web.ts")>("./run_web.ts", import.meta.url).then((m) =>
@@ -80,13 +54,4 @@ export function registerWebCommands(
         ),
       );
     });
-}
-
-/** The port of `--port` (integer 0–65535), else a usage error. */
-export function parsePort(text: string | undefined): number {
-  const port = Number(text ?? "5494");
-  if (!/^\d+$/.test(text ?? "5494") || port > 65535) {
-    throw new UsageError(`Invalid value for '--port' / '-p': '${text}' is not a port (0-65535).`);
-  }
-  return port;
 }
