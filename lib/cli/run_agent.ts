@@ -19,6 +19,7 @@ import type { CliOptions } from "./options.ts";
 import { UsageError } from "./options.ts";
 import { loadRunMcpServers, type RunResources } from "./mcp_run.ts";
 import { fatalErrorText } from "./fatal_error.ts";
+import type { ShellSwitch } from "../ui/shell/commands/command.ts";
 import { resolve } from "node:path";
 import {
   type ControlPath,
@@ -212,9 +213,12 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     }
   }
 
+  const handoff: ShellHandoff = {};
+  let code: number;
   try {
-    return await runUI(opts, { config, path: configPath }, session, resumed, run, locks, {
+    code = await runUI(opts, { config, path: configPath }, session, resumed, run, locks, {
       newSessionNote,
+      handoff,
     });
   } finally {
     await run.app?.mcp?.close(); // stops MCP server processes
@@ -230,6 +234,24 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     }
     await locks.releaseAll();
   }
+  if (handoff.switchTo === "web" && handoff.session) {
+    // `/web`: the session (kept only when it holds something) goes to the browser
+    const kept = await Deno.stat(handoff.session.dir).then(() => true, () => false);
+    const { runWebFromShell } = await lazyImport<typeof import("./run_web.ts")>(
+      "./run_web.ts",
+      import.meta.url,
+    );
+    return await runWebFromShell(opts, kept ? handoff.session.id : null);
+  }
+  return code;
+}
+
+/** What the shell hands over when it ends with `/web`. */
+interface ShellHandoff {
+  /** The front end to start. */
+  switchTo?: ShellSwitch;
+  /** The session in use when the shell ended. */
+  session?: Session;
 }
 
 /** The session locks this run holds: the current session's, swapped when the shell switches. */
@@ -282,7 +304,7 @@ async function runUI(
   resumed: boolean,
   run: RunResources,
   locks: SessionLocks,
-  extra: { newSessionNote?: string } = {},
+  extra: { newSessionNote?: string; handoff?: ShellHandoff } = {},
 ): Promise<number> {
   const config = loaded.config;
   const getEnv = await withDiscoveredModel(config, opts.model, safeGetEnv);
@@ -393,6 +415,10 @@ async function runUI(
       });
       code = shell.code;
       session = shell.session;
+      if (extra.handoff && shell.switchTo) {
+        extra.handoff.switchTo = shell.switchTo;
+        extra.handoff.session = shell.session;
+      }
     }
   }
   await runSessionEnd((run.app ?? app).hooks);

@@ -100,9 +100,10 @@ function stopSignal(): Promise<void> {
 export async function runWebCommand(
   opts: CliOptions,
   raw: Record<string, unknown>,
+  openSession: string | null = null,
 ): Promise<number> {
   const flags = raw as WebFlags;
-  refuseSessionFlags(opts);
+  if (openSession === null) refuseSessionFlags(opts);
   if (flags.reload) {
     throw new UsageError(
       "--reload is not supported: kimi web runs its sessions in this process; restart it to " +
@@ -141,6 +142,7 @@ export async function runWebCommand(
       omitAuth: Boolean(flags.dangerouslyOmitAuth),
       restrictSensitiveApis: flags.restrictSensitiveApis,
       lanOnly: !flags.public,
+      openSession,
     }, {
       shareDir,
       config,
@@ -195,6 +197,21 @@ export async function runWebCommand(
     }
     throw err;
   }
+}
+
+/**
+ * `/web` in the shell: the shell has ended; start `kimi web` with its defaults and open
+ * `sessionId` (null: the page's start) in the browser.
+ */
+export function runWebFromShell(opts: CliOptions, sessionId: string | null): Promise<number> {
+  const cleaned: CliOptions = {
+    ...opts,
+    session: undefined,
+    continue: false,
+    prompt: undefined,
+    ui: "shell",
+  };
+  return runWebCommand(cleaned, { open: true }, sessionId ?? "");
 }
 
 /** `kimi web rotate-token`: write a new token; a running server accepts only it from now on. */

@@ -11,6 +11,7 @@ import { hooksCommand } from "./hooks.ts";
 import { reloadCommand } from "./reload.ts";
 import { taskCommand } from "./task.ts";
 import { usageCommand } from "./usage.ts";
+import { webCommand } from "./web.ts";
 
 /** Shell commands defined in this directory. */
 export const MORE_SHELL_COMMANDS: readonly ShellCommand[] = [
@@ -21,6 +22,7 @@ export const MORE_SHELL_COMMANDS: readonly ShellCommand[] = [
   hooksCommand,
   changelogCommand,
   feedbackCommand,
+  webCommand,
 ];
 
 /** `/help` lines of the keys of lib/ui/shell/key_bindings.ts. */

@@ -44,6 +44,8 @@ export interface WebServeOptions {
   restrictSensitiveApis?: boolean;
   /** `--lan-only` (true) / `--public` (false). */
   lanOnly: boolean;
+  /** The session the browser opens (`/web` in the shell; null or "": the page's start). */
+  openSession?: string | null;
 }
 
 /** What the server runs sessions with. */
@@ -228,8 +230,11 @@ export async function serveWeb(opts: WebServeOptions, rt: WebRuntime): Promise<n
     "web",
     `serving on ${host}:${port} (${publicMode ? "public" : loopback ? "local" : "LAN"})`,
   );
+  const sessionQuery = opts.openSession ? `?session=${encodeURIComponent(opts.openSession)}` : "";
+  const openUrl = `http://${browserHost}:${port}/${sessionQuery}${fragment.slice(1)}`;
+  if (opts.openSession) rt.print(`  Opening session ${opts.openSession}: ${openUrl}\n`);
   if (opts.open) {
-    rt.openBrowser(`http://${browserHost}:${port}${fragment}`).catch((err) =>
+    rt.openBrowser(openUrl).catch((err) =>
       log("WARNING", "web", `could not open the browser: ${(err as Error).message}`)
     );
   }
