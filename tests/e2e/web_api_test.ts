@@ -295,3 +295,42 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "kimi web: malformed frames get JSON-RPC errors; Ctrl-C cancels a running turn and exits 0",
+  ...opts,
+  fn: async () => {
+    const sb = await kimiSandbox();
+    const config = await sb.scriptedConfig([
+      toolCallLine("tc-1", "Shell", { command: "sleep 60" }),
+      "text: never",
+    ]);
+    const web = await startWeb(sb, { config, rootArgs: ["--yolo"] });
+    try {
+      const id = await createSession(web, sb.workDir);
+      const ws = await web.socket(id);
+      await ws.waitFor((f) => f.method === "session_status");
+      ws.ws.send("{not json");
+      const parseError = await ws.waitFor((f) => "error" in f && f.id === null);
+      assertEquals((parseError.error as { code: number }).code, -32700);
+      ws.send({ jsonrpc: "2.0", id: "u1", method: "no_such_method" });
+      const unknown = await ws.waitFor((f) => f.id === "u1");
+      assertEquals((unknown.error as { code: number }).code, -32601);
+      await ws.initialize();
+      ws.send({ jsonrpc: "2.0", id: "p", method: "prompt", params: { user_input: "wait" } });
+      await ws.waitFor((f) =>
+        f.method === "event" && (f.params as { type: string }).type === "ToolCall"
+      );
+      assertEquals(await web.stop(), 0);
+      const closed = await ws.waitClosed();
+      assertEquals(closed.code, 1001);
+      const wire = await Deno.readTextFile(
+        (await sb.sessionDirs()).find((d) => d.endsWith(id))! + "/wire.jsonl",
+      );
+      assert(wire.includes('"TurnBegin"'), wire);
+    } finally {
+      await web.stop();
+      await sb.cleanup();
+    }
+  },
+});
