@@ -1,6 +1,6 @@
 /**
  * `deno task bench`: bundles kimi (`scripts/bundle.ts`, into a temp dir), runs the startup and
- * tool-loop benchmarks from the source and from the bundle, the wire and ACP benchmarks (and
+ * tool-loop benchmarks from the source and from the bundle, the wire, ACP and web benchmarks (and
  * `scripts/bench/tools.ts` when present), then prints one Markdown report with the issue's
  * budgets marked met or missed, followed by an import-cost breakdown that explains the startup
  * figures. Every figure has its empty-script baseline measured in the same run.
@@ -18,6 +18,7 @@ import { runStartupBench, startupMarkdown } from "./startup.ts";
 import { runToolLoopBench, toolLoopMarkdown } from "./tool_loop.ts";
 import { runWireBench, wireMarkdown } from "./wire.ts";
 import { acpMarkdown, runAcpBench } from "./acp.ts";
+import { runWebBench, webMarkdown } from "./web.ts";
 
 /** One budget from the issue and the measured median. */
 export interface BudgetCheck {
@@ -86,6 +87,7 @@ if (import.meta.main) {
   await Deno.remove(bundleDir, { recursive: true });
   const wire = await runWireBench(quick ? { runs: 5, warmup: 2, turnRuns: 1 } : {});
   const acp = await runAcpBench(quick ? { runs: 5, warmup: 2 } : {});
+  const web = await runWebBench(quick ? { runs: 3, sessions: 20, lines: 5000 } : {});
   const tools = await runOptionalTools();
   const session = await runOptionalTools("session.ts");
   const swarm = await runOptionalTools("swarm.ts");
@@ -141,6 +143,12 @@ if (import.meta.main) {
       notComparable: fallback,
     },
     {
+      name: "`kimi web`: RSS per idle session beyond the first",
+      budget: 2 * MB,
+      value: web.perSession,
+      format: formatMb,
+    },
+    {
       name: "First request body (system prompt + tool schemas)",
       budget: 30 * 1024,
       value: loop.firstRequestBytes.median,
@@ -161,6 +169,7 @@ if (import.meta.main) {
     `## Tool loop from the bundle (\`deno task bundle\`)\n\n${toolLoopMarkdown(bundleLoop)}`,
     `## Wire (\`kimi --wire\` driven by \`KimiWireClient\`)\n\n${wireMarkdown(wire)}`,
     `## ACP (\`kimi acp\` driven by the ACP SDK client)\n\n${acpMarkdown(acp)}`,
+    `## Web (\`kimi web\` driven over HTTP and WebSockets)\n\n${webMarkdown(web)}`,
     ...(tools ? [`## Tools\n\n${tools}`] : []),
     ...(session ? [`## Sessions\n\n${session}`] : []),
     ...(swarm ? [`## Agent swarm (128 items, zero-latency mock server)\n\n${swarm}`] : []),

@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { kimiSandbox, toolCallLine } from "../helpers/kimi_process.ts";
+import { kimiSandbox } from "../helpers/kimi_process.ts";
 import { startWeb, type WebServer, type WsClient } from "../helpers/web_server.ts";
 import { parseEventPayload, parseRequestPayload } from "@moonshot-ai/kimi-agent-sdk/schema";
 
