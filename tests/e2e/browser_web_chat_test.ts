@@ -42,7 +42,7 @@ browserTest(
       { text: "The second answer streams live to every tab.", chunkChars: 4, chunkDelayMs: 30 },
     );
     const config = await sb.openaiConfig(mock.url);
-    const server = await startKimiServer(sb, [
+    let server = await startKimiServer(sb, [
       "--config-file",
       config,
       "web",
@@ -125,6 +125,27 @@ browserTest(
       await waitForText(page2, ".link-state", "ready");
       assertEquals(await count(page2, ".msg.user"), 2);
       assertEquals(await count(page, ".msg.user"), 2);
+
+      // The server goes away and comes back on the same port: the pages reconnect, replay the
+      // history and show every message once.
+      await server.stop();
+      await waitForText(page, ".link-state", "reconnecting");
+      const port = new URL(server.base).port;
+      server = await startKimiServer(sb, [
+        "--config-file",
+        config,
+        "web",
+        "--no-open",
+        "--port",
+        port,
+      ]);
+      await waitForText(page, ".link-state", "ready");
+      await waitForText(page2, ".link-state", "ready");
+      for (const p of [page, page2]) {
+        assertEquals(await count(p, ".msg.user"), 2);
+        assertEquals(await count(p, ".md h1"), 1);
+        assertEquals(await count(p, ".md li"), 2);
+      }
       assertEquals(ctx.pageErrors, []);
     } finally {
       await server.stop();

@@ -17,7 +17,7 @@ import { ApprovalCard, QuestionCard, TurnView } from "./chat.tsx";
 import { Composer } from "./composer.tsx";
 import { FilesPanel, GitPanel, SettingsPanel } from "./panels.tsx";
 import { SessionStream, type StreamSnapshot } from "./session_stream.ts";
-import { type SessionInfo, Sidebar } from "./sidebar.tsx";
+import { displayTitle, type SessionInfo, Sidebar } from "./sidebar.tsx";
 import { VisApp } from "./vis.tsx";
 
 type AuthState = "checking" | "ok" | "missing" | "refused";
@@ -251,7 +251,9 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
             ☰
           </button>
           <div class="title-block">
-            <h1 class="session-heading">{info?.title ?? (current ? "Session" : "kimi web")}</h1>
+            <h1 class="session-heading">
+              {info ? displayTitle(info.title) : current ? "Session" : "kimi web"}
+            </h1>
             {info && <span class="workdir" title={info.work_dir}>{info.work_dir}</span>}
           </div>
           {snap && (

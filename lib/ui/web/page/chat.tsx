@@ -89,13 +89,18 @@ export const TurnView = memo(function TurnView(
 ): JSX.Element {
   return (
     <section class="turn" aria-label={`Turn ${turn.index + 1}`}>
-      {(turn.userText || turn.userImages.length > 0) && (
+      {(turn.userText || turn.userImages.length > 0 || turn.userFiles.length > 0) && (
         <div class="msg user" aria-label="You">
           <div class="who" aria-hidden="true">You</div>
           <div class="user-text">{turn.userText}</div>
           {turn.userImages.map((src, i) => (
             <img key={i} class="media thumb" src={src} alt="Image you sent" />
           ))}
+          {turn.userFiles.length > 0 && (
+            <ul class="attachments" aria-label="Attached files">
+              {turn.userFiles.map((f, i) => <li key={i} class="chip">{f}</li>)}
+            </ul>
+          )}
         </div>
       )}
       {turn.blocks.length > 0 && (

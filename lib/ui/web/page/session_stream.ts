@@ -75,6 +75,7 @@ export class SessionStream {
   #ownIds = new Set<string>();
   #initId = "";
   #initTries = 0;
+  #promptIds = new Set<string>();
 
   /** Open the stream of session `id`. */
   constructor(id: string, opts: SessionStreamOptions = {}) {
@@ -167,7 +168,7 @@ export class SessionStream {
 
   #sendPrompt(userInput: string | unknown[]): void {
     this.#set({ error: null });
-    this.#request("prompt", { user_input: userInput });
+    this.#promptIds.add(this.#request("prompt", { user_input: userInput }));
   }
 
   #request(method: string, params: unknown): string {
@@ -304,7 +305,23 @@ export class SessionStream {
       this.#set({ slashCommands: Array.isArray(r.slash_commands) ? r.slash_commands : [] });
       return;
     }
-    if (err) this.#set({ error: err.message ?? "Request failed" });
+    if (err) {
+      this.#promptIds.delete(id);
+      this.#set({ error: err.message ?? "Request failed" });
+      return;
+    }
+    if (this.#promptIds.delete(id)) {
+      const status = (msg.result as { status?: string } | undefined)?.status;
+      if (status === "cancelled" || status === "max_steps_reached") {
+        const t = this.#snap.transcript;
+        t.turns.at(-1)?.blocks.push({
+          kind: "notice",
+          text: status === "cancelled" ? "Cancelled" : "Stopped: the step limit was reached",
+          tone: "warn",
+        });
+        this.#set({ transcript: t });
+      }
+    }
   }
 
   #drainQueue(): void {

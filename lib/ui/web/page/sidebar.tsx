@@ -48,6 +48,16 @@ export interface SidebarProps {
   onError: (message: string) => void;
 }
 
+/**
+ * A session title for display: the server titles a session after its first prompt, which may
+ * begin with the upload list the server folded in; show the words instead.
+ */
+export function displayTitle(title: string | null | undefined): string {
+  const t = (title ?? "").replace(/<uploaded_files>[\s\S]*?(<\/uploaded_files>|$)/, "")
+    .replace(/<\/?(image|video|audio|document)\b[^>]*>/g, "").trim();
+  return t || (title ? "Files" : "Untitled");
+}
+
 function basename(p: string): string {
   return p.replace(/\/+$/, "").split("/").pop() || p;
 }
@@ -214,7 +224,7 @@ export function Sidebar(props: SidebarProps): JSX.Element {
                         onClick={() => props.onSelect(s.session_id)}
                         title={s.work_dir}
                       >
-                        <span class="session-title">{s.title || "Untitled"}</span>
+                        <span class="session-title">{displayTitle(s.title)}</span>
                         {s.status?.state === "busy" && <span class="dot busy" aria-label="busy" />}
                       </button>
                     )}

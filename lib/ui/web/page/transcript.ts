@@ -81,6 +81,8 @@ export interface Turn {
   userText: string;
   /** Images the user sent (data URLs or URLs). */
   userImages: string[];
+  /** Names of files uploaded with the prompt. */
+  userFiles: string[];
   /** Assistant-side blocks. */
   blocks: Block[];
   /** Whether `TurnEnd` arrived. */
@@ -172,26 +174,59 @@ function str(v: unknown): string {
   return typeof v === "string" ? v : "";
 }
 
-/** The text and images of a `user_input` (a string or a list of content parts). */
-export function userInputView(input: unknown): { text: string; images: string[] } {
-  if (typeof input === "string") return { text: input, images: [] };
-  if (!Array.isArray(input)) return { text: "", images: [] };
+/** What the user sent: text, images, and the names of files the server folded in (§A6). */
+export interface UserInputView {
+  /** Text typed by the user. */
+  text: string;
+  /** Image URLs. */
+  images: string[];
+  /** Uploaded files named in the prompt. */
+  files: string[];
+}
+
+const FILES_ONLY_MARKER = "KIMI_FILE_UPLOAD_WITHOUT_MESSAGE";
+
+/**
+ * The text, images and uploaded files of a `user_input` (a string or a list of content parts).
+ * The server's upload wrappers (`<uploaded_files>` list, `<image …>`/`<video …>` tags,
+ * `<document …>` bodies) become file names, not text.
+ */
+export function userInputView(input: unknown): UserInputView {
+  if (typeof input === "string") {
+    return { text: input === FILES_ONLY_MARKER ? "" : input, images: [], files: [] };
+  }
+  if (!Array.isArray(input)) return { text: "", images: [], files: [] };
   const texts: string[] = [];
   const images: string[] = [];
+  const files: string[] = [];
   for (const part of input) {
     if (!isObj(part)) continue;
-    if (part.type === "text") texts.push(str(part.text));
-    else if (part.type === "image_url" && isObj(part.image_url)) {
+    if (part.type === "image_url" && isObj(part.image_url)) {
       images.push(str(part.image_url.url));
+      continue;
     }
+    if (part.type !== "text") continue;
+    const text = str(part.text);
+    const list = /^<uploaded_files>\n?([\s\S]*?)\n?<\/uploaded_files>$/.exec(text.trim());
+    if (list) {
+      for (const line of list[1].split("\n")) {
+        const name = line.replace(/^\d+\.\s*/, "").trim();
+        if (name) files.push(name.split("/").pop() ?? name);
+      }
+      continue;
+    }
+    if (/^<\/?(image|video|audio)\b[^>]*>$/.test(text.trim())) continue;
+    if (/^<document\b[^>]*>[\s\S]*<\/document>$/.test(text.trim())) continue;
+    if (text === FILES_ONLY_MARKER) continue;
+    texts.push(text);
   }
-  return { text: texts.join("\n"), images };
+  return { text: texts.join("\n"), images, files };
 }
 
 function currentTurn(t: Transcript): Turn {
   let turn = t.turns.at(-1);
   if (!turn) {
-    turn = { index: 0, userText: "", userImages: [], blocks: [], ended: false };
+    turn = { index: 0, userText: "", userImages: [], userFiles: [], blocks: [], ended: false };
     t.turns.push(turn);
   }
   return turn;
@@ -293,11 +328,12 @@ export function applyWireMessage(t: Transcript, msg: unknown): void {
   if (msg.method !== "event") return;
   switch (type) {
     case "TurnBegin": {
-      const { text, images } = userInputView(payload.user_input);
+      const { text, images, files } = userInputView(payload.user_input);
       t.turns.push({
         index: t.turns.length,
         userText: text,
         userImages: images,
+        userFiles: files,
         blocks: [],
         ended: false,
       });
