@@ -10,7 +10,8 @@
  * - Fan-out: one `_scripted_echo` turn streaming `lines` parts to ten sockets on one session;
  *   events delivered per second (all sockets), prompt → the last socket's prompt result.
  *
- * Usage: `deno run --no-prompt -A scripts/bench/web.ts [--runs=N] [--sessions=N] [--lines=N]`
+ * Usage: `deno run --no-prompt -A scripts/bench/web.ts [--runs=N] [--sessions=N] [--lines=N]
+ * [--sockets=N]`
  *
  * @module
  */
@@ -33,8 +34,10 @@ export interface WebBenchOptions {
   runs?: number;
   /** Idle sessions opened for the RSS figure. Default 50. */
   sessions?: number;
-  /** Parts streamed to the ten sockets. Default 20,000. */
+  /** Parts streamed to the sockets. Default 20,000. */
   lines?: number;
+  /** Sockets on the fan-out session. Default 10. */
+  sockets?: number;
 }
 
 /** Result of {@link runWebBench}. */
@@ -249,7 +252,7 @@ export async function runWebBench(opts: WebBenchOptions = {}): Promise<WebBenchR
     const fan = await startServer(sb, big);
     let fanoutMs = 0;
     let delivered = 0;
-    const nSockets = 10;
+    const nSockets = opts.sockets ?? 10;
     try {
       const id = await newSession(fan, sb.workDir);
       const socks: Socket[] = [];
@@ -316,6 +319,7 @@ if (import.meta.main) {
     runs: intFlag("runs"),
     sessions: intFlag("sessions"),
     lines: intFlag("lines"),
+    sockets: intFlag("sockets"),
   });
   console.log(webMarkdown(r));
 }

@@ -2,6 +2,7 @@ import { assert, assertEquals } from "../helpers/assert.ts";
 import { kimiSandbox, toolCallLine } from "../helpers/kimi_process.ts";
 import { BWRAP_PROBLEM, flagsFor, scriptedConfigFile } from "../helpers/attack.ts";
 import { startWeb } from "../helpers/web_server.ts";
+import { profileFlags, scanKimiArgs } from "../../scripts/launch.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const json = (body: unknown): RequestInit => ({
@@ -290,3 +291,55 @@ async function hasCurl(): Promise<boolean> {
     return false;
   }
 }
+
+Deno.test({
+  name: "kimi web under the review profile serves, but no session can write",
+  ...opts,
+  fn: async () => {
+    const sb = await kimiSandbox();
+    const config = await scriptedConfigFile(sb, []);
+    const scriptsPath = JSON.parse(await Deno.readTextFile(config)).providers.echo.env
+      .KIMI_SCRIPTED_ECHO_SCRIPTS;
+    const flags = profileFlags("review", {
+      shareDir: sb.shareDir,
+      workDir: sb.workDir,
+      addDirs: [],
+      modelHost: null,
+      rgPath: null,
+      listenHost: scanKimiArgs(["web", "--no-open"]).webHost,
+    });
+    const target = `${sb.workDir}/written.txt`;
+    await Deno.writeTextFile(
+      scriptsPath,
+      JSON.stringify([
+        toolCallLine("tc-1", "WriteFile", { path: target, content: "x" }),
+        "text: done",
+      ]),
+    );
+    const web = await startWeb(sb, { config, permissions: flags, rootArgs: ["--yolo"] });
+    try {
+      const created = await web.api("/api/sessions/", {
+        method: "POST",
+        ...json({ work_dir: sb.workDir }),
+      });
+      assertEquals(created.status, 200);
+      const id = (await created.json()).session_id;
+      const ws = await web.socket(id);
+      await ws.waitFor((f) => f.method === "session_status");
+      await ws.initialize();
+      ws.send({ jsonrpc: "2.0", id: "p", method: "prompt", params: { user_input: "write" } });
+      await ws.waitFor((f) => f.id === "p" && "result" in f);
+      const result = ws.frames.find((f) =>
+        f.method === "event" && (f.params as { type: string }).type === "ToolResult"
+      )!;
+      const out = JSON.stringify(result.params);
+      // the review scope leaves WriteFile out of the toolset: the call is refused
+      assert(out.includes('"is_error":true') && out.includes("WriteFile"), out);
+      await Deno.stat(target).then(() => assert(false, "written"), () => {});
+      ws.close();
+    } finally {
+      assertEquals(await web.stop(), 0);
+      await sb.cleanup();
+    }
+  },
+});

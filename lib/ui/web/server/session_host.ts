@@ -137,7 +137,9 @@ export class SessionHost {
     const lock = await SessionLock.acquire(this.session.dir, { sessionId: this.session.id });
     let app: KimiApp;
     try {
-      await Deno.mkdir(this.session.workDir, { recursive: true });
+      // the reference creates a missing work dir (stat first: mkdir needs write access)
+      const present = await Deno.stat(this.session.workDir).then(() => true, () => false);
+      if (!present) await Deno.mkdir(this.session.workDir, { recursive: true });
       const resumed = !(await this.session.isEmpty());
       app = await this.#deps.buildApp(this.session, { resumed });
     } catch (err) {
