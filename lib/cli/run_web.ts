@@ -12,6 +12,8 @@ import { ensureShareDir } from "../config/share_dir.ts";
 import { runSessionEnd, runSessionStart } from "../hooks/session_hooks.ts";
 import { configureLog, log } from "../log.ts";
 import { KimiApp } from "../app/kimi_app.ts";
+import { resolveModel } from "../config/model_resolution.ts";
+import { createLLM } from "../llm/create.ts";
 import { registerControlPaths, shareControlPaths } from "../tooling/control_paths.ts";
 import { DenoPermissionScope } from "../tooling/scope.ts";
 import { homeDir } from "../tooling/workspace.ts";
@@ -180,6 +182,23 @@ export async function runWebCommand(
         });
         await runSessionStart(app.hooks, session.wireFile).catch(() => {});
         return app;
+      },
+      createModel: async (config, session) => {
+        try {
+          return await createLLM(
+            resolveModel(config, { modelAlias: opts.model, getEnv: safeGetEnv }),
+            {
+              thinking: false,
+              sessionId: session.id,
+              getEnv: safeGetEnv,
+              streamLimits: config.model_stream,
+              shareDir,
+            },
+          );
+        } catch (err) {
+          log("WARNING", "web", `no model for titles: ${(err as Error).message}`);
+          return null;
+        }
       },
       closeApp: async (app) => {
         await runSessionEnd(app.hooks).catch(() => {});

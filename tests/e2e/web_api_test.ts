@@ -334,3 +334,45 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "kimi web: generate-title asks the model once; a rename later wins",
+  ...opts,
+  fn: async () => {
+    const sb = await kimiSandbox();
+    const config = await sb.scriptedConfig([
+      "text: the answer",
+      'text: "Fixing The Flaky Build"',
+    ]);
+    const web = await startWeb(sb, { config });
+    try {
+      const id = await createSession(web, sb.workDir);
+      const ws = await web.socket(id);
+      await ws.waitFor((f) => f.method === "session_status");
+      await ws.initialize();
+      await promptTo(ws, "why does the build fail sometimes?");
+      const gen = () =>
+        web.api(`/api/sessions/${id}/generate-title`, {
+          method: "POST",
+          ...json({ assistant_response: "the answer" }),
+        });
+      const r = await gen();
+      assertEquals(r.status, 200);
+      assertEquals(await r.json(), { title: "Fixing The Flaky Build" });
+      // already generated: the model is not asked again (the script is exhausted)
+      assertEquals(await (await gen()).json(), { title: "Fixing The Flaky Build" });
+      const info = await (await web.api(`/api/sessions/${id}`)).json();
+      assertEquals(info.title, "Fixing The Flaky Build");
+      const ren = await web.api(`/api/sessions/${id}`, {
+        method: "PATCH",
+        ...json({ title: "Mine" }),
+      });
+      assertEquals((await ren.json()).title, "Mine");
+      assertEquals(await (await gen()).json(), { title: "Mine" });
+      ws.close();
+    } finally {
+      assertEquals(await web.stop(), 0);
+      await sb.cleanup();
+    }
+  },
+});

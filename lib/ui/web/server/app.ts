@@ -17,8 +17,6 @@ import { expandHome } from "../../../tooling/workspace.ts";
 import { openPinned, pinFile } from "../../../fs/real_path.ts";
 import { resolve } from "node:path";
 import { loadMetadata } from "../../../session/metadata.ts";
-import { shortenTitle } from "../../../session/title.ts";
-import { updateState } from "../../../session/state.ts";
 import { originAllowed } from "./access_guard.ts";
 import { checkAccess } from "./request_access.ts";
 import {
@@ -30,6 +28,7 @@ import {
 } from "./config_api.ts";
 import { ForkError } from "./fork_turn.ts";
 import { gitDiffStats } from "./git_diff.ts";
+import { generateTitle } from "./session_title.ts";
 import { HttpError, validate, ValidationError } from "./http_errors.ts";
 import { openApiDocument, type RouteDoc } from "./openapi.ts";
 import {
@@ -330,19 +329,13 @@ export function createWebApp(
   app.post("/api/sessions/:id/generate-title", async (c) => {
     const s = await findSession(c);
     const body = await jsonBody(c, GenerateTitleBodySchema);
-    if (s.state.title_generated && s.state.custom_title) {
-      return c.json({ title: s.state.custom_title });
-    }
-    const text = body.user_message ?? await s.firstPrompt() ?? "";
-    const title = shortenTitle(text.replace(/\s+/g, " ").trim(), 50) || "Untitled";
-    const st = await updateState(s.dir, (state) => {
-      if (state.custom_title && state.title_generated) return; // set meanwhile: it wins
-      state.custom_title = title;
-      state.title_generated = true;
+    const title = await generateTitle({
+      session: s,
+      llm: await ctx.titleModel(s),
+      userMessage: body.user_message,
+      assistantResponse: body.assistant_response,
     });
-    s.state.custom_title = st.custom_title;
-    s.state.title_generated = st.title_generated;
-    return c.json({ title: st.custom_title ?? title });
+    return c.json({ title });
   });
 
   doc({

@@ -8,6 +8,7 @@
  */
 import type { KimiApp } from "../../../app/kimi_app.ts";
 import type { Config } from "../../../config/schema.ts";
+import type { LLM } from "../../../llm/provider.ts";
 import { log } from "../../../log.ts";
 import type { Session } from "../../../session/session.ts";
 import type { PermissionScope } from "../../../tooling/scope.ts";
@@ -60,6 +61,8 @@ export interface WebRuntime {
   buildApp(session: Session, opts: { resumed: boolean; config: Config }): Promise<KimiApp>;
   /** Tidy up a stopped agent. */
   closeApp(app: KimiApp): Promise<void>;
+  /** The default model of `config`, for titles (null when none is usable). */
+  createModel(config: Config, session: Session): Promise<LLM | null>;
   /** The process's permission scope. */
   scope: PermissionScope;
   /** The user's home. */
@@ -178,6 +181,8 @@ export async function serveWeb(opts: WebServeOptions, rt: WebRuntime): Promise<n
     startupDir: Deno.cwd(),
     home: rt.home,
     scope: rt.scope,
+    titleModel: async (session) =>
+      registry.existingHost(session.id)?.app?.llm ?? await rt.createModel(currentConfig, session),
     config: {
       current: () => currentConfig,
       set: (c) => (currentConfig = c),

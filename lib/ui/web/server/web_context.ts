@@ -5,6 +5,8 @@
  * @module
  */
 import type { Config } from "../../../config/schema.ts";
+import type { LLM } from "../../../llm/provider.ts";
+import type { Session } from "../../../session/session.ts";
 import type { PermissionScope } from "../../../tooling/scope.ts";
 import type { AuthFailures } from "./access_guard.ts";
 import type { SessionRegistry } from "./session_registry.ts";
@@ -58,4 +60,6 @@ export interface WebContext {
   scope: PermissionScope;
   /** The configuration. */
   config: ConfigAccess;
+  /** The model that titles a session (its running agent's, else the default model; null: none). */
+  titleModel(session: Session): Promise<LLM | null>;
 }
