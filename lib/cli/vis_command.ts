@@ -7,20 +7,7 @@
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { lazyImport } from "../lazy_import.ts";
 import { UsageError } from "./options.ts";
-
-/** Options of `kimi vis` after parsing. */
-export interface VisCommandOptions {
-  /** Session id to open. */
-  sessionId?: string;
-  /** Bind host. */
-  host: string;
-  /** First port to try. */
-  port: number;
-  /** Open the browser. */
-  open: boolean;
-  /** Fixed token. */
-  authToken?: string;
-}
+import type { VisCommandOptions } from "./vis_run.ts";
 
 /** Register `vis` on the root command; `setResult` receives the exit code. */
 export function registerVisCommand(

@@ -6,7 +6,20 @@
  */
 import { ensureShareDir } from "../config/share_dir.ts";
 import { startVisServer } from "../ui/vis/vis_server.ts";
-import type { VisCommandOptions } from "./vis_command.ts";
+
+/** Options of `kimi vis` after parsing. */
+export interface VisCommandOptions {
+  /** Session id to open. */
+  sessionId?: string;
+  /** Bind host. */
+  host: string;
+  /** First port to try. */
+  port: number;
+  /** Open the browser. */
+  open: boolean;
+  /** Fixed token. */
+  authToken?: string;
+}
 
 function openBrowser(url: string): void {
   const cmd = Deno.build.os === "darwin"
