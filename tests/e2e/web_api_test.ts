@@ -256,7 +256,10 @@ Deno.test({
   ...opts,
   fn: async () => {
     const sb = await kimiSandbox();
-    const config = await sb.scriptedConfig(["text: a"]);
+    const config = await sb.scriptedConfig([
+      toolCallLine("tc-1", "Shell", { command: "echo after-restart" }),
+      "text: done",
+    ]);
     const web = await startWeb(sb, { config });
     try {
       const cfg = await (await web.api("/api/config/")).json();
@@ -266,6 +269,7 @@ Deno.test({
       const id = await createSession(web, sb.workDir);
       const ws = await web.socket(id);
       await ws.waitFor((f) => f.method === "session_status");
+      await ws.initialize();
       const from = ws.frames.length;
       const res = await web.api("/api/config/", {
         method: "PATCH",
@@ -282,6 +286,15 @@ Deno.test({
       const states = ws.frames.slice(from).filter((f) => f.method === "session_status")
         .map((f) => (f.params as { state: string }).state);
       assertEquals(states, ["restarting", "idle"]);
+      // the restarted server is initialized with the clients' last initialize: a prompt works
+      // on the same socket without a new initialize
+      const mark = ws.frames.length;
+      ws.send({ jsonrpc: "2.0", id: "pa", method: "prompt", params: { user_input: "run" } });
+      const req = await ws.waitFor((f) => f.method === "request", mark);
+      const reqId = (req.params as { payload: { id: string } }).payload.id;
+      ws.send({ jsonrpc: "2.0", id: req.id, result: { request_id: reqId, response: "approve" } });
+      const after = await ws.waitFor((f) => f.id === "pa" && "result" in f, mark);
+      assertEquals(after.result, { status: "finished" });
       const unknown = await web.api("/api/config/", {
         method: "PATCH",
         ...json({ default_model: "nope" }),

@@ -58,6 +58,8 @@ export class SessionHost {
   #starting: Promise<Running> | null = null;
   #status: SessionStatus;
   #closed = false;
+  /** The last `initialize` a client sent: replayed to a restarted server (no reconnect needed). */
+  #lastInitialize: Record<string, unknown> | null = null;
 
   /** A host for `session` (nothing runs until {@link ensureStarted}). */
   constructor(session: Session, deps: SessionHostDeps) {
@@ -266,6 +268,8 @@ export class SessionHost {
         }));
         return;
       }
+    } else if (msg && method === "initialize") {
+      this.#lastInitialize = msg;
     } else if (msg && method === "cancel" && running.server.activity === null && id != null) {
       peer.direct(serialize({ jsonrpc: "2.0", id, result: {} }));
       return;
@@ -323,6 +327,12 @@ export class SessionHost {
       throw err;
     }
     const ms = Math.round(performance.now() - t0);
+    if (this.#lastInitialize && this.#running) {
+      // the clients' settings (capabilities, external tools, hooks) carry over; the reply goes
+      // to every socket under an id no client sent, so clients ignore it
+      const id = `restart-initialize-${crypto.randomUUID()}`;
+      this.#running.server.handleLine(JSON.stringify({ ...this.#lastInitialize, id }));
+    }
     this.#setStatus("idle", reason, `restart_ms=${ms}`);
     const label = reason === "config_update"
       ? "Session restarted due to config update"
