@@ -343,3 +343,38 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "kimi web security: --dangerously-omit-auth serves loopback without a token and is " +
+    "refused off loopback without a terminal",
+  ...opts,
+  fn: async () => {
+    const sb = await kimiSandbox();
+    const config = await sb.scriptedConfig(["text: hi"]);
+    const refused = await sb.run([
+      "--config-file",
+      config,
+      "web",
+      "--no-open",
+      "--port",
+      "0",
+      "-n",
+      "--dangerously-omit-auth",
+    ]);
+    assertEquals(refused.code, 1);
+    assert(refused.stdout.includes("SECURITY WARNING"), refused.stdout);
+    assert(
+      refused.stderr.includes("Refusing to start without auth in non-interactive mode."),
+      refused.stderr,
+    );
+    const web = await startWeb(sb, { config, args: ["--dangerously-omit-auth"] });
+    try {
+      assertEquals(web.token, null);
+      assert(web.stdout().includes("AUTH DISABLED"), web.stdout());
+      assertEquals((await web.api("/api/sessions/")).status, 200);
+    } finally {
+      assertEquals(await web.stop(), 0);
+      await sb.cleanup();
+    }
+  },
+});
