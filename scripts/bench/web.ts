@@ -62,6 +62,8 @@ export interface WebBenchResult {
   fanoutEventsPerSecond: number;
   /** Fan-out turn wall time. */
   fanoutMs: number;
+  /** CPU time the server spent on the fan-out turn. */
+  fanoutServerCpuMs: number;
 }
 
 interface Server {
@@ -115,6 +117,17 @@ async function startServer(sb: ChildSandbox, config: string): Promise<Server> {
       await child.status;
     },
   };
+}
+
+/** CPU time (user + system) of a live process in ms; 0 when /proc is unavailable. */
+async function cpuMs(pid: number): Promise<number> {
+  try {
+    const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms
+  } catch {
+    return 0;
+  }
 }
 
 async function vmRss(pid: number): Promise<number> {
@@ -251,6 +264,7 @@ export async function runWebBench(opts: WebBenchOptions = {}): Promise<WebBenchR
     const big = await writeConfig(sb, [throughputScript(lines, 100)]);
     const fan = await startServer(sb, big);
     let fanoutMs = 0;
+    let fanoutServerCpuMs = 0;
     let delivered = 0;
     const nSockets = opts.sockets ?? 10;
     try {
@@ -259,10 +273,12 @@ export async function runWebBench(opts: WebBenchOptions = {}): Promise<WebBenchR
       for (let i = 0; i < nSockets; i++) socks.push(await openSocket(fan, id));
       await initialize(socks[0]);
       const before = socks.map((s) => s.count);
+      const cpu0 = await cpuMs(fan.child.pid);
       const t0 = performance.now();
       socks[0].send({ jsonrpc: "2.0", id: "big", method: "prompt", params: { user_input: "go" } });
       await Promise.all(socks.map((s) => s.waitFor((f) => f.id === "big")));
       fanoutMs = performance.now() - t0;
+      fanoutServerCpuMs = (await cpuMs(fan.child.pid)) - cpu0;
       delivered = socks.reduce((n, s, i) => n + s.count - before[i], 0);
       for (const s of socks) await s.close();
     } finally {
@@ -279,6 +295,7 @@ export async function runWebBench(opts: WebBenchOptions = {}): Promise<WebBenchR
       sockets: nSockets,
       fanoutEventsPerSecond: delivered / (fanoutMs / 1000),
       fanoutMs,
+      fanoutServerCpuMs,
     };
   } finally {
     await sb.cleanup();
@@ -303,7 +320,8 @@ export function webMarkdown(r: WebBenchResult): string {
     [
       `${r.lines.toLocaleString("en-US")} parts to ${r.sockets} sockets`,
       formatMs(r.fanoutMs),
-      `${Math.round(r.fanoutEventsPerSecond).toLocaleString("en-US")} events/s delivered`,
+      `${Math.round(r.fanoutEventsPerSecond).toLocaleString("en-US")} events/s delivered; ` +
+      `server CPU ${formatMs(r.fanoutServerCpuMs)} (the clients share the bench process)`,
     ],
   ];
   return markdownTable(["Metric", "Value (median, min–max)", "Notes"], rows);
