@@ -389,3 +389,80 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "kimi web: git-diff stats, work dirs, config.toml with masked secrets, open-in on Linux",
+  ...opts,
+  fn: async () => {
+    const sb = await kimiSandbox();
+    const config = await sb.scriptedConfig(["text: a"]);
+    const web = await startWeb(sb, { config });
+    const git = (...args: string[]) =>
+      new Deno.Command("git", {
+        args: ["-c", "user.email=t@e", "-c", "user.name=t", ...args],
+        cwd: sb.workDir,
+        stdout: "null",
+        stderr: "null",
+      }).output();
+    try {
+      const id = await createSession(web, sb.workDir);
+      const notRepo = await (await web.api(`/api/sessions/${id}/git-diff`)).json();
+      assertEquals(notRepo.is_git_repo, false);
+      await git("init", "-q");
+      await Deno.writeTextFile(`${sb.workDir}/a.txt`, "one\ntwo\n");
+      await git("add", "a.txt");
+      await git("commit", "-q", "-m", "init");
+      await Deno.writeTextFile(`${sb.workDir}/a.txt`, "one\nthree\nfour\n");
+      await Deno.writeTextFile(`${sb.workDir}/new.txt`, "x\n");
+      const diff = await (await web.api(`/api/sessions/${id}/git-diff`)).json();
+      assertEquals(diff, {
+        is_git_repo: true,
+        has_changes: true,
+        total_additions: 2,
+        total_deletions: 1,
+        files: [
+          { path: "a.txt", additions: 2, deletions: 1, status: "modified" },
+          { path: "new.txt", additions: 0, deletions: 0, status: "added" },
+        ],
+        error: null,
+      });
+
+      const startup = await (await web.api("/api/work-dirs/startup")).json();
+      assertEquals(startup, sb.workDir);
+      assert(Array.isArray(await (await web.api("/api/work-dirs/")).json()));
+
+      // config.toml: the config file in use (JSON here) with its secrets masked
+      const cfg = JSON.parse(await Deno.readTextFile(config));
+      cfg.providers.echo.api_key = "sk-web-secret-999";
+      await Deno.writeTextFile(config, JSON.stringify(cfg));
+      const toml = await (await web.api("/api/config/toml")).json();
+      assertEquals(toml.path, config);
+      assert(!toml.content.includes("sk-web-secret-999"), toml.content);
+      const put = await web.api("/api/config/toml", {
+        method: "PUT",
+        ...json({
+          content: toml.content.replace('"default_thinking": false', '"default_thinking": true'),
+        }),
+      });
+      assertEquals(await put.json(), { success: true });
+      const saved = JSON.parse(await Deno.readTextFile(config));
+      assertEquals(saved.providers.echo.api_key, "sk-web-secret-999");
+      const bad = await web.api("/api/config/toml", { method: "PUT", ...json({ content: "{" }) });
+      assertEquals((await bad.json()).success, false);
+
+      if (Deno.build.os === "linux") {
+        const open = await web.api("/api/open-in", {
+          method: "POST",
+          ...json({ app: "vscode", path: sb.workDir }),
+        });
+        assertEquals(open.status, 400);
+        assertEquals(await open.json(), {
+          detail: "Open-in is only supported on macOS and Windows.",
+        });
+      }
+    } finally {
+      assertEquals(await web.stop(), 0);
+      await sb.cleanup();
+    }
+  },
+});
