@@ -108,6 +108,7 @@ export function browserTest(
       const browser = await launchBrowser(exe, dir);
       const pageErrors: string[] = [];
       const watchPage = (p: Page) => {
+        p.setDefaultTimeout(90_000);
         p.on("pageerror", (err) => pageErrors.push(String((err as Error).message ?? err)));
         p.on("console", (m) => {
           // DOMPurify parses untrusted markup in an inert document that inherits the page's
@@ -121,6 +122,8 @@ export function browserTest(
         });
       };
       const page = await browser.newPage();
+      // A loaded 2-core machine: wait for states, generously.
+      page.setDefaultTimeout(90_000);
       await page.setViewport({ width: 1280, height: 860 });
       watchPage(page);
       let failed = true;
@@ -229,7 +232,7 @@ export async function waitForText(
   page: Page,
   selector: string,
   text: string,
-  timeout = 60_000,
+  timeout = 90_000,
 ): Promise<string> {
   await page.waitForFunction(
     (sel: string, t: string) =>

@@ -390,6 +390,9 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
   );
 }
 
+/** Turns rendered when a session opens, and added per "show earlier". */
+const TURN_WINDOW = 100;
+
 function ChatLog(
   { turns, version, onFork, link }: {
     turns: StreamSnapshot["transcript"]["turns"];
@@ -403,13 +406,21 @@ function ChatLog(
   useEffect(() => {
     if (el && stick) el.scrollTop = el.scrollHeight;
   }, [version, el]);
+  // Long sessions open on their latest turns; earlier ones render on request.
+  const [shown, setShown] = useState(TURN_WINDOW);
   const last = turns.length - 1;
+  const first = Math.max(0, turns.length - shown);
   const body = useMemo(
     () =>
-      turns.map((t, i) => (
-        <TurnView key={i} turn={t} onFork={onFork} version={i === last ? version : 0} />
+      turns.slice(first).map((t) => (
+        <TurnView
+          key={t.index}
+          turn={t}
+          onFork={onFork}
+          version={t.index === last ? version : 0}
+        />
       )),
-    [turns, version],
+    [turns, version, first],
   );
   return (
     <section
@@ -425,6 +436,13 @@ function ChatLog(
     >
       {turns.length === 0 && link === "live" && (
         <p class="muted center">No messages yet. Say what you want done.</p>
+      )}
+      {first > 0 && (
+        <p class="center">
+          <button type="button" onClick={() => setShown(shown + TURN_WINDOW)}>
+            Show earlier messages ({first} turn{first === 1 ? "" : "s"} hidden)
+          </button>
+        </p>
       )}
       {body}
     </section>
