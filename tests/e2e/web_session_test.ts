@@ -1,6 +1,7 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { kimiSandbox } from "../helpers/kimi_process.ts";
 import { startWeb, type WebServer, type WsClient } from "../helpers/web_server.ts";
+import { spawnWire } from "../helpers/wire_process.ts";
 import { parseEventPayload, parseRequestPayload } from "@moonshot-ai/kimi-agent-sdk/schema";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -125,6 +126,53 @@ Deno.test({
       assertEquals(list[0].title, "hi");
       assertEquals(list[0].is_running, true);
       again.close();
+    } finally {
+      assertEquals(await web.stop(), 0);
+      await sb.cleanup();
+    }
+  },
+});
+
+Deno.test({
+  name: "kimi web: a session another process works in is refused with the holder, not shared",
+  ...opts,
+  fn: async () => {
+    const sb = await kimiSandbox();
+    const config = await sb.scriptedConfig(["text: wire answer"]);
+    const web = await startWeb(sb, { config });
+    try {
+      const id = await createSession(web, sb.workDir);
+      const wire = spawnWire(sb, ["--config-file", config, "--session", id]);
+      const init = await wire.call("i", "initialize", { protocol_version: "1.10" });
+      assert(init.response.result, JSON.stringify(init.response));
+      const ws = await web.socket(id);
+      const st = await ws.waitFor((f) => f.method === "session_status");
+      const params = st.params as { state: string; reason: string; detail: string };
+      assertEquals([params.state, params.reason], ["error", "initialization_failed"]);
+      assert(params.detail.includes(String(wire.child.pid)), params.detail);
+      assertEquals((await ws.waitClosed()).code, 1011);
+      // the other process works in it (so the session is kept when it exits)
+      const turn = await wire.call("p", "prompt", { user_input: "from the wire" });
+      assertEquals(turn.response.result, { status: "finished" });
+      await wire.finish();
+      // once the other process is gone, the session opens here
+      const again = await web.socket(id);
+      const ok = await again.waitFor((f) => f.method === "session_status");
+      assertEquals((ok.params as { state: string }).state, "idle", JSON.stringify(ok));
+      // with the other process's turn in its history
+      const part = again.frames.find((f) =>
+        (f.params as { type?: string })?.type === "ContentPart"
+      )!;
+      assertEquals((part.params as { payload: { text: string } }).payload.text, "wire answer");
+      again.close();
+
+      // a session deleted behind the server's back is gone for it too
+      const gone = await createSession(web, sb.workDir);
+      const dir = (await (await web.api(`/api/sessions/${gone}`)).json()).session_dir;
+      await Deno.remove(dir, { recursive: true });
+      assertEquals(await (await web.api(`/api/sessions/${gone}`)).json(), null);
+      const closed = await web.socket(gone);
+      assertEquals((await closed.waitClosed()).code, 4004);
     } finally {
       assertEquals(await web.stop(), 0);
       await sb.cleanup();

@@ -70,7 +70,14 @@ export class SessionRegistry {
   /** Find a session by id across every work dir (null when unknown). */
   async find(id: string): Promise<Session | null> {
     const host = this.#hosts.get(id);
-    if (host) return host.session;
+    if (host) {
+      const present = await Deno.stat(host.session.contextFile).then(() => true, () => false);
+      if (present) return host.session;
+      // deleted behind our back (another process, the user)
+      this.#hosts.delete(id);
+      await host.close().catch(() => {});
+      return null;
+    }
     const meta = await loadMetadata(this.#opts.shareDir);
     for (const wd of meta.work_dirs) {
       if (wd.kaos !== "local") continue;
