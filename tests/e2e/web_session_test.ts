@@ -179,3 +179,43 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "kimi web: the page is served without a token, gzipped, with its cache headers",
+  ...opts,
+  fn: async () => {
+    const sb = await kimiSandbox();
+    const config = await sb.scriptedConfig([]);
+    const web = await startWeb(sb, { config });
+    try {
+      const res = await web.api("/", { auth: false, headers: { "accept-encoding": "gzip" } });
+      assertEquals(res.status, 200);
+      assert(res.headers.get("content-type")!.startsWith("text/html"));
+      assertEquals(res.headers.get("cache-control"), "no-cache, no-store, must-revalidate");
+      const html = await res.text();
+      assert(html.includes("<html") || html.includes("<!doctype"), html.slice(0, 200));
+      // a client route gets the page too; an unknown asset does not
+      assertEquals((await web.api("/sessions/x", { auth: false })).status, 200);
+      assertEquals((await web.api("/nope.js", { auth: false })).status, 404);
+      const raw = await rawGzipCheck(web.port);
+      // bodies of 1 KB or more are gzipped
+      assertEquals(raw.includes("content-encoding: gzip"), new Blob([html]).size >= 1024, raw);
+    } finally {
+      assertEquals(await web.stop(), 0);
+      await sb.cleanup();
+    }
+  },
+});
+
+/** The response head of `/` asked with gzip (fetch would decompress it silently). */
+async function rawGzipCheck(port: number): Promise<string> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  await conn.write(
+    new TextEncoder().encode(
+      "GET / HTTP/1.1\r\nhost: 127.0.0.1\r\naccept-encoding: gzip\r\nconnection: close\r\n\r\n",
+    ),
+  );
+  const bytes = new Uint8Array(await new Response(conn.readable).arrayBuffer());
+  const text = new TextDecoder("latin1").decode(bytes);
+  return text.slice(0, text.indexOf("\r\n\r\n")).toLowerCase();
+}

@@ -9,6 +9,7 @@
 import { Hono } from "hono";
 import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { compress } from "hono/compress";
 import { cors } from "hono/cors";
 import type * as z from "zod";
 import { log } from "../../../log.ts";
@@ -600,6 +601,11 @@ export function createWebApp(
   }
 
   // ---- the page ----------------------------------------------------------------------------
+  const gzip = compress({ encoding: "gzip", threshold: 1024 });
+  app.get("*", async (c, next) => {
+    if (c.req.path.startsWith("/api/")) return await next();
+    return await gzip(c, next);
+  });
   app.get("*", async (c) => {
     if (c.req.path.startsWith("/api/")) return detail(c, 404, "Not Found");
     const assets = await page();
