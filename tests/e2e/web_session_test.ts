@@ -181,7 +181,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "kimi web: the page is served without a token, gzipped, with its cache headers",
+  name: "kimi web: the page is served without a token, compressed, with its cache headers",
   ...opts,
   fn: async () => {
     const sb = await kimiSandbox();
@@ -198,8 +198,8 @@ Deno.test({
       assertEquals((await web.api("/sessions/x", { auth: false })).status, 200);
       assertEquals((await web.api("/nope.js", { auth: false })).status, 404);
       const raw = await rawGzipCheck(web.port);
-      // bodies of 1 KB or more are gzipped
-      assertEquals(raw.includes("content-encoding: gzip"), new Blob([html]).size >= 1024, raw);
+      // Deno.serve compresses the page for a client that accepts gzip
+      if (new Blob([html]).size >= 1024) assert(raw.includes("content-encoding: gzip"), raw);
     } finally {
       assertEquals(await web.stop(), 0);
       await sb.cleanup();

@@ -9,7 +9,6 @@
 import { Hono } from "hono";
 import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { compress } from "hono/compress";
 import { cors } from "hono/cors";
 import type * as z from "zod";
 import { log } from "../../../log.ts";
@@ -601,11 +600,7 @@ export function createWebApp(
   }
 
   // ---- the page ----------------------------------------------------------------------------
-  const gzip = compress({ encoding: "gzip", threshold: 1024 });
-  app.get("*", async (c, next) => {
-    if (c.req.path.startsWith("/api/")) return await next();
-    return await gzip(c, next);
-  });
+  // Deno.serve compresses text responses (gzip or brotli, as the client accepts)
   app.get("*", async (c) => {
     if (c.req.path.startsWith("/api/")) return detail(c, 404, "Not Found");
     const assets = await page();
