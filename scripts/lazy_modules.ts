@@ -18,6 +18,7 @@ export const LAZY_MODULES: readonly string[] = [
   "lib/cli/run_acp.ts",
   "lib/cli/auth_command_actions.ts",
   "lib/cli/vis_run.ts",
+  "lib/cli/run_web.ts",
   "lib/auth/login.ts",
   "lib/auth/token_manager.ts",
   "lib/auth/kimi_code_usage.ts",
