@@ -249,6 +249,17 @@ export async function waitForText(
   );
 }
 
+/** Click the first element matching `selector` whose text contains `text`. */
+export async function clickText(page: Page, selector: string, text: string): Promise<void> {
+  await waitForText(page, selector, text);
+  await page.$$eval(
+    selector,
+    (els: Element[], t: string) =>
+      (els.find((e) => (e.textContent ?? "").includes(t)) as HTMLElement | undefined)?.click(),
+    text,
+  );
+}
+
 /** The number of elements matching `selector`. */
 export async function count(page: Page, selector: string): Promise<number> {
   return await page.$$eval(selector, (els: Element[]) => els.length);

@@ -58,6 +58,12 @@ export function displayTitle(title: string | null | undefined): string {
   return t || (title ? "Files" : "Untitled");
 }
 
+/** Close the `<details>` menu an action was picked from. */
+function closeMenu(e: Event): void {
+  const details = (e.target as HTMLElement).closest("details");
+  if (details && (e.target as HTMLElement).tagName === "BUTTON") details.open = false;
+}
+
 function basename(p: string): string {
   return p.replace(/\/+$/, "").split("/").pop() || p;
 }
@@ -230,7 +236,7 @@ export function Sidebar(props: SidebarProps): JSX.Element {
                     )}
                   <details class="session-menu">
                     <summary aria-label={`Actions for ${s.title}`}>⋯</summary>
-                    <div class="menu">
+                    <div class="menu" onClick={closeMenu}>
                       <button
                         type="button"
                         onClick={() =>

@@ -173,6 +173,9 @@ function parseArgs(args: string): Record<string, unknown> {
 }
 
 function argSummary(name: string, args: Record<string, unknown>): string {
+  if (Array.isArray(args.questions)) {
+    return args.questions.map((q) => (q as { question?: string }).question ?? "").join(" · ");
+  }
   for (const key of ["command", "path", "file_path", "pattern", "url", "query", "description"]) {
     if (typeof args[key] === "string") return args[key] as string;
   }
