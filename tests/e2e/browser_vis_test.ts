@@ -71,7 +71,7 @@ browserTest(
       await other.close();
       assertEquals(ctx.pageErrors, []);
     } finally {
-      await server.stop();
+      ctx.afterScreenshots(() => server.stop());
     }
   },
 );

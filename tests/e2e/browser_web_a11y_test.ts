@@ -128,8 +128,7 @@ browserTest(
       assertEquals(await seriousViolations(page), []);
       assertEquals(ctx.pageErrors, []);
     } finally {
-      await server.stop();
-      await mock.close();
+      ctx.afterScreenshots(() => server.stop(), () => mock.close());
     }
   },
 );

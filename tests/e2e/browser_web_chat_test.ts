@@ -148,8 +148,7 @@ browserTest(
       }
       assertEquals(ctx.pageErrors, []);
     } finally {
-      await server.stop();
-      await mock.close();
+      ctx.afterScreenshots(() => server.stop(), () => mock.close());
     }
   },
 );

@@ -139,8 +139,7 @@ browserTest(
       assertEquals(overflow, 0);
       assertEquals(ctx.pageErrors, []);
     } finally {
-      await server.stop();
-      await mock.close();
+      ctx.afterScreenshots(() => server.stop(), () => mock.close());
     }
   },
 );

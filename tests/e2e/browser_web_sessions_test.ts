@@ -237,8 +237,7 @@ browserTest(
       assertEquals(await count(page, '[role="alertdialog"]'), 0);
       assertEquals(ctx.pageErrors, []);
     } finally {
-      await server.stop();
-      await mock.close();
+      ctx.afterScreenshots(() => server.stop(), () => mock.close());
     }
   },
 );

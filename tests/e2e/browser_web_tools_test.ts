@@ -92,8 +92,7 @@ browserTest(
       assertEquals(await count(page, ".notice.approval-note"), 4);
       assertEquals(ctx.pageErrors, []);
     } finally {
-      await server.stop();
-      await mock.close();
+      ctx.afterScreenshots(() => server.stop(), () => mock.close());
     }
   },
 );

@@ -73,6 +73,11 @@ export interface BrowserTestContext {
   pageErrors: string[];
   /** Record console errors and uncaught exceptions of another page. */
   watchPage(page: Page): void;
+  /**
+   * Run `fns` once the final screenshots are taken (stop servers here, so the screenshot shows
+   * the page as the test left it, not a lost connection).
+   */
+  afterScreenshots(...fns: (() => Promise<unknown>)[]): void;
 }
 
 /**
@@ -126,9 +131,11 @@ export function browserTest(
       page.setDefaultTimeout(90_000);
       await page.setViewport({ width: 1280, height: 860 });
       watchPage(page);
+      const after: (() => Promise<unknown>)[] = [];
+      const afterScreenshots = (...fns: (() => Promise<unknown>)[]) => after.push(...fns);
       let failed = true;
       try {
-        await fn({ browser, page, dir, sb, pageErrors, watchPage });
+        await fn({ browser, page, dir, sb, pageErrors, watchPage, afterScreenshots });
         failed = false;
       } finally {
         try {
@@ -141,6 +148,7 @@ export function browserTest(
           console.error(`screenshot failed: ${(err as Error).message}`);
         }
         await browser.close().catch(() => {});
+        for (const f of after) await f().catch((err) => console.error(`cleanup: ${err}`));
         if (failed || Deno.env.get("KIMI_TEST_KEEP_BROWSER_DIR")) {
           console.error(`browser test "${name}": its dir (screenshots) is kept: ${dir}`);
         } else {
