@@ -6,7 +6,7 @@
  */
 import type { KimiApp } from "../../app/kimi_app.ts";
 import { WireServer } from "./server.ts";
-import { pumpLines, stdioTransport, type WireTransport } from "./transport.ts";
+import { serveOn, stdioTransport, type WireTransport } from "./transport.ts";
 
 /** Options of {@link runWire}. */
 export interface RunWireOptions {
@@ -33,7 +33,7 @@ export async function runWire(app: KimiApp, opts: RunWireOptions = {}): Promise<
   }
   const stopped = new Promise<void>((res) => stop.signal.addEventListener("abort", () => res()));
   try {
-    await Promise.race([pumpLines(server, transport, stop.signal), stopped]);
+    await Promise.race([serveOn(server, transport, stop.signal), stopped]);
     stop.abort();
     await server.shutdown();
   } finally {

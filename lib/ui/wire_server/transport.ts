@@ -1,7 +1,7 @@
 /**
- * Where a {@link WireServer} reads its JSON-RPC lines and writes its replies: the transport.
- * `kimi --wire` uses {@link stdioTransport} (newline-delimited stdin/stdout); `kimi web` feeds
- * the same server from WebSockets (`lib/ui/web/server/session_host.ts`).
+ * Where a {@link WireServer} gets its JSON-RPC lines and writes its replies: the transport.
+ * `kimi --wire` uses {@link stdioTransport} (newline-delimited stdin/stdout); `kimi web` runs
+ * the same server on the WebSockets of a session (`lib/ui/web/server/sockets_transport.ts`).
  *
  * @module
  */
@@ -11,8 +11,11 @@ import type { WireServer } from "./server.ts";
 
 /** One connection's line stream in both directions. */
 export interface WireTransport {
-  /** The inbound lines, in order (`null`: a line over the size limit); ends at end of input. */
-  lines(): AsyncIterable<string | null>;
+  /**
+   * Hand every inbound line to `deliver`, in order (`null`: a line over the size limit), until
+   * the input ends or `signal` aborts; resolves then.
+   */
+  receive(deliver: (line: string | null) => void, signal: AbortSignal): Promise<void>;
   /** Write one or more serialized lines (joined by "\n", no final newline). */
   write(text: string): Promise<void>;
 }
@@ -36,26 +39,28 @@ async function stdoutWrite(text: string): Promise<void> {
 /** The transport of `kimi --wire`: newline-delimited JSON on stdin and stdout. */
 export function stdioTransport(opts: StdioTransportOptions = {}): WireTransport {
   return {
-    lines: () => readLines(opts.stdin ?? Deno.stdin.readable),
+    receive: async (deliver, signal) => {
+      try {
+        for await (const line of readLines(opts.stdin ?? Deno.stdin.readable)) {
+          if (signal.aborted) return;
+          deliver(line);
+        }
+      } catch (err) {
+        log("WARNING", "wire", `input read failed: ${(err as Error).message}`);
+      }
+    },
     write: opts.writeLine ?? stdoutWrite,
   };
 }
 
 /**
- * Feed every inbound line of `transport` to `server` until the input ends, `signal` aborts or
- * reading fails (logged). Does not shut the server down.
+ * Serve `server` on `transport` until the input ends or `signal` aborts: every inbound line
+ * goes to the server. Does not shut the server down.
  */
-export async function pumpLines(
+export function serveOn(
   server: WireServer,
-  transport: Pick<WireTransport, "lines">,
-  signal?: AbortSignal,
+  transport: Pick<WireTransport, "receive">,
+  signal: AbortSignal,
 ): Promise<void> {
-  try {
-    for await (const line of transport.lines()) {
-      if (signal?.aborted) return;
-      server.handleLine(line);
-    }
-  } catch (err) {
-    log("WARNING", "wire", `input read failed: ${(err as Error).message}`);
-  }
+  return transport.receive((line) => server.handleLine(line), signal);
 }

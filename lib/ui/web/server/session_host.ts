@@ -1,7 +1,8 @@
 /**
  * One session served by `kimi web`: its agent (built through the composition root on first
- * use), the session's single {@link WireServer} shared by every socket attached to it (each
- * socket's frames are fed to it, its output goes to all of them), the session status of
+ * use), the session's single {@link WireServer} — the same server as `kimi --wire`, on the
+ * session's sockets as its transport ({@link SocketsTransport}: each socket's frames are fed to
+ * it, its output goes to all of them) — the session status of
  * reference §A4/§A5, and the uploads folded into the next prompt. A session keeps running when
  * its last socket leaves; a socket attaching later gets the recorded history, then live output.
  *
@@ -16,6 +17,8 @@ import { UserInputSchema } from "../../../wire/messages.ts";
 import { serialize } from "../../../wire/jsonrpc.ts";
 import { replayRecords } from "../../wire_server/replay.ts";
 import { WireServer } from "../../wire_server/server.ts";
+import { serveOn } from "../../wire_server/transport.ts";
+import { SocketsTransport } from "./sockets_transport.ts";
 import { type PeerSocket, SocketPeer } from "./socket_peer.ts";
 import { foldUploads, pendingUploads } from "./uploads.ts";
 import type { SessionStatus, SessionStatusState } from "./schemas.ts";
@@ -42,6 +45,10 @@ export interface SessionHostDeps {
 interface Running {
   app: KimiApp;
   server: WireServer;
+  /** The session's sockets as the server's transport. */
+  transport: SocketsTransport;
+  /** Ends the server's reception. */
+  stop: AbortController;
   lock: SessionLock;
   workerId: string;
 }
@@ -120,11 +127,9 @@ export class SessionHost {
     else this.#broadcast(serialize(msg));
   }
 
-  #broadcast(text: string): void {
-    for (const line of text.split("\n")) {
-      if (!line) continue;
-      for (const p of this.#peers) p.live(line);
-    }
+  /** Send one serialized message to every attached socket. */
+  #broadcast(line: string): void {
+    for (const p of this.#peers) p.live(line);
   }
 
   /** Build the agent and start its wire server (once; concurrent callers share the start). */
@@ -148,11 +153,9 @@ export class SessionHost {
       await lock.release();
       throw err;
     }
+    const transport = new SocketsTransport((line) => this.#broadcast(line));
     const server = new WireServer(app, {
-      write: (text) => {
-        this.#broadcast(text);
-        return Promise.resolve();
-      },
+      write: (text) => transport.write(text),
       onActivity: (kind) => {
         if (kind === "prompt") this.#setStatus("busy", "prompt");
         else if (kind === null && this.#status.state === "busy") {
@@ -161,7 +164,16 @@ export class SessionHost {
       },
     });
     server.start();
-    const running: Running = { app, server, lock, workerId: crypto.randomUUID() };
+    const stop = new AbortController();
+    serveOn(server, transport, stop.signal);
+    const running: Running = {
+      app,
+      server,
+      transport,
+      stop,
+      lock,
+      workerId: crypto.randomUUID(),
+    };
     this.#running = running;
     // a restart reports its own end (with how long it took)
     if (this.#status.state !== "restarting") this.#setStatus("idle", "start");
@@ -274,7 +286,13 @@ export class SessionHost {
       peer.direct(serialize({ jsonrpc: "2.0", id, result: {} }));
       return;
     }
-    running.server.handleLine(text);
+    if (!running.transport.feed(text)) {
+      peer.direct(serialize({
+        jsonrpc: "2.0",
+        id: typeof id === "string" || typeof id === "number" ? id : null,
+        error: { code: -32603, message: "The session stopped; send the message again." },
+      }));
+    }
   }
 
   async #withUploads(
@@ -301,6 +319,7 @@ export class SessionHost {
     if (this.#starting) await this.#starting.catch(() => {});
     const running = this.#running;
     if (!running) return;
+    running.stop.abort(); // no more frames reach this server
     try {
       await running.server.shutdown();
     } catch (err) {
@@ -331,7 +350,7 @@ export class SessionHost {
       // the clients' settings (capabilities, external tools, hooks) carry over; the reply goes
       // to every socket under an id no client sent, so clients ignore it
       const id = `restart-initialize-${crypto.randomUUID()}`;
-      this.#running.server.handleLine(JSON.stringify({ ...this.#lastInitialize, id }));
+      this.#running.transport.feed(JSON.stringify({ ...this.#lastInitialize, id }));
     }
     this.#setStatus("idle", reason, `restart_ms=${ms}`);
     const label = reason === "config_update"
