@@ -243,10 +243,24 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     );
     return await runWebFromShell(opts, kept ? handoff.session.id : null);
   }
+  if (handoff.switchTo === "vis" && handoff.session) {
+    // `/vis`: the session's records in the tracing viewer (the viewer lists all when it is empty)
+    const kept = await Deno.stat(handoff.session.dir).then(() => true, () => false);
+    const { runVis } = await lazyImport<typeof import("./vis_run.ts")>(
+      "./vis_run.ts",
+      import.meta.url,
+    );
+    return await runVis({
+      sessionId: kept ? handoff.session.id : undefined,
+      host: "127.0.0.1",
+      port: 5495,
+      open: true,
+    });
+  }
   return code;
 }
 
-/** What the shell hands over when it ends with `/web`. */
+/** What the shell hands over when it ends with `/web` or `/vis`. */
 interface ShellHandoff {
   /** The front end to start. */
   switchTo?: ShellSwitch;

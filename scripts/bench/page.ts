@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * Benchmark of `kimi web`'s page in headless chromium (`/usr/bin/chromium`):
  *

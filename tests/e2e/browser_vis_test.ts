@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * `kimi vis` in a real browser: a session recorded by a print run (text, a Shell call and its
  * result) shows in the explorer under its work dir; opening it shows its turns, steps and tool

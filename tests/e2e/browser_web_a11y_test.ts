@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * Accessibility and the token screens of `kimi web`'s page in headless chromium: axe-core
  * (injected into the page) finds no serious or critical violation on the token screen, the

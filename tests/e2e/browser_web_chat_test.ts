@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * `kimi web`'s page in a real browser (headless chromium), against `main.ts web --no-open`
  * with an OpenAI-compatible mock model on 127.0.0.1 that streams in small chunks: open with the

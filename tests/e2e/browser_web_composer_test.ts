@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * The composer of `kimi web`'s page in headless chromium (mock model on 127.0.0.1): an image
  * attached with the file picker is uploaded and reaches the model with the next prompt; a

@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * The session sidebar and the side panels of `kimi web`'s page in headless chromium (mock
  * model on 127.0.0.1): sessions grouped by folder, search, rename, archive and the archived

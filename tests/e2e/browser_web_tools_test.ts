@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * Tool calls in `kimi web`'s page (headless chromium, mock model on 127.0.0.1): a Shell call
  * approved with the card's button, a second one approved with the key `1`, a WriteFile whose
@@ -59,6 +58,7 @@ browserTest(
       assertStringIncludes(card1, "Shell");
       await page.click('[role="alertdialog"] button.primary');
       await waitForText(page, ".tool-card .shell-output", "first-ok");
+      await waitForText(page, ".notice.approval-note", "Approved · Shell");
 
       // 2: approve with the key 1.
       await waitForText(page, '[role="alertdialog"]', "echo second-ok");

@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * Browser tests: Debian's chromium, headless, driven over the DevTools protocol by
  * `puppeteer-core`. {@link browserTest} registers a test that gets a fresh browser profile in
@@ -8,6 +7,7 @@
  *
  * @module
  */
+import "./browser_globals.ts";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { type KimiSandbox, kimiSandbox, MAIN_TS, sandboxEnv } from "./kimi_process.ts";
 

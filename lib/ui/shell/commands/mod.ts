@@ -11,6 +11,7 @@ import { hooksCommand } from "./hooks.ts";
 import { reloadCommand } from "./reload.ts";
 import { taskCommand } from "./task.ts";
 import { usageCommand } from "./usage.ts";
+import { visCommand } from "./vis.ts";
 import { webCommand } from "./web.ts";
 
 /** Shell commands defined in this directory. */
@@ -23,6 +24,7 @@ export const MORE_SHELL_COMMANDS: readonly ShellCommand[] = [
   changelogCommand,
   feedbackCommand,
   webCommand,
+  visCommand,
 ];
 
 /** `/help` lines of the keys of lib/ui/shell/key_bindings.ts. */

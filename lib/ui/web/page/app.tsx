@@ -457,7 +457,11 @@ export function Root(): JSX.Element {
   const check = () => {
     api("GET", probe).then(
       () => setAuth("ok"),
-      (e: Error) => setAuth(e instanceof AuthError ? "refused" : "ok"),
+      (e: Error) => {
+        if (!(e instanceof AuthError)) return setAuth("ok");
+        clearToken();
+        setAuth("refused");
+      },
     );
   };
   useEffect(() => {

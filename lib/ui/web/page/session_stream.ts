@@ -14,6 +14,7 @@ import { streamUrl } from "./api.ts";
 import {
   applyWireMessage,
   emptyTranscript,
+  markApprovalAnswered,
   resolveQuestion,
   type Transcript,
 } from "./transcript.ts";
@@ -154,8 +155,7 @@ export class SessionStream {
       result: { request_id: requestId, response, ...(feedback ? { feedback } : {}) },
     });
     // The server confirms with an ApprovalResponse event; hide the card at once meanwhile.
-    const t = this.#snap.transcript;
-    t.approvals = t.approvals.filter((a) => a.id !== requestId);
+    markApprovalAnswered(this.#snap.transcript, requestId);
     this.#set({});
   }
 

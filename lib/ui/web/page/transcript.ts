@@ -151,6 +151,8 @@ export interface Transcript {
   usage: UsageView;
   /** Latest todo list shown by a tool. */
   todos: { title: string; status: string }[];
+  /** Approvals this tab answered, until the server confirms them (id → what was asked). */
+  answered: Record<string, { sender: string; description: string }>;
 }
 
 /** An empty transcript. */
@@ -161,6 +163,7 @@ export function emptyTranscript(): Transcript {
     questions: [],
     usage: { contextUsage: null, contextTokens: null, maxContextTokens: null, planMode: false },
     todos: [],
+    answered: {},
   };
 }
 
@@ -387,7 +390,8 @@ export function applyWireMessage(t: Transcript, msg: unknown): void {
     case "ApprovalResponse":
     case "ApprovalRequestResolved": {
       const id = str(payload.request_id);
-      const pending = t.approvals.find((a) => a.id === id);
+      const pending = t.approvals.find((a) => a.id === id) ?? t.answered[id];
+      delete t.answered[id];
       t.approvals = t.approvals.filter((a) => a.id !== id);
       const response = str(payload.response);
       const blocks = currentTurn(t).blocks;
@@ -487,6 +491,13 @@ function applyRequest(t: Transcript, id: unknown, type: string, payload: Json): 
       })),
     });
   }
+}
+
+/** Take an approval off the waiting list once this tab answered it. */
+export function markApprovalAnswered(t: Transcript, id: string): void {
+  const a = t.approvals.find((x) => x.id === id);
+  if (a) t.answered[id] = { sender: a.sender, description: a.description };
+  t.approvals = t.approvals.filter((x) => x.id !== id);
 }
 
 /** Remove a question once answered (questions have no resolution event on the wire). */

@@ -255,7 +255,12 @@ function VisSessionView(
   const [events, setEvents] = useState<VisEvent[] | null>(null);
   const [summary, setSummary] = useState<Record<string, unknown> | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [title, setTitle] = useState(id);
   useEffect(() => {
+    api<VisSession[]>("GET", "/api/vis/sessions").then((list) => {
+      const s = list.find((x) => x.session_id === id && x.work_dir_hash === hash);
+      if (s) setTitle(s.title);
+    }, () => {});
     api<{ events: VisEvent[] }>("GET", `${base}/wire`).then(
       (w) => setEvents(w.events),
       (e: Error) => {
@@ -268,7 +273,7 @@ function VisSessionView(
   const turns = useMemo(() => buildTimeline(events ?? []), [events]);
   return (
     <section aria-label="Session trace" class="vis-session">
-      <h2>{id}</h2>
+      <h2 title={id}>{title}</h2>
       {summary && (
         <dl class="summary">
           {["turns", "steps", "tool_calls", "errors", "compactions", "duration_sec"].map((k) => (

@@ -8,6 +8,7 @@ import { assertEquals } from "../../../helpers/assert.ts";
 import {
   applyWireMessage,
   emptyTranscript,
+  markApprovalAnswered,
   type Transcript,
   userInputView,
 } from "../../../../lib/ui/web/page/transcript.ts";
@@ -88,6 +89,9 @@ Deno.test("transcript: an approval waits until its response; a replayed answered
   // The same request again (re-sent at initialize) is not a second card.
   applyWireMessage(t, request);
   assertEquals(t.approvals.length, 1);
+  // This tab answers: the card goes at once, the note keeps who asked once the server confirms.
+  markApprovalAnswered(t, "ap-1");
+  assertEquals(t.approvals, []);
   applyWireMessage(t, event("ApprovalResponse", { request_id: "ap-1", response: "approve" }));
   assertEquals(t.approvals, []);
   const note = t.turns[0].blocks.at(-1);
