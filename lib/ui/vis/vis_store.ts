@@ -19,6 +19,8 @@ import { LOCK_FILE } from "../../session/lock.ts";
 export const IMPORTED_HASH = "imported";
 /** Largest ZIP accepted by import (reference: 200 MB). */
 export const MAX_IMPORT_BYTES = 200 * 1024 * 1024;
+/** Largest total size of an imported ZIP's files once unpacked (a bomb is refused unread). */
+export const MAX_IMPORT_UNPACKED_BYTES = 1024 * 1024 * 1024;
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
@@ -449,14 +451,34 @@ export class ImportError extends Error {
 /**
  * Import a session ZIP: it must hold `wire.jsonl` or `context.jsonl` at the top level or inside
  * one folder. Stored under `imported_sessions/<16 hex>/`; entries with absolute paths or `..`
- * are refused. Returns the new id.
+ * are refused, and so is an archive whose files unpack to more than `maxUnpackedBytes`
+ * (default 1 GB; checked from the ZIP's directory before anything is inflated). Returns the id.
  */
-export async function importSessionZip(shareDir: string, zip: Uint8Array): Promise<string> {
+export async function importSessionZip(
+  shareDir: string,
+  zip: Uint8Array,
+  opts: { maxUnpackedBytes?: number } = {},
+): Promise<string> {
+  const maxUnpacked = opts.maxUnpackedBytes ?? MAX_IMPORT_UNPACKED_BYTES;
   if (zip.byteLength > MAX_IMPORT_BYTES) throw new ImportError("File too large (max 200MB)");
   let entries: Record<string, Uint8Array>;
+  let unpacked = 0;
   try {
-    entries = unzipSync(zip);
-  } catch {
+    entries = unzipSync(zip, {
+      filter: (f) => {
+        unpacked += f.originalSize;
+        if (unpacked > maxUnpacked) {
+          throw new ImportError(
+            `The ZIP unpacks to more than ${
+              Math.round(maxUnpacked / 1024 / 1024)
+            } MB; it is not imported.`,
+          );
+        }
+        return true;
+      },
+    });
+  } catch (err) {
+    if (err instanceof ImportError) throw err;
     throw new ImportError("Not a valid ZIP file.");
   }
   const names = Object.keys(entries).filter((n) => !n.endsWith("/"));

@@ -145,6 +145,13 @@ Deno.test("vis store: ZIP export and import round trip; bad archives are refused
     assertEquals([...Deno.readDirSync(ref2.dir)].map((e) => e.name), ["wire.jsonl"]);
     assertEquals([...Deno.readDirSync(share)].map((e) => e.name).includes("escape.txt"), false);
 
+    // A bomb is refused from its directory, before inflating.
+    const bomb = zipSync({ "wire.jsonl": new Uint8Array(4 * 1024 * 1024) }, { level: 9 });
+    assert(bomb.byteLength < 64 * 1024);
+    await assertRejects(
+      () => importSessionZip(share, bomb, { maxUnpackedBytes: 1024 * 1024 }),
+      /unpacks to more than 1 MB/,
+    );
     await assertRejects(
       () => importSessionZip(share, enc.encode("not a zip")),
       /Not a valid ZIP/,
