@@ -33,8 +33,6 @@ export const PAGE_CSP = [
   "form-action 'self'",
 ].join("; ");
 
-let loaded: Promise<ReadonlyMap<string, PageAsset>> | null = null;
-
 async function load(): Promise<ReadonlyMap<string, PageAsset>> {
   const { PAGE_FILES } = await import("./page_assets.gen.ts");
   const enc = new TextEncoder();
@@ -55,6 +53,11 @@ async function load(): Promise<ReadonlyMap<string, PageAsset>> {
  * Loaded once per process.
  */
 export function pageAssets(): Promise<ReadonlyMap<string, PageAsset>> {
-  loaded ??= load();
-  return loaded;
+  return ASSETS;
 }
+
+/**
+ * The page's files, read once when this module loads (only the web and vis servers load it);
+ * immutable.
+ */
+const ASSETS: Promise<ReadonlyMap<string, PageAsset>> = load();
