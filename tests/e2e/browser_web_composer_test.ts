@@ -101,6 +101,24 @@ browserTest(
         e.dispatchEvent(new Event("input", { bubbles: true }));
       });
 
+      // The model picker shows the default model; the thinking switch saves the config.
+      assertEquals(
+        await page.$eval(".composer-tools select", (e: Element) => (e as HTMLInputElement).value),
+        "mock",
+      );
+      await page.click(".composer-tools label.switch input");
+      await page.waitForFunction(
+        async (base: string, token: string) => {
+          const r = await fetch(`${base}/api/config/`, {
+            headers: { Authorization: `Bearer ${token}` },
+          });
+          return (await r.json()).default_thinking === true;
+        },
+        {},
+        server.base,
+        server.token,
+      );
+
       // 360 px: the session list is a drawer.
       await page.setViewport({ width: 360, height: 740 });
       const sidebarVisible = () =>

@@ -19,6 +19,13 @@ import type { SessionStream, StreamSnapshot } from "./session_stream.ts";
 /** The marker the server reads as "files only, no message" (reference §A6). */
 export const FILES_ONLY = "KIMI_FILE_UPLOAD_WITHOUT_MESSAGE";
 
+/** The model part of `GET /api/config/`. */
+interface ModelConfig {
+  default_model: string;
+  default_thinking: boolean;
+  models: { name: string }[];
+}
+
 interface Attachment {
   name: string;
   state: "uploading" | "ready" | "failed";
@@ -36,6 +43,30 @@ export function Composer(
   const [dragging, setDragging] = useState(false);
   const input = useRef<HTMLTextAreaElement>(null);
   const picker = useRef<HTMLInputElement>(null);
+  const [config, setConfig] = useState<ModelConfig | null>(null);
+  const [configNote, setConfigNote] = useState<string | null>(null);
+
+  useEffect(() => {
+    api<ModelConfig>("GET", "/api/config/").then(setConfig, () => setConfig(null));
+  }, []);
+
+  const patchConfig = async (body: Partial<Omit<ModelConfig, "models">>) => {
+    try {
+      const r = await api<{ config: ModelConfig; skipped_busy_session_ids: string[] | null }>(
+        "PATCH",
+        "/api/config/",
+        body,
+      );
+      setConfig(r.config);
+      setConfigNote(
+        r.skipped_busy_session_ids?.includes(sessionId)
+          ? "Applies when this session is idle again."
+          : null,
+      );
+    } catch (err) {
+      setConfigNote((err as Error).message);
+    }
+  };
 
   const slashQuery = /^\/(\S*)$/.exec(text)?.[1];
   const menu = useMemo(() => {
@@ -279,6 +310,30 @@ export function Composer(
         </button>
       </div>
       <div class="composer-tools">
+        {config && config.models.length > 0 && (
+          <label>
+            <span class="sr-only">Model</span>
+            <select
+              value={config.default_model}
+              title="Default model (restarts idle sessions)"
+              onChange={(e) =>
+                patchConfig({ default_model: (e.target as HTMLSelectElement).value })}
+            >
+              {config.models.map((m) => <option key={m.name} value={m.name}>{m.name}</option>)}
+            </select>
+          </label>
+        )}
+        {config && (
+          <label class="switch">
+            <input
+              type="checkbox"
+              checked={config.default_thinking}
+              onChange={(e) =>
+                patchConfig({ default_thinking: (e.target as HTMLInputElement).checked })}
+            />{" "}
+            Thinking
+          </label>
+        )}
         <label class="switch">
           <input
             type="checkbox"
@@ -287,6 +342,7 @@ export function Composer(
           />{" "}
           Plan mode
         </label>
+        {configNote && <span role="status">{configNote}</span>}
       </div>
     </div>
   );
