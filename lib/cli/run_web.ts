@@ -8,7 +8,7 @@
 import { closeTaskManager } from "../background/task_manager.ts";
 import { ConfigError } from "../config/errors.ts";
 import { loadConfig } from "../config/load.ts";
-import { ensureShareDir } from "../config/share_dir.ts";
+import { ensureShareDir, readProcessEnv as safeGetEnv } from "../config/share_dir.ts";
 import { runSessionEnd, runSessionStart } from "../hooks/session_hooks.ts";
 import { configureLog, log } from "../log.ts";
 import { KimiApp } from "../app/kimi_app.ts";
@@ -22,7 +22,6 @@ import { rotateToken, tokenPath } from "../ui/web/server/token_store.ts";
 import { PAGE_CSP, pageAssets } from "../ui/web/page_assets.ts";
 import { loadRunMcpServers } from "./mcp_run.ts";
 import { type CliOptions, UsageError } from "./options.ts";
-import { safeGetEnv } from "./run_agent.ts";
 
 /** The options of `kimi web` as commander parses them. */
 export interface WebFlags {
