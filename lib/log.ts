@@ -3,8 +3,13 @@
  * `2026-01-02 03:04:05.678 | INFO | module - <session id> - message`. Logging never throws and
  * never receives secrets.
  *
+ * The log file and level belong to the process (one `kimi.log`, one `--debug`); the session id
+ * a line is tagged with belongs to the work being done: it is carried by the async context
+ * ({@link withLogSession}), so the sessions of one process (`kimi acp`) each tag their own lines.
+ *
  * @module
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 
 /** Log levels, lowest first. */
 export type LogLevel = "TRACE" | "DEBUG" | "INFO" | "WARNING" | "ERROR";
@@ -12,7 +17,8 @@ const ORDER: Record<LogLevel, number> = { TRACE: 0, DEBUG: 1, INFO: 2, WARNING: 
 
 let logFile: string | null = null;
 let minLevel: LogLevel = "INFO";
-let sessionId = "";
+/** The session id of the work running in each async context (holds no value itself). */
+const sessionContext = new AsyncLocalStorage<string>();
 const encoder = new TextEncoder();
 
 /** Start logging to `<shareDir>/logs/kimi.log`; `debug` lowers the level to TRACE. */
@@ -28,9 +34,12 @@ export function configureLog(opts: { shareDir: string; debug: boolean }): string
   return logFile;
 }
 
-/** Tag further lines with a session id. */
-export function setLogSession(id: string): void {
-  sessionId = id;
+/**
+ * Run `fn` with the lines it logs (and those of the async work it starts) tagged with the
+ * session id `id`.
+ */
+export function withLogSession<T>(id: string, fn: () => T): T {
+  return sessionContext.run(id, fn);
 }
 
 function pad(n: number, w = 2): string {
@@ -47,7 +56,9 @@ export function log(level: LogLevel, module: string, message: string): void {
   try {
     Deno.writeFileSync(
       logFile,
-      encoder.encode(`${ts} | ${level} | ${module} | ${sessionId} - ${message}\n`),
+      encoder.encode(
+        `${ts} | ${level} | ${module} | ${sessionContext.getStore() ?? ""} - ${message}\n`,
+      ),
       { append: true },
     );
   } catch {

@@ -23,7 +23,6 @@ export const LAZY_MODULES: readonly string[] = [
   "lib/auth/token_manager.ts",
   "lib/auth/kimi_code_usage.ts",
   "lib/auth/device.ts",
-  "lib/background/task_manager.ts",
   "lib/config/model_resolution.ts",
   "lib/llm/providers/echo.ts",
   "lib/llm/providers/scripted_echo.ts",

@@ -18,6 +18,9 @@ import type { Tool, ToolEnv } from "../lib/tooling/tool.ts";
 // The registry imports each tool module lazily, so the generated module (which the tools
 // import) is first loaded when a factory is: after `updateParamSchemas` repaired it.
 import { BUILTIN_TOOLS } from "../tools/registry.ts";
+import { BackgroundTaskManager } from "../lib/background/task_manager.ts";
+import { ControlPathSet } from "../lib/tooling/control_paths.ts";
+import { ToolOutputFeed } from "../lib/tooling/live_output.ts";
 
 /** Repository-relative path of the generated module. */
 export const PARAM_SCHEMAS_FILE = "tools/param_schemas.gen.ts";
@@ -43,6 +46,18 @@ function everyServiceEnv(): ToolEnv {
     additionalDirs: () => [],
     shareDir: dir,
     sessionDir: dir,
+    run: {
+      commands: () => unavailable(),
+      controlPaths: new ControlPathSet(dir),
+      toolOutput: new ToolOutputFeed(),
+      tasks: new BackgroundTaskManager(dir, {
+        maxRunningTasks: 1,
+        readMaxBytes: 1,
+        notificationTailLines: 1,
+        notificationTailChars: 1,
+        killGracePeriodMs: 1,
+      }),
+    },
     sessionId: "param-schemas",
     modelCapabilities: new Set(["image_in", "video_in"]),
     isRoot: true,

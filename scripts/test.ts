@@ -129,15 +129,28 @@ const child = new Deno.Command(Deno.execPath(), {
 const status = await child.status;
 await Deno.remove(kimiCache, { recursive: true }).catch(() => {});
 
+/** The text of an XML attribute value. */
+function unescapeXml(text: string): string {
+  return text.replaceAll("&quot;", '"').replaceAll("&apos;", "'").replaceAll("&lt;", "<")
+    .replaceAll("&gt;", ">").replaceAll("&amp;", "&");
+}
+
 let passed = 0;
 let failed = 0;
 try {
   const xml = await Deno.readTextFile(junit);
   // Count top-level tests (testcase elements), failures by their <failure> children.
-  for (const m of xml.matchAll(/<testcase\b[^>]*?(\/>|>([\s\S]*?)<\/testcase>)/g)) {
-    const body = m[2] ?? "";
+  const timed: { name: string; seconds: number }[] = [];
+  for (const m of xml.matchAll(/<testcase\b([^>]*?)(\/>|>([\s\S]*?)<\/testcase>)/g)) {
+    const body = m[3] ?? "";
     if (/<failure\b/.test(body) || /<error\b/.test(body)) failed++;
     else if (!/<skipped\b/.test(body)) passed++;
+    const attr = (name: string) => new RegExp(`\\b${name}="([^"]*)"`).exec(m[1])?.[1] ?? "";
+    timed.push({ name: `${attr("classname")} => ${attr("name")}`, seconds: Number(attr("time")) });
+  }
+  console.log("\nSlowest tests:");
+  for (const t of timed.sort((a, b) => b.seconds - a.seconds).slice(0, 10)) {
+    console.log(`  ${t.seconds.toFixed(1).padStart(6)} s  ${unescapeXml(t.name)}`);
   }
 } catch {
   // no report: the run itself failed before tests started

@@ -123,14 +123,18 @@ class GlobTool implements Tool<GlobParams> {
         });
       }
 
+      const linked = new Set<string>();
       let matches = await pathGlob(dir, params.pattern, {
         signal: ctx.signal,
         filesOnly: !params.include_dirs,
+        linked,
       });
       const found = matches.length;
       // Each match is resolved: `..` in the pattern or a symlinked directory cannot lead out.
       const results = new ResultFilter(env, { workspaceOnly: true });
-      matches = matches.filter((m) => results.verdict(join(dir, m)) === "ok");
+      matches = matches.filter((m) =>
+        results.verdict(join(dir, m), { plainEntry: !linked.has(m) }) === "ok"
+      );
       const dropped = found - matches.length;
       matches.sort(comparePathParts);
       let message = matches.length > 0

@@ -26,7 +26,7 @@ import type {
   ToolFactory,
   ToolReturnValue,
 } from "../lib/tooling/tool.ts";
-import { controlMatcher, controlPaths } from "../lib/tooling/control_paths.ts";
+import { controlMatcher } from "../lib/tooling/control_paths.ts";
 import { resolveRealPath } from "../lib/fs/real_path.ts";
 import { ResultFilter } from "../lib/tooling/result_filter.ts";
 import { denialMessage } from "../lib/tooling/scope.ts";
@@ -155,7 +155,7 @@ class GrepTool implements Tool<GrepParams> {
       if (!root.ok && root.reason === "permission") {
         return toolError({ message: denialMessage("read", root.at), brief: "Sandbox denied" });
       }
-      const secret = controlMatcher(controlPaths(env.shareDir).filter((c) => c.secret));
+      const secret = controlMatcher(env.run.controlPaths.list().filter((c) => c.secret));
       const rootPath = root.ok ? root.path : null;
       if (rootPath !== null) {
         const cp = secret(rootPath);
@@ -187,7 +187,7 @@ class GrepTool implements Tool<GrepParams> {
       return finishGrep(run, q, {
         headLimit: params.head_limit,
         offset: params.offset,
-        shareDir: this.#shareDir,
+        controls: env.run.controlPaths.list(),
         timeoutMs,
         checkPath: (abs) => results.verdict(abs),
       });

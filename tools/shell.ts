@@ -3,11 +3,9 @@
  *
  * @module
  */
-import { publishToolOutput } from "../lib/tooling/live_output.ts";
 import * as z from "zod";
 import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
-import { getTaskManager } from "../lib/background/task_manager.ts";
 import { formatTask, taskDisplayBlock } from "../lib/background/task_format.ts";
 import { LineAssembler, TailLines } from "../lib/process/line_assembler.ts";
 import { wrapCommand } from "../lib/process/command_wrapper.ts";
@@ -156,7 +154,7 @@ class ShellTool implements Tool<ShellParams> {
     const emit = (line: string) => {
       builder.write(line);
       tail.push(line);
-      publishToolOutput(ctx.toolCallId, line);
+      this.#env.run.toolOutput.publish(ctx.toolCallId, line);
     };
     const lines = { stdout: new LineAssembler(), stderr: new LineAssembler() };
     let proc: Pick<ShellProcess, "done">;
@@ -165,7 +163,7 @@ class ShellTool implements Tool<ShellParams> {
       proc = terminal
         ? await terminal.start({
           toolCallId: ctx.toolCallId,
-          argv: wrapCommand([this.#shell.program, "-c", params.command], {
+          argv: wrapCommand(this.#env.run.commands, [this.#shell.program, "-c", params.command], {
             cwd: this.#env.workDir,
             env: this.#childEnv(),
           }),
@@ -180,6 +178,7 @@ class ShellTool implements Tool<ShellParams> {
           cwd: this.#env.workDir,
           env: this.#childEnv(),
           shell: this.#shell,
+          wrapper: this.#env.run.commands,
           timeoutMs: params.timeout * 1000,
           signal: ctx.signal,
           killGraceMs: this.#env.background.killGracePeriodMs,
@@ -228,7 +227,7 @@ class ShellTool implements Tool<ShellParams> {
       return toolRejected(approval.feedback, { isRoot: this.#env.isRoot, denial: approval.denial });
     }
 
-    const manager = getTaskManager(this.#env.sessionDir, this.#env.background);
+    const manager = this.#env.run.tasks;
     let task;
     try {
       task = await manager.start({
@@ -239,6 +238,7 @@ class ShellTool implements Tool<ShellParams> {
         timeoutS: params.timeout,
         toolCallId: ctx.toolCallId,
         shell: this.#shell,
+        wrapper: this.#env.run.commands,
       });
     } catch (e) {
       return builder.error(`Failed to start background task: ${errorText(e)}`, {

@@ -8,7 +8,6 @@ import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { rootOnlyError } from "../lib/background/root_guard.ts";
 import { formatTaskList, taskDisplayBlock } from "../lib/background/task_format.ts";
-import { getTaskManager } from "../lib/background/task_manager.ts";
 import { toolOk } from "../lib/tooling/result.ts";
 import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
@@ -43,7 +42,7 @@ class TaskListTool implements Tool<TaskListParams> {
   async call(params: TaskListParams): Promise<ToolReturnValue> {
     const denied = rootOnlyError(this.#env);
     if (denied) return denied;
-    const manager = getTaskManager(this.#env.sessionDir, this.#env.background);
+    const manager = this.#env.run.tasks;
     const tasks = await manager.list({ activeOnly: params.active_only, limit: params.limit });
     return toolOk({
       output: formatTaskList(tasks, { activeOnly: params.active_only }),

@@ -8,7 +8,7 @@ import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { rootOnlyError } from "../lib/background/root_guard.ts";
 import { formatTaskOutput, taskDisplayBlock } from "../lib/background/task_format.ts";
-import { getTaskManager, TaskNotFoundError } from "../lib/background/task_manager.ts";
+import { TaskNotFoundError } from "../lib/background/task_manager.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
 import type {
   Tool,
@@ -53,7 +53,7 @@ class TaskOutputTool implements Tool<TaskOutputParams> {
   async call(params: TaskOutputParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
     const denied = rootOnlyError(this.#env);
     if (denied) return denied;
-    const manager = getTaskManager(this.#env.sessionDir, this.#env.background);
+    const manager = this.#env.run.tasks;
     try {
       const snap = await manager.output(params.task_id, {
         block: params.block,

@@ -8,7 +8,7 @@ import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { rootOnlyError } from "../lib/background/root_guard.ts";
 import { formatTask, taskDisplayBlock } from "../lib/background/task_format.ts";
-import { getTaskManager, TaskNotFoundError } from "../lib/background/task_manager.ts";
+import { TaskNotFoundError } from "../lib/background/task_manager.ts";
 import { toolError, toolOk, toolRejected } from "../lib/tooling/result.ts";
 import type {
   Tool,
@@ -56,7 +56,7 @@ class TaskStopTool implements Tool<TaskStopParams> {
         brief: "Blocked in plan mode",
       });
     }
-    const manager = getTaskManager(this.#env.sessionDir, this.#env.background);
+    const manager = this.#env.run.tasks;
     const task = await manager.get(params.task_id);
     if (!task) {
       return toolError({ message: `Task not found: ${params.task_id}`, brief: "Task not found" });

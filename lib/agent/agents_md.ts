@@ -16,6 +16,7 @@ import { isPresent, pathStatus } from "../fs/exists.ts";
 import { dirname, join, resolve } from "node:path";
 import { log } from "../log.ts";
 import { isSecretFile } from "../tooling/sensitive.ts";
+import type { ControlPath } from "../tooling/control_paths.ts";
 
 /** Byte budget of the merged text. */
 export const AGENTS_MD_MAX_BYTES = 32 * 1024;
@@ -66,10 +67,10 @@ function truncateUtf8(text: string, maxBytes: number): string {
   return decoder.decode(bytes.subarray(0, cut));
 }
 
-async function readTrimmed(path: string): Promise<string> {
+async function readTrimmed(path: string, controls: readonly ControlPath[]): Promise<string> {
   // A planted AGENTS.md that leads to a secret (a symlink to ~/.ssh/id_rsa, kimi's config)
   // is never inlined into the system prompt.
-  if (isSecretFile(path)) {
+  if (isSecretFile(path, controls)) {
     log("WARNING", "agents_md", `Skipping ${path}: it leads to a file that holds secrets`);
     return "";
   }
@@ -80,8 +81,15 @@ async function readTrimmed(path: string): Promise<string> {
   }
 }
 
-/** The merged AGENTS.md text for `workDir` (see the module doc); `""` when there is none. */
-export async function loadAgentsMd(workDir: string): Promise<string> {
+/**
+ * The merged AGENTS.md text for `workDir` (see the module doc); `""` when there is none. A file
+ * that leads to a secret (a sensitive name, `/proc`, one of the session's secret `controls`)
+ * is skipped.
+ */
+export async function loadAgentsMd(
+  workDir: string,
+  controls: readonly ControlPath[] = [],
+): Promise<string> {
   const leaf = resolve(workDir);
   const root = await findProjectRoot(leaf);
   const discovered: { path: string; content: string }[] = [];
@@ -97,7 +105,7 @@ export async function loadAgentsMd(workDir: string): Promise<string> {
       }
     }
     for (const path of candidates) {
-      const content = await readTrimmed(path);
+      const content = await readTrimmed(path, controls);
       if (content) discovered.push({ path, content });
     }
   }

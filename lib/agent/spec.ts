@@ -147,7 +147,11 @@ function builtinLocation(name: string): Location | null {
   return hasAsset(asset) ? { kind: "builtin", asset } : null;
 }
 
-async function readLocation(loc: Location, what: "spec" | "prompt"): Promise<string> {
+async function readLocation(
+  loc: Location,
+  what: "spec" | "prompt",
+  controls: readonly ControlPath[],
+): Promise<string> {
   const shown = display(loc);
   const notFound = what === "spec"
     ? `Agent spec file not found: ${shown}`
@@ -156,7 +160,7 @@ async function readLocation(loc: Location, what: "spec" | "prompt"): Promise<str
     if (!hasAsset(loc.asset)) throw new AgentSpecError(notFound);
     return readAsset(loc.asset);
   }
-  if (isSecretFile(loc.path)) {
+  if (isSecretFile(loc.path, controls)) {
     throw new AgentSpecError(
       `${what === "spec" ? "Agent spec" : "System prompt"} path leads to a file that holds ` +
         `secrets (kimi's configuration or credentials, a key, /proc): ${shown}. Refusing to ` +
@@ -282,13 +286,17 @@ async function parseSpecText(text: string, loc: Location): Promise<AgentSection>
   return parsed.data.agent ?? {};
 }
 
-async function loadPartial(loc: Location, visited: Set<string>): Promise<PartialSpec> {
+async function loadPartial(
+  loc: Location,
+  visited: Set<string>,
+  controls: readonly ControlPath[],
+): Promise<PartialSpec> {
   const key = display(loc);
   if (visited.has(key)) {
     throw new AgentSpecError(`Cyclic agent extend chain detected at ${key}`);
   }
   visited.add(key);
-  const section = await parseSpecText(await readLocation(loc, "spec"), loc);
+  const section = await parseSpecText(await readLocation(loc, "spec", controls), loc);
 
   const own: PartialSpec = {
     name: section.name,
@@ -319,7 +327,7 @@ async function loadPartial(loc: Location, visited: Set<string>): Promise<Partial
   if (!section.extend) return own;
 
   const baseLoc = builtinLocation(section.extend) ?? resolveRelative(loc, section.extend);
-  const base = await loadPartial(baseLoc, visited);
+  const base = await loadPartial(baseLoc, visited, controls);
   return {
     name: own.name ?? base.name,
     systemPromptPath: own.systemPromptPath ?? base.systemPromptPath,
@@ -333,8 +341,11 @@ async function loadPartial(loc: Location, visited: Set<string>): Promise<Partial
   };
 }
 
-async function loadFromLocation(loc: Location): Promise<ResolvedAgentSpec> {
-  const spec = await loadPartial(loc, new Set());
+async function loadFromLocation(
+  loc: Location,
+  controls: readonly ControlPath[],
+): Promise<ResolvedAgentSpec> {
+  const spec = await loadPartial(loc, new Set(), controls);
   if (spec.name === undefined) throw new AgentSpecError("Agent name is required");
   if (spec.systemPromptPath === undefined) {
     throw new AgentSpecError("System prompt path is required");
@@ -348,10 +359,13 @@ async function loadFromLocation(loc: Location): Promise<ResolvedAgentSpec> {
 
   const subagents: Record<string, ResolvedSubagent> = {};
   for (const [name, entry] of Object.entries(spec.subagents ?? {})) {
-    subagents[name] = { spec: () => loadFromLocation(entry.path), description: entry.description };
+    subagents[name] = {
+      spec: () => loadFromLocation(entry.path, controls),
+      description: entry.description,
+    };
   }
 
-  const template = await readLocation(spec.systemPromptPath, "prompt");
+  const template = await readLocation(spec.systemPromptPath, "prompt", controls);
   return {
     name: spec.name,
     systemPrompt: { template, source: display(spec.systemPromptPath) },
@@ -372,9 +386,13 @@ async function loadFromLocation(loc: Location): Promise<ResolvedAgentSpec> {
  *
  * @throws {AgentSpecError} when a file is missing or invalid, the version is unsupported, the
  * extend chain is cyclic, or a required field (name, system prompt path, tools) is missing
- * after resolution.
+ * after resolution. A file that leads to a secret (a sensitive name, `/proc`, one of the
+ * session's secret `controls`) is refused.
  */
-export function loadAgentSpec(source: AgentSpecSource): Promise<ResolvedAgentSpec> {
+export function loadAgentSpec(
+  source: AgentSpecSource,
+  controls: readonly ControlPath[] = [],
+): Promise<ResolvedAgentSpec> {
   if ("builtin" in source) {
     const loc = builtinLocation(source.builtin);
     if (!loc) {
@@ -386,9 +404,9 @@ export function loadAgentSpec(source: AgentSpecSource): Promise<ResolvedAgentSpe
         ),
       );
     }
-    return loadFromLocation(loc);
+    return loadFromLocation(loc, controls);
   }
-  return loadFromLocation({ kind: "file", path: nodePath.resolve(source.file) });
+  return loadFromLocation({ kind: "file", path: nodePath.resolve(source.file) }, controls);
 }
 
 /**

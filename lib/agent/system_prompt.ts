@@ -10,6 +10,7 @@ import { loadAgentsMd } from "./agents_md.ts";
 import { renderPromptTemplate } from "./prompt_template.ts";
 import type { ResolvedAgentSpec } from "./spec.ts";
 import { listWorkDir } from "./work_dir_listing.ts";
+import type { ControlPath } from "../tooling/control_paths.ts";
 
 export { PromptTemplateError } from "./prompt_template.ts";
 
@@ -51,6 +52,8 @@ export interface BuiltinPromptArgsOptions {
   os?: string;
   /** Shell path; defaults to the detected shell ({@link detectShellPath}). */
   shellPath?: string;
+  /** The session's control paths: an AGENTS.md leading to a secret one is not inlined. */
+  controls?: readonly ControlPath[];
 }
 
 /** The capability statement used when the caller gives none: no sandbox. */
@@ -152,7 +155,7 @@ export async function builtinPromptArgs(
   const shellPath = opts.shellPath ?? await detectShellPath(os);
   const [ls, agentsMd, additional] = await Promise.all([
     listWorkDir(workDir),
-    loadAgentsMd(workDir),
+    loadAgentsMd(workDir, opts.controls),
     formatAdditionalDirsInfo(opts.additionalDirs),
   ]);
   return {

@@ -30,7 +30,9 @@ import type { Session } from "../session/session.ts";
 import { loadState, saveState } from "../session/state.ts";
 import { shortenTitle } from "../session/title.ts";
 import { extractText } from "../llm/message.ts";
-import { registerControlPaths } from "../tooling/control_paths.ts";
+import { type ControlPath, ControlPathSet } from "../tooling/control_paths.ts";
+import { ToolOutputFeed } from "../tooling/live_output.ts";
+import type { SessionRun } from "../tooling/session_run.ts";
 import { cacheControlPaths } from "../prebundle/location.ts";
 import { DenoPermissionScope, type PermissionScope } from "../tooling/scope.ts";
 import type { ToolEnv } from "../tooling/tool.ts";
@@ -67,7 +69,7 @@ import type { McpManager } from "../mcp/manager.ts";
 import { createMcpManager } from "../mcp/setup.ts";
 import { HookEngine } from "../hooks/engine.ts";
 import { publishTaskNotifications, TaskNotificationQueue } from "../background/notifications.ts";
-import { type BackgroundTaskManager, getTaskManager } from "../background/task_manager.ts";
+import { BackgroundTaskManager } from "../background/task_manager.ts";
 import { backgroundSettings } from "../background/settings.ts";
 import { event as wireEvent, type EventPayload, type WireEvent } from "../wire/messages.ts";
 import { WireFile } from "../wire/recorder.ts";
@@ -138,6 +140,21 @@ export interface KimiAppOptions {
   configFile?: string | null;
   /** Reports problems with approval rules at start-up (default: the log only). */
   reportRules?: (line: string) => void;
+  /**
+   * Control paths beyond the share dir's and the agent's, by source (e.g. `cli`: the
+   * `--config-file` and `--mcp-config-file`s in use).
+   */
+  controlPaths?: Readonly<Record<string, readonly ControlPath[]>>;
+  /**
+   * The session's background tasks, kept by the host across rebuilds of the app for the same
+   * session (default: a new manager for this app).
+   */
+  tasks?: BackgroundTaskManager;
+  /**
+   * Prints the "shell commands are not confined" warning; a host of many sessions passes one
+   * that prints once (default: stderr, once per app).
+   */
+  warnShell?: (line: string) => void;
 }
 
 /** A runnable agent bound to a session. */
@@ -156,8 +173,7 @@ export class KimiApp {
   taskNotifications: TaskNotificationQueue | null = null;
   /** MCP clients of the root agent (null without configured servers); close on exit. */
   mcp: McpManager | null = null;
-  /** The session's background tasks (set up by {@link create}). */
-  tasks: BackgroundTaskManager | null = null;
+  #run: SessionRun | null = null;
   readonly #notificationListeners = new Set<(e: WireEvent) => void>();
   #stopNotifications: (() => void) | null = null;
   #wireFile: WireFile | null = null;
@@ -208,6 +224,20 @@ export class KimiApp {
     return this.#wireFile ??= new WireFile(this.session.wireFile);
   }
 
+  /**
+   * This session's run state (command wrapper, control paths, live tool output, background
+   * tasks), as its tools see it.
+   */
+  get run(): SessionRun {
+    if (!this.#run) throw new Error("KimiApp.run is read before KimiApp.create finished.");
+    return this.#run;
+  }
+
+  /** The session's background tasks. */
+  get tasks(): BackgroundTaskManager {
+    return this.run.tasks;
+  }
+
   /** The session's hook engine (config hooks + wire subscriptions). */
   get hooks(): HookEngine {
     return this.soul.hooks!;
@@ -235,6 +265,12 @@ export class KimiApp {
   /** Build the agent for a session. */
   static async create(opts: KimiAppOptions): Promise<KimiApp> {
     const { config, session } = opts;
+    // The session's control paths: the share dir's, the host's (e.g. `--config-file`), kimi's
+    // cache (code it runs: pre-bundled packages), then the agent's once it is loaded.
+    const controls = new ControlPathSet(session.shareDir, {
+      ...opts.controlPaths,
+      cache: cacheControlPaths(opts.getEnv),
+    });
     const resolved = resolveModel(config, { modelAlias: opts.modelAlias, getEnv: opts.getEnv });
     const thinking = opts.thinking ?? config.default_thinking;
     // The provider (e.g. the OpenAI SDK) and the agent spec load at once. Errors keep their
@@ -248,15 +284,13 @@ export class KimiApp {
         streamLimits: config.model_stream,
         shareDir: session.shareDir,
       }),
-      loadAgentSpec(opts.agent),
+      loadAgentSpec(opts.agent, controls.list()),
     ]);
     if (llmResult.status === "rejected") throw llmResult.reason;
     if (agentResult.status === "rejected") throw agentResult.reason;
     const llm = llmResult.value;
     const agent = agentResult.value;
-    registerControlPaths("agent", agentControlPaths(agent));
-    // kimi's cache holds code it runs (pre-bundled packages): out of the agent's reach.
-    registerControlPaths("cache", cacheControlPaths(opts.getEnv));
+    controls.register("agent", agentControlPaths(agent));
 
     const state = session.state;
     state.approval.yolo = state.approval.yolo || opts.yolo || config.default_yolo;
@@ -297,6 +331,7 @@ export class KimiApp {
       skillsDirs: opts.skillsDirs,
       mergeAllAvailable: config.merge_all_available_skills,
       extraDirs: config.extra_skill_dirs,
+      controls: controls.list(),
     });
     const context = await Context.restore(session.contextFile);
     // Tool calls left without a result (kill, crash, full disk) get an error result. When it
@@ -310,6 +345,7 @@ export class KimiApp {
         additionalDirs: state.additional_dirs,
         skillsText: formatSkillsListing(skills),
         capabilityNotes: capabilityNotes(runScope),
+        controls: controls.list(),
       });
       await context.writeSystemPrompt(renderSystemPrompt(agent, builtins));
     }
@@ -399,13 +435,18 @@ export class KimiApp {
           await session.saveState();
         },
         swarms: () => env.subagents?.swarms() ?? [],
+        controlPaths: () => controls.list(),
       },
       isRoot: true,
       checkpointMarkers: agent.tools.includes("SendDMail"),
       skipAfkPromptInjection: config.skip_afk_prompt_injection,
       commands: [
         ...SOUL_COMMANDS,
-        ...skillCommands(skills, SOUL_COMMANDS.flatMap((c) => [c.name, ...c.aliases])),
+        ...skillCommands(
+          skills,
+          SOUL_COMMANDS.flatMap((c) => [c.name, ...c.aliases]),
+          controls.list(),
+        ),
       ],
       plan,
       hooks,
@@ -441,8 +482,8 @@ export class KimiApp {
         }
         : null;
     const bg = config.background;
-    // Shell confinement (bubblewrap) for this run: installs the command wrapper, warns once
-    // when commands cannot be confined, or makes Shell refuse when confinement is required.
+    // Shell confinement (bubblewrap) for this session: its command wrapper, a warning when
+    // commands cannot be confined, or a refusal when confinement is required.
     const shellConfinement = await setupShellConfinement({
       workDir: session.workDir,
       additionalDirs: () => session.state.additional_dirs,
@@ -451,7 +492,19 @@ export class KimiApp {
       requireConfinement: config.sandbox.require_shell_confinement,
       getEnv: opts.getEnv,
       shellDisabled: disabled.has("Shell"),
+      controlPaths: () => controls.list(),
+      warn: opts.warnShell,
     });
+    const settings = backgroundSettings(bg);
+    const tasks = opts.tasks ?? new BackgroundTaskManager(session.dir, settings);
+    tasks.updateSettings(settings);
+    const run: SessionRun = {
+      commands: shellConfinement.wrapper,
+      controlPaths: controls,
+      toolOutput: new ToolOutputFeed(),
+      tasks,
+    };
+    app.#run = run;
     const env: ToolEnv = {
       workDir: session.workDir,
       additionalDirs: () => session.state.additional_dirs,
@@ -461,12 +514,13 @@ export class KimiApp {
       modelCapabilities: llm?.capabilities ?? new Set(),
       isRoot: true,
       scope,
-      shellConfinement,
+      shellConfinement: shellConfinement.view,
+      run,
       services: {
         moonshotSearch: service(config.services.moonshot_search),
         moonshotFetch: service(config.services.moonshot_fetch),
       },
-      background: backgroundSettings(bg),
+      background: settings,
       childEnv: () =>
         childEnvironment(readableEnvironment(), { values: secretValues, names: secretNames }),
       planMode: () => ({ active: soul.planMode, planFile: soul.planMode ? plan.planFile : null }),
@@ -527,6 +581,7 @@ export class KimiApp {
               additionalDirs: session.state.additional_dirs,
               skillsText: formatSkillsListing(skills),
               capabilityNotes: capabilityNotes(runScope),
+              controls: controls.list(),
             }),
           ),
       }),
@@ -538,10 +593,8 @@ export class KimiApp {
       toolset.add(tool);
     }
     offerGoalTools(toolset, goals.current() !== null);
-    const tasks = getTaskManager(session.dir, env.background);
     taskNotes = new TaskNotificationQueue(tasks);
     app.taskNotifications = taskNotes;
-    app.tasks = tasks;
     app.#stopNotifications = publishTaskNotifications(tasks, (p) => app.#publish(p));
     app.mcp = mcp;
     mcp?.start(); // connects in the background; the first turn waits

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { BackgroundSettings } from "../tooling/tool.ts";
+import type { BackgroundSettings } from "../tooling/background_settings.ts";
 import type { BackgroundTaskManager } from "./task_manager.ts";
 import type { TaskRecord } from "./task_record.ts";
 import type { EventPayload } from "../wire/messages.ts";
@@ -75,21 +75,19 @@ export function formatTaskNotification(
   ].join("\n");
 }
 
-const notificationIds = new Map<string, string>();
-
 /**
  * The notification id of a finished task: the same for the wire event and the model's
- * `<notification>` message, so clients can match them.
+ * `<notification>` message, so clients can match them. Derived from the task's id and end
+ * time (FNV-1a, `n` + 8 hex digits), so no table of issued ids is kept.
  */
 export function notificationIdFor(task: TaskRecord): string {
   const key = `${task.id}:${task.finished_at ?? ""}`;
-  let id = notificationIds.get(key);
-  if (!id) {
-    id = `n${crypto.randomUUID().replaceAll("-", "").slice(0, 8)}`;
-    notificationIds.set(key, id);
-    if (notificationIds.size > 1000) notificationIds.delete(notificationIds.keys().next().value!);
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    h ^= key.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
   }
-  return id;
+  return `n${h.toString(16).padStart(8, "0")}`;
 }
 
 /** Finished background tasks waiting to be told to the root agent. */

@@ -7,7 +7,7 @@
 import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { BackgroundConfig } from "../config/schema.ts";
-import type { BackgroundSettings, WorkerLaunch } from "../tooling/tool.ts";
+import type { BackgroundSettings, WorkerLaunch } from "../tooling/background_settings.ts";
 import { pathStatusSync } from "../fs/exists.ts";
 import { DENO_V8_FLAGS_ARG } from "../runtime_flags.ts";
 

@@ -14,18 +14,19 @@
  * process died, or its heartbeat is older than `worker_stale_after_ms`) is marked `lost` (or
  * `killed` when a stop had been asked for) the next time it is looked at.
  *
- * The soul gets the manager of a session with {@link getTaskManager} (one per session dir
- * per process), subscribes to {@link BackgroundTaskManager.onTerminal} to publish completion
- * notifications, and calls {@link BackgroundTaskManager.stopAll} on shutdown (or
- * {@link closeTaskManager}).
+ * A manager belongs to one session: the host of the session (the CLI run, an ACP session)
+ * creates it once and hands it to each app it builds for that session, so its tasks outlive a
+ * rebuild of the app and are never seen by another session. The app subscribes to
+ * {@link BackgroundTaskManager.onTerminal} to publish completion notifications; the host calls
+ * {@link BackgroundTaskManager.stopAll} when the session ends.
  *
  * @module
  */
 import { basename, resolve } from "node:path";
-import type { BackgroundSettings } from "../tooling/tool.ts";
+import type { BackgroundSettings } from "../tooling/background_settings.ts";
 import { type ShellProcess, startShellProcess } from "../process/shell_process.ts";
 import { resolveShell, type ShellInfo } from "../process/shell_info.ts";
-import { wrapCommand } from "../process/command_wrapper.ts";
+import { type CommandWrapper, wrapCommand } from "../process/command_wrapper.ts";
 import { log } from "../log.ts";
 import { OutputSink } from "./output_sink.ts";
 import {
@@ -56,6 +57,8 @@ export interface StartTaskOptions {
   readonly toolCallId?: string | null;
   /** Shell to use (resolved when omitted). */
   readonly shell?: ShellInfo;
+  /** The session's command wrapper (its sandbox): how the command is spawned. */
+  readonly wrapper: CommandWrapper;
 }
 
 /** What an in-process task's body gets. */
@@ -201,7 +204,7 @@ export class BackgroundTaskManager {
   #supervising = false;
   #warnedNoWorker = false;
 
-  /** A manager for the session at `sessionDir`. Prefer {@link getTaskManager}. */
+  /** The manager of the session at `sessionDir` (create one per session and keep it). */
   constructor(sessionDir: string, settings: BackgroundSettings) {
     this.store = new TaskStore(sessionDir);
     this.#sessionId = basename(resolve(sessionDir));
@@ -303,6 +306,7 @@ export class BackgroundTaskManager {
         cwd: opts.cwd,
         env: opts.env,
         shell: opts.shell,
+        wrapper: opts.wrapper,
         timeoutMs: opts.timeoutS ? opts.timeoutS * 1000 : undefined,
         killGraceMs: this.#settings.killGracePeriodMs,
         onData: (chunk) => sink.write(chunk),
@@ -339,7 +343,7 @@ export class BackgroundTaskManager {
   ): Promise<TaskRecord> {
     const shell = opts.shell ?? resolveShell(opts.env.PATH);
     const record = this.#newShellRecord(opts, shell);
-    const argv = wrapCommand([shell.program, "-c", opts.command], {
+    const argv = wrapCommand(opts.wrapper, [shell.program, "-c", opts.command], {
       cwd: opts.cwd,
       env: opts.env,
     });
@@ -756,34 +760,4 @@ export class BackgroundTaskManager {
   static isTaskId(id: string): boolean {
     return TASK_ID_PATTERN.test(id);
   }
-}
-
-const MANAGERS = new Map<string, BackgroundTaskManager>();
-
-/**
- * The task manager of the session at `sessionDir`, created on first use; later calls return
- * the same instance (with `settings` applied), so tasks stay visible across turns and tools.
- */
-export function getTaskManager(
-  sessionDir: string,
-  settings: BackgroundSettings,
-): BackgroundTaskManager {
-  const key = resolve(sessionDir);
-  let m = MANAGERS.get(key);
-  if (m) {
-    m.updateSettings(settings);
-  } else {
-    m = new BackgroundTaskManager(key, settings);
-    MANAGERS.set(key, m);
-  }
-  return m;
-}
-
-/** Stop every task of a session's manager and forget it (session shutdown). */
-export async function closeTaskManager(sessionDir: string, reason?: string): Promise<void> {
-  const key = resolve(sessionDir);
-  const m = MANAGERS.get(key);
-  if (!m) return;
-  MANAGERS.delete(key);
-  await m.stopAll(reason);
 }

@@ -6,6 +6,7 @@
  */
 import { loadMcpServers, McpConfigError, type McpServers } from "../mcp/config.ts";
 import type { KimiApp } from "../app/kimi_app.ts";
+import type { BackgroundTaskManager } from "../background/task_manager.ts";
 import { type CliOptions, UsageError } from "./options.ts";
 
 /** What a run holds that must be released on exit. */
@@ -14,6 +15,13 @@ export interface RunResources {
   mcpServers: McpServers;
   /** The app, once created (its MCP clients are closed on exit). */
   app: KimiApp | null;
+  /**
+   * The background task managers of the sessions this run opened, by session dir: kept across
+   * rebuilds of a session's app, stopped on exit.
+   */
+  tasks: Map<string, BackgroundTaskManager>;
+  /** Prints the "shell commands are not confined" warning once per run. */
+  warnShell: (line: string) => void;
 }
 
 /** Load the run's MCP servers; configuration problems are usage errors naming file and field. */

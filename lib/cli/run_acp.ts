@@ -8,6 +8,7 @@ import { ConfigError } from "../config/errors.ts";
 import { loadConfig } from "../config/load.ts";
 import { ensureShareDir } from "../config/share_dir.ts";
 import { configureLog, log } from "../log.ts";
+import { cliControlPaths } from "./cli_control_paths.ts";
 import { runAcp } from "../ui/acp/server.ts";
 import { kimiCodeLogin, loginCommandLine } from "../ui/acp/kimi_code_login.ts";
 import { loadRunMcpServers } from "./mcp_run.ts";
@@ -69,6 +70,7 @@ export async function runAcpCommand(opts: CliOptions): Promise<number> {
       skillsDirs: opts.skillsDirs,
       maxRalphIterations: opts.maxRalphIterations,
       getEnv: safeGetEnv,
+      controlPaths: { cli: cliControlPaths(opts) },
     },
   });
 }

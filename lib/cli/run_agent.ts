@@ -10,7 +10,7 @@ import { ConfigError } from "../config/errors.ts";
 import { loadConfig } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
 import { ensureShareDir } from "../config/share_dir.ts";
-import { configureLog, log, setLogSession } from "../log.ts";
+import { configureLog, log, withLogSession } from "../log.ts";
 import { Session, SessionError } from "../session/session.ts";
 import { SessionLock, SessionLockedError } from "../session/lock.ts";
 import { KimiApp, type KimiAppOptions } from "../app/kimi_app.ts";
@@ -20,12 +20,10 @@ import { UsageError } from "./options.ts";
 import { loadRunMcpServers, type RunResources } from "./mcp_run.ts";
 import { fatalErrorText } from "./fatal_error.ts";
 import type { ShellSwitch } from "../ui/shell/commands/command.ts";
-import { resolve } from "node:path";
-import {
-  type ControlPath,
-  registerControlPaths,
-  shareControlPaths,
-} from "../tooling/control_paths.ts";
+import { cliControlPaths } from "./cli_control_paths.ts";
+import { BackgroundTaskManager } from "../background/task_manager.ts";
+import { backgroundSettings } from "../background/settings.ts";
+import { warnOnce } from "../sandbox/setup.ts";
 
 /** Read an environment variable, treating a denied read as unset. */
 export function safeGetEnv(name: string): string | undefined {
@@ -65,28 +63,6 @@ function prefetchUi(ui: CliOptions["ui"]): void {
     );
   }
   p?.catch(() => {});
-}
-
-/** The control paths named on the command line: the config and MCP config files in use. */
-function cliControlPaths(opts: CliOptions): ControlPath[] {
-  const paths: ControlPath[] = [];
-  if (opts.configFile && opts.configText === undefined) {
-    paths.push({
-      path: resolve(opts.configFile),
-      kind: "file",
-      what: "the config file in use (API keys, hooks, MCP servers)",
-      secret: true,
-    });
-  }
-  for (const file of opts.mcpConfigFiles) {
-    paths.push({
-      path: resolve(file),
-      kind: "file",
-      what: "an MCP config file in use (commands kimi runs, their secrets)",
-      secret: true,
-    });
-  }
-  return paths;
 }
 
 /** Run the agent in the selected UI; resolves with the exit code. */
@@ -138,15 +114,18 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     log("WARNING", "config", notice);
     console.error(notice);
   }
-  registerControlPaths("share", shareControlPaths(shareDir));
-  registerControlPaths("cli", cliControlPaths(opts));
   // The model's provider SDK loads while MCP config and the session are set up.
   KimiApp.prefetch(
     config,
     opts.model,
     opts.agentFile ? undefined : { builtin: opts.agent ?? "default" },
   );
-  const run: RunResources = { mcpServers: await loadRunMcpServers(opts, shareDir), app: null };
+  const run: RunResources = {
+    mcpServers: await loadRunMcpServers(opts, shareDir),
+    app: null,
+    tasks: new Map(),
+    warnShell: warnOnce(),
+  };
 
   let session: Session;
   let resumed = true;
@@ -204,8 +183,11 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     }
     throw err;
   }
-  setLogSession(session.id);
-  log("INFO", "cli", `session ${session.id} in ${session.workDir} (ui: ${opts.ui})`);
+  const id = session.id;
+  withLogSession(
+    id,
+    () => log("INFO", "cli", `session ${id} in ${session.workDir} (ui: ${opts.ui})`),
+  );
   for (const dir of opts.addDirs) {
     const inside = dir === session.workDir || dir.startsWith(session.workDir + "/");
     if (!inside && !session.state.additional_dirs.includes(dir)) {
@@ -216,18 +198,20 @@ export async function runAgent(opts: CliOptions): Promise<number> {
   const handoff: ShellHandoff = {};
   let code: number;
   try {
-    code = await runUI(opts, { config, path: configPath }, session, resumed, run, locks, {
-      newSessionNote,
-      handoff,
-    });
+    code = await withLogSession(
+      id,
+      () =>
+        runUI(opts, { config, path: configPath }, session, resumed, run, locks, {
+          newSessionNote,
+          handoff,
+        }),
+    );
   } finally {
     await run.app?.mcp?.close(); // stops MCP server processes
     if (!config.background.keep_alive_on_exit) {
-      const { closeTaskManager } = await lazyImport<typeof import("../background/task_manager.ts")>(
-        "../background/task_manager.ts",
-        import.meta.url,
-      );
-      await closeTaskManager(session.dir, "kimi exited");
+      const managers = [...run.tasks.values()];
+      run.tasks.clear();
+      await Promise.all(managers.map((m) => m.stopAll("kimi exited").catch(() => [])));
     }
     if (await session.isEmpty()) {
       await session.delete();
@@ -325,7 +309,19 @@ async function runUI(
   const configPath = opts.configText !== undefined
     ? null
     : (opts.configFile ?? `${session.shareDir}/config.toml`);
+  // One task manager per session of this run, kept when the shell rebuilds its app.
+  const tasksOf = (s: Session): BackgroundTaskManager => {
+    let m = run.tasks.get(s.dir);
+    if (!m) {
+      m = new BackgroundTaskManager(s.dir, backgroundSettings(config.background));
+      run.tasks.set(s.dir, m);
+    }
+    return m;
+  };
   const appOptions: KimiAppOptions = {
+    controlPaths: { cli: cliControlPaths(opts) },
+    tasks: tasksOf(session),
+    warnShell: run.warnShell,
     mcpServers: run.mcpServers,
     reportMcp: (line) => console.error(line),
     configFile: loaded.path,
@@ -399,6 +395,7 @@ async function runUI(
             next = await KimiApp.create({
               ...appOptions,
               session: s,
+              tasks: tasksOf(s),
               config: c,
               modelAlias: model ?? appOptions.modelAlias,
               resumed: true,

@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { closeTaskManager } from "../background/task_manager.ts";
+import { BackgroundTaskManager } from "../background/task_manager.ts";
+import { backgroundSettings } from "../background/settings.ts";
 import { ConfigError } from "../config/errors.ts";
 import { loadConfig } from "../config/load.ts";
 import { ensureShareDir, readProcessEnv as safeGetEnv } from "../config/share_dir.ts";
@@ -14,7 +15,10 @@ import { configureLog, log } from "../log.ts";
 import { KimiApp } from "../app/kimi_app.ts";
 import { resolveModel } from "../config/model_resolution.ts";
 import { createLLM } from "../llm/create.ts";
-import { registerControlPaths, shareControlPaths } from "../tooling/control_paths.ts";
+import { ControlPathSet } from "../tooling/control_paths.ts";
+import { cacheControlPaths } from "../prebundle/location.ts";
+import { warnOnce } from "../sandbox/setup.ts";
+import { cliControlPaths } from "./cli_control_paths.ts";
 import { DenoPermissionScope } from "../tooling/scope.ts";
 import { homeDir } from "../tooling/workspace.ts";
 import { serveWeb, WebStartError } from "../ui/web/server/serve.ts";
@@ -129,9 +133,17 @@ export async function runWebCommand(
     }
     throw err;
   }
-  registerControlPaths("share", shareControlPaths(shareDir));
   const mcpServers = await loadRunMcpServers(opts, shareDir);
   const scope = new DenoPermissionScope();
+  // the config file in use, the MCP config files and kimi's cache: control paths of every
+  // session, and never served by the file routes
+  const cli = cliControlPaths(opts);
+  const controls = new ControlPathSet(shareDir, {
+    cli,
+    cache: cacheControlPaths(safeGetEnv),
+  }).list();
+  // "shell commands are not confined" is said once for all sessions
+  const warnShell = warnOnce((line) => log("WARNING", "web", line));
   try {
     return await serveWeb({
       host: flags.host,
@@ -149,6 +161,7 @@ export async function runWebCommand(
       config,
       configPath,
       scope,
+      controls,
       home: homeDir(),
       page: pageAssets,
       pageCsp: PAGE_CSP,
@@ -175,6 +188,10 @@ export async function runWebCommand(
           getEnv: safeGetEnv,
           mcpServers,
           configFile: configPath,
+          controlPaths: { cli },
+          tasks: o.tasks ??
+            new BackgroundTaskManager(session.dir, backgroundSettings(o.config.background)),
+          warnShell,
           reportMcp: (line) => log("WARNING", "web", line),
           reportRules: (line) => log("WARNING", "web", line),
           writeStdout: (line) => log("INFO", "web", line),
@@ -199,12 +216,12 @@ export async function runWebCommand(
           return null;
         }
       },
-      closeApp: async (app) => {
+      closeApp: async (app, { final }) => {
         await runSessionEnd(app.hooks).catch(() => {});
         app.closeNotifications();
         await app.mcp?.close().catch(() => {});
-        if (!app.config.background.keep_alive_on_exit) {
-          await closeTaskManager(app.session.dir, "kimi web stopped the session").catch(() => {});
+        if (final && !app.config.background.keep_alive_on_exit) {
+          await app.tasks.stopAll("kimi web closed the session").catch(() => {});
         }
       },
     });

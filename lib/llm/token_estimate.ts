@@ -26,28 +26,38 @@ export function estimateMessageTokens(m: NormalizedMessage): number {
   return Math.floor(chars / 4);
 }
 
+/** Estimate of one message of a request: its role, parts and tool calls. */
+export function estimateRequestMessageTokens(m: NormalizedMessage): number {
+  let n = estimateTextTokens(m.role);
+  for (const p of m.content) {
+    if (p.type === "text") n += estimateTextTokens(p.text);
+    else if (p.type === "think") n += estimateTextTokens(p.think);
+    else n += 2000;
+  }
+  for (const tc of m.tool_calls ?? []) {
+    n += estimateTextTokens(tc.id) + estimateTextTokens(tc.function.name) +
+      estimateTextTokens(tc.function.arguments ?? "");
+  }
+  return n;
+}
+
+/** Estimate the fixed part of a request: the system prompt and the tool schemas. */
+export function estimatePreambleTokens(systemPrompt: string, tools: readonly ToolSpec[]): number {
+  let n = estimateTextTokens(systemPrompt);
+  for (const t of tools) {
+    n += estimateTextTokens(t.name) + estimateTextTokens(t.description) +
+      estimateTextTokens(JSON.stringify(t.parameters));
+  }
+  return n;
+}
+
 /** Estimate a whole request: system prompt, tools and messages. */
 export function estimateRequestTokens(
   systemPrompt: string,
   tools: readonly ToolSpec[],
   history: readonly NormalizedMessage[],
 ): number {
-  let n = estimateTextTokens(systemPrompt);
-  for (const t of tools) {
-    n += estimateTextTokens(t.name) + estimateTextTokens(t.description) +
-      estimateTextTokens(JSON.stringify(t.parameters));
-  }
-  for (const m of history) {
-    n += estimateTextTokens(m.role);
-    for (const p of m.content) {
-      if (p.type === "text") n += estimateTextTokens(p.text);
-      else if (p.type === "think") n += estimateTextTokens(p.think);
-      else n += 2000;
-    }
-    for (const tc of m.tool_calls ?? []) {
-      n += estimateTextTokens(tc.id) + estimateTextTokens(tc.function.name) +
-        estimateTextTokens(tc.function.arguments ?? "");
-    }
-  }
+  let n = estimatePreambleTokens(systemPrompt, tools);
+  for (const m of history) n += estimateRequestMessageTokens(m);
   return n;
 }

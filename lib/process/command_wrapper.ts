@@ -1,10 +1,11 @@
 /**
  * The seam between "what to run" and "how it is spawned": every child process the Shell tool
- * and the background task manager start goes through {@link wrapCommand}, so a sandbox
- * (e.g. bubblewrap) can later prefix or rewrite the argument vector in one place without
+ * and the background task manager start goes through a session's {@link CommandWrapper}, so a
+ * sandbox (e.g. bubblewrap) can prefix or rewrite the argument vector in one place without
  * touching the tools.
  *
- * The default wrapper returns the argument vector unchanged.
+ * A wrapper is a value of one session (its sandbox plan), never process-wide state: two
+ * sessions in one process each spawn through their own.
  *
  * @module
  */
@@ -20,27 +21,27 @@ export interface WrapOptions {
 /** Rewrites an argument vector (`argv[0]` is the program) into the one actually spawned. */
 export type CommandWrapper = (argv: readonly string[], opts: WrapOptions) => string[];
 
-/** The wrapper that runs commands as given. */
+/** The wrapper that runs commands as given (a session whose commands need no confinement). */
 export const PASSTHROUGH_WRAPPER: CommandWrapper = (argv) => [...argv];
 
-let current: CommandWrapper = PASSTHROUGH_WRAPPER;
-
 /**
- * The argument vector to spawn for `argv`, after the installed wrapper (if any) has had its
- * say. Throws when the wrapper returns an empty vector.
+ * The argument vector to spawn for `argv` after `wrapper` (the session's) has had its say.
+ * Throws when the wrapper returns an empty vector (or refuses, e.g. confinement required but
+ * unavailable).
  */
-export function wrapCommand(argv: readonly string[], opts: WrapOptions): string[] {
-  const out = current(argv, opts);
+export function wrapCommand(
+  wrapper: CommandWrapper,
+  argv: readonly string[],
+  opts: WrapOptions,
+): string[] {
+  const out = wrapper(argv, opts);
   if (out.length === 0) throw new Error("Command wrapper returned an empty argument vector.");
   return out;
 }
 
-/**
- * Install the process-wide wrapper (e.g. a bubblewrap confinement); `null` restores the
- * passthrough. Returns the previously installed wrapper so callers (and tests) can restore it.
- */
-export function setCommandWrapper(wrapper: CommandWrapper | null): CommandWrapper {
-  const previous = current;
-  current = wrapper ?? PASSTHROUGH_WRAPPER;
-  return previous;
+/** A wrapper that refuses every command with `message` (confinement required, unavailable). */
+export function refusingWrapper(message: string): CommandWrapper {
+  return () => {
+    throw new Error(message);
+  };
 }

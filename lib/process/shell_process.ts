@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { wrapCommand } from "./command_wrapper.ts";
+import { type CommandWrapper, wrapCommand } from "./command_wrapper.ts";
 import { terminateProcessGroup } from "./process_group.ts";
 import { FALLBACK_SHELL, resolveShell, type ShellInfo } from "./shell_info.ts";
 
@@ -52,6 +52,11 @@ export interface ShellProcessOptions {
    * its parent prepared); `command` and `shell` then only describe it.
    */
   readonly argv?: readonly string[];
+  /**
+   * The session's command wrapper (its sandbox); required unless `argv` is given. Without
+   * either, nothing is spawned (fail closed).
+   */
+  readonly wrapper?: CommandWrapper;
   /** Kill the group after this many milliseconds (none when omitted). */
   readonly timeoutMs?: number;
   /** Aborting kills the group; the outcome is then `terminated` with the abort reason. */
@@ -79,9 +84,14 @@ const DEFAULT_GRACE_MS = 2000;
 const DRAIN_AFTER_KILL_MS = 1000;
 
 function spawn(shell: ShellInfo, opts: ShellProcessOptions): Deno.ChildProcess {
-  const argv = opts.argv
-    ? [...opts.argv]
-    : wrapCommand([shell.program, "-c", opts.command], { cwd: opts.cwd, env: opts.env });
+  let argv: string[];
+  if (opts.argv) argv = [...opts.argv];
+  else if (opts.wrapper) {
+    argv = wrapCommand(opts.wrapper, [shell.program, "-c", opts.command], {
+      cwd: opts.cwd,
+      env: opts.env,
+    });
+  } else throw new Error("No command wrapper: the session's sandbox was not given.");
   return new Deno.Command(argv[0], {
     args: argv.slice(1),
     cwd: opts.cwd,

@@ -1,8 +1,8 @@
 /**
  * Shell confinement with bubblewrap: deciding from the run's permission scope whether shell
  * commands must be confined ({@link planConfinement}), building the `bwrap` command line
- * ({@link bwrapArgv}) and installing it as the process-wide command wrapper
- * ({@link installConfinement}).
+ * ({@link bwrapArgv}) and the session's command wrapper that applies it
+ * ({@link confinementWrapper}).
  *
  * Inside the sandbox the file system is read-only except the paths the run may write, `/tmp`
  * is a private tmpfs, the network is unshared unless the run may connect anywhere, commands
@@ -15,7 +15,7 @@
  * @module
  */
 import { isPermissionError, pathStatusSync } from "../fs/exists.ts";
-import { setCommandWrapper } from "../process/command_wrapper.ts";
+import { type CommandWrapper, PASSTHROUGH_WRAPPER } from "../process/command_wrapper.ts";
 import { type ControlPath, controlPaths } from "../tooling/control_paths.ts";
 import type { PermissionScope } from "../tooling/scope.ts";
 
@@ -158,13 +158,13 @@ export function planConfinement(inputs: PlanInputs): ConfinementPlan {
 export interface BwrapArgvOptions {
   /** Working directory of the command (inside the sandbox). */
   readonly cwd: string;
-  /** Share dir whose control paths (and the registered ones) are masked. */
+  /** Share dir whose control paths are masked. */
   readonly shareDir: string;
   /** The bwrap program (default `bwrap`). */
   readonly bwrap?: string;
   /** The command's environment (socket paths named in it are hidden when the network is off). */
   readonly env?: Readonly<Record<string, string>>;
-  /** Control paths to protect (default: {@link controlPaths} of the share dir). */
+  /** Control paths to protect (default: the share dir's, {@link controlPaths}). */
   readonly controlPaths?: readonly ControlPath[];
 }
 
@@ -282,7 +282,7 @@ export function bwrapArgv(
   return out;
 }
 
-/** Options of {@link installConfinement}. */
+/** Options of {@link confinementWrapper}. */
 export interface InstallOptions {
   /** Absolute path of bwrap. */
   readonly bwrap: string;
@@ -290,28 +290,29 @@ export interface InstallOptions {
   readonly shareDir: string;
   /**
    * Re-plans before each command (e.g. because `/add-dir` added a writable directory);
-   * the installed plan is used when omitted.
+   * the given plan is used when omitted.
    */
   readonly replan?: () => ConfinementPlan;
+  /**
+   * The session's control paths, read before each command (default: the share dir's).
+   */
+  readonly controlPaths?: () => readonly ControlPath[];
 }
 
 /**
- * Make every Shell and background-task command run under bwrap as `plan` says (a plan that
- * is not confined restores the passthrough). Returns the previous wrapper's restorer.
+ * The command wrapper that runs every Shell and background-task command of one session under
+ * bwrap as `plan` says (a plan that is not confined gives the passthrough).
  */
-export function installConfinement(plan: ConfinementPlan, opts: InstallOptions): () => void {
-  if (!plan.confined) {
-    const previous = setCommandWrapper(null);
-    return () => void setCommandWrapper(previous);
-  }
-  const previous = setCommandWrapper((argv, wrap) => {
+export function confinementWrapper(plan: ConfinementPlan, opts: InstallOptions): CommandWrapper {
+  if (!plan.confined) return PASSTHROUGH_WRAPPER;
+  return (argv, wrap) => {
     const current = opts.replan?.() ?? plan;
     return bwrapArgv(current, argv, {
       cwd: wrap.cwd,
       shareDir: opts.shareDir,
       bwrap: opts.bwrap,
       env: wrap.env,
+      controlPaths: opts.controlPaths?.(),
     });
-  });
-  return () => void setCommandWrapper(previous);
+  };
 }

@@ -1,14 +1,19 @@
 /**
- * Per-run setup of shell confinement: plan it from the permission scope, find bwrap, install
- * the bwrap wrapper, and otherwise warn once (or refuse shell commands when the config
- * requires confinement). Also the status `kimi info` reports.
+ * Per-session setup of shell confinement: plan it from the permission scope, find bwrap, build
+ * the session's bwrap command wrapper, and otherwise warn (or refuse shell commands when the
+ * config requires confinement). Also the status `kimi info` reports.
  *
  * @module
  */
-import { setCommandWrapper } from "../process/command_wrapper.ts";
+import {
+  type CommandWrapper,
+  PASSTHROUGH_WRAPPER,
+  refusingWrapper,
+} from "../process/command_wrapper.ts";
+import type { ControlPath } from "../tooling/control_paths.ts";
 import type { PermissionScope } from "../tooling/scope.ts";
 import { bwrapFix, type BwrapLookup, type EnvReader, lookupBwrap } from "./bwrap.ts";
-import { type ConfinementPlan, installConfinement, planConfinement } from "./confinement.ts";
+import { type ConfinementPlan, confinementWrapper, planConfinement } from "./confinement.ts";
 
 /** Options of {@link setupShellConfinement}. */
 export interface ShellConfinementSetup {
@@ -26,7 +31,12 @@ export interface ShellConfinementSetup {
   readonly getEnv?: EnvReader;
   /** Shell is unavailable in this run (no permission to run programs): nothing to confine. */
   readonly shellDisabled?: boolean;
-  /** Prints the one-time "not confined" warning (default: stderr). */
+  /** The session's control paths, masked inside the sandbox (default: the share dir's). */
+  readonly controlPaths?: () => readonly ControlPath[];
+  /**
+   * Prints the "not confined" warning (default: stderr). A host of many sessions passes one
+   * that prints once per process.
+   */
   readonly warn?: (line: string) => void;
 }
 
@@ -38,7 +48,13 @@ export interface ShellConfinementView {
   readonly refusal?: string;
 }
 
-let warned = false;
+/** A session's shell confinement: what Shell shows, and how its commands are spawned. */
+export interface ShellConfinement {
+  /** What Shell shows, or `null` when commands run unconfined. */
+  readonly view: ShellConfinementView | null;
+  /** The session's command wrapper (bwrap, a refusal, or the passthrough). */
+  readonly wrapper: CommandWrapper;
+}
 
 function writeStderr(line: string): void {
   try {
@@ -46,6 +62,19 @@ function writeStderr(line: string): void {
   } catch {
     // stderr closed: nothing to do
   }
+}
+
+/**
+ * A warning printer that prints only its first line: one per host (a run of the CLI, an ACP
+ * server), so a host of many sessions says "not confined" once.
+ */
+export function warnOnce(write: (line: string) => void = writeStderr): (line: string) => void {
+  let warned = false;
+  return (line) => {
+    if (warned) return;
+    warned = true;
+    write(line);
+  };
 }
 
 /** The refusal Shell gives when confinement is required but bwrap is unusable. */
@@ -59,13 +88,13 @@ export function refusalMessage(lookup: BwrapLookup & { ok: false }): string {
 }
 
 /**
- * Plan and install shell confinement for a run. Resolves with what Shell should show, or
- * `null` when commands run unconfined (because the scope is not narrowed, or bwrap is unusable
- * and not required; the latter is announced once on stderr).
+ * Plan shell confinement for one session. Resolves with what Shell should show (`view`, null
+ * when commands run unconfined because the scope is not narrowed, or bwrap is unusable and not
+ * required; the latter is announced through `warn`) and the session's command wrapper.
  */
 export async function setupShellConfinement(
   opts: ShellConfinementSetup,
-): Promise<ShellConfinementView | null> {
+): Promise<ShellConfinement> {
   const replan = (): ConfinementPlan =>
     planConfinement({
       workDir: opts.workDir,
@@ -74,35 +103,33 @@ export async function setupShellConfinement(
       scope: opts.scope,
     });
   const plan = replan();
-  if (!plan.confined || opts.shellDisabled) {
-    setCommandWrapper(null);
-    return null;
-  }
+  if (!plan.confined || opts.shellDisabled) return { view: null, wrapper: PASSTHROUGH_WRAPPER };
   const lookup = await lookupBwrap(opts.scope, opts.getEnv);
   if (lookup.ok) {
-    installConfinement(plan, { bwrap: lookup.path, shareDir: opts.shareDir, replan });
+    const wrapper = confinementWrapper(plan, {
+      bwrap: lookup.path,
+      shareDir: opts.shareDir,
+      replan,
+      controlPaths: opts.controlPaths,
+    });
     return {
-      get description() {
-        return replan().description;
+      view: {
+        get description() {
+          return replan().description;
+        },
       },
+      wrapper,
     };
   }
   if (opts.requireConfinement) {
     const refusal = refusalMessage(lookup);
     // Defence in depth: anything spawned through the wrapper fails with the same message.
-    setCommandWrapper(() => {
-      throw new Error(refusal);
-    });
-    return { description: "not sandboxed", refusal };
+    return { view: { description: "not sandboxed", refusal }, wrapper: refusingWrapper(refusal) };
   }
-  setCommandWrapper(null);
-  if (!warned) {
-    warned = true;
-    (opts.warn ?? writeStderr)(
-      `kimi: shell commands are not confined: ${lookup.detail}. ${bwrapFix(lookup.problem)}`,
-    );
-  }
-  return null;
+  (opts.warn ?? writeStderr)(
+    `kimi: shell commands are not confined: ${lookup.detail}. ${bwrapFix(lookup.problem)}`,
+  );
+  return { view: null, wrapper: PASSTHROUGH_WRAPPER };
 }
 
 /** How Shell commands run: in bubblewrap, without it, or not at all. */

@@ -18,6 +18,7 @@ import {
 import { toolError, ToolResultBuilder } from "../tooling/result.ts";
 import type { ToolReturnValue } from "../tooling/tool.ts";
 import { isSensitiveFile, sensitiveFileWarning } from "../tooling/sensitive.ts";
+import { controlMatcher, type ControlPath } from "../tooling/control_paths.ts";
 import type { ResultVerdict } from "../tooling/result_filter.ts";
 
 /** Pagination and environment of {@link finishGrep}. */
@@ -26,8 +27,8 @@ export interface GrepFinishOptions {
   headLimit: number | null;
   /** Skip this many lines first. */
   offset: number;
-  /** Share dir (canonical), whose config and credentials count as sensitive. */
-  shareDir?: string;
+  /** The session's control paths; the secret ones count as sensitive. */
+  controls?: readonly ControlPath[];
   /**
    * Judges each result file by its absolute path (as searched): `ok`, `secret` (dropped with
    * the sensitive-file note) or `denied` (dropped with a note: it leads outside the scope).
@@ -163,16 +164,17 @@ export function finishGrep(run: GrepRun, q: GrepQuery, opts: GrepFinishOptions):
   }
 
   // Every result is judged by where it really leads, resolved against the directory searched.
+  // The secret control paths are resolved once per search, not once per result.
+  const secretControl = opts.controls === undefined
+    ? null
+    : controlMatcher(opts.controls.filter((c) => c.secret));
   const verdicts = new Map<string, ResultVerdict>();
   const verdictOf = (b: GrepBlock): ResultVerdict => {
     const abs = b.path === "" ? searchAbs : resolve(q.cwd, b.path);
     let v = verdicts.get(abs);
     if (v === undefined) {
       v = opts.checkPath?.(abs) ?? "ok";
-      if (
-        v === "ok" && opts.shareDir !== undefined &&
-        isSensitiveFile(abs, { shareDir: opts.shareDir })
-      ) v = "secret";
+      if (v === "ok" && (isSensitiveFile(abs) || secretControl?.(abs))) v = "secret";
       verdicts.set(abs, v);
     }
     return v;

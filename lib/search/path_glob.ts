@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { isPresent, pathStatus } from "../fs/exists.ts";
+import { isPresent, pathStatusSync } from "../fs/exists.ts";
 import { join } from "node:path";
 
 /** Options of {@link pathGlob}. */
@@ -15,6 +15,11 @@ export interface PathGlobOptions {
   signal?: AbortSignal;
   /** Return regular files only (symlinks count by their target, like `Path.is_file()`). */
   filesOnly?: boolean;
+  /**
+   * Filled with the results whose last component is a symlink, or not known from the walk to
+   * be none (the others are plain entries of their directory as it was listed).
+   */
+  linked?: Set<string>;
 }
 
 /** Translate one fnmatch segment (`*`, `?`, `[seq]`, `[!seq]`) to an anchored RegExp. */
@@ -53,17 +58,25 @@ function hasMagic(segment: string): boolean {
   return /[*?[]/.test(segment);
 }
 
-async function readDirUncached(path: string): Promise<Deno.DirEntry[]> {
+/**
+ * A directory's entries (none when it cannot be read). Read synchronously: one call per
+ * directory instead of one round trip per entry, which made the walk ten times slower than
+ * `rg --files`; the walk yields to the event loop every {@link YIELD_EVERY} directories.
+ */
+function readDirUncached(path: string): Deno.DirEntry[] {
   try {
-    return await Array.fromAsync(Deno.readDir(path));
+    return Array.from(Deno.readDirSync(path));
   } catch {
     return [];
   }
 }
 
-async function entryIsDir(parent: string, e: Deno.DirEntry): Promise<boolean> {
+/** Directories read between two yields to the event loop (so an abort is seen promptly). */
+const YIELD_EVERY = 64;
+
+function entryIsDir(parent: string, e: Deno.DirEntry): boolean {
   if (e.isDirectory) return true;
-  return e.isSymlink ? (await pathStatus(join(parent, e.name))) === "directory" : false;
+  return e.isSymlink ? pathStatusSync(join(parent, e.name)) === "directory" : false;
 }
 
 function rel(dir: string, name: string): string {
@@ -90,10 +103,15 @@ export async function pathGlob(
   if (parts.length === 0) throw new Error(`Unacceptable pattern: '${pattern}'`);
 
   const abs = (r: string) => (r === "" ? root : join(root, r));
-  const listings = new Map<string, Promise<Deno.DirEntry[]>>();
-  const readDir = (path: string) => {
+  const listings = new Map<string, Deno.DirEntry[]>();
+  let reads = 0;
+  const readDir = async (path: string) => {
     let hit = listings.get(path);
     if (!hit) {
+      if (++reads % YIELD_EVERY === 0) {
+        await new Promise((r) => setTimeout(r, 0));
+        opts.signal?.throwIfAborted();
+      }
       hit = readDirUncached(path);
       listings.set(path, hit);
     }
@@ -102,12 +120,13 @@ export async function pathGlob(
   const results: string[] = [];
   const seen = new Set<string>();
   /** Record a match; `entry` (when known) saves a stat for `filesOnly`. */
-  const emit = async (r: string, entry?: Deno.DirEntry) => {
+  const emit = (r: string, entry?: Deno.DirEntry) => {
     if (r === "" || seen.has(r)) return;
     if (opts.filesOnly) {
-      const file = entry && !entry.isSymlink ? entry.isFile : (await pathStatus(abs(r))) === "file";
+      const file = entry && !entry.isSymlink ? entry.isFile : pathStatusSync(abs(r)) === "file";
       if (!file) return;
     }
+    if (!entry || entry.isSymlink) opts.linked?.add(r);
     seen.add(r);
     results.push(r);
   };
@@ -127,7 +146,7 @@ export async function pathGlob(
     };
     if (seg === "**") {
       for (const d of dirs) {
-        if (last) await emit(d);
+        if (last) emit(d);
         else addDir(d);
         const stack = [d];
         while (stack.length > 0) {
@@ -137,10 +156,10 @@ export async function pathGlob(
             const r = rel(cur, e.name);
             if (e.isDirectory) {
               stack.push(r);
-              if (last) await emit(r, e);
+              if (last) emit(r, e);
               else addDir(r);
-            } else if (last && (!dirOnly || await entryIsDir(abs(cur), e))) {
-              await emit(r, e);
+            } else if (last && (!dirOnly || entryIsDir(abs(cur), e))) {
+              emit(r, e);
             }
           }
         }
@@ -152,8 +171,8 @@ export async function pathGlob(
           if (!re.test(e.name)) continue;
           const r = rel(d, e.name);
           if (last) {
-            if (!dirOnly || await entryIsDir(abs(d), e)) await emit(r, e);
-          } else if (await entryIsDir(abs(d), e)) {
+            if (!dirOnly || entryIsDir(abs(d), e)) emit(r, e);
+          } else if (entryIsDir(abs(d), e)) {
             addDir(r);
           }
         }
@@ -164,10 +183,10 @@ export async function pathGlob(
         if (last) {
           if (
             dirOnly
-              ? (await pathStatus(abs(r))) === "directory"
-              : isPresent(await pathStatus(abs(r), { noFollow: true }))
-          ) await emit(r);
-        } else if ((await pathStatus(abs(r))) === "directory") {
+              ? pathStatusSync(abs(r)) === "directory"
+              : isPresent(pathStatusSync(abs(r), { noFollow: true }))
+          ) emit(r);
+        } else if (pathStatusSync(abs(r)) === "directory") {
           addDir(r);
         }
       }
@@ -177,13 +196,22 @@ export async function pathGlob(
   return results;
 }
 
-/** Compare two relative paths segment by segment (like sorting `pathlib` paths). */
+/**
+ * Compare two relative paths segment by segment (like sorting `pathlib` paths): the same order
+ * as comparing the `/`-split parts, computed without splitting (a `/` sorts before any other
+ * character, and a path sorts before the paths it is a prefix of).
+ */
 export function comparePathParts(a: string, b: string): number {
-  const pa = a.split("/");
-  const pb = b.split("/");
-  const n = Math.min(pa.length, pb.length);
+  const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
-    if (pa[i] !== pb[i]) return pa[i] < pb[i] ? -1 : 1;
+    const ca = a.charCodeAt(i);
+    const cb = b.charCodeAt(i);
+    if (ca === cb) continue;
+    if (ca === SLASH) return -1;
+    if (cb === SLASH) return 1;
+    return ca < cb ? -1 : 1;
   }
-  return pa.length - pb.length;
+  return a.length - b.length;
 }
+
+const SLASH = 47;

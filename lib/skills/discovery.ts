@@ -24,6 +24,7 @@ import { loadYaml } from "../assets/yaml.ts";
 import { log } from "../log.ts";
 import { BUILTIN_SKILL_PREFIX, parseSkillText, type Skill, skillKey } from "./skill.ts";
 import { isSecretFile } from "../tooling/sensitive.ts";
+import type { ControlPath } from "../tooling/control_paths.ts";
 
 /** A directory searched for skills. */
 export interface SkillsRoot {
@@ -49,6 +50,8 @@ export interface SkillsDiscoveryOptions {
   extraDirs?: readonly string[];
   /** Include the built-in skills (default true). */
   builtin?: boolean;
+  /** The session's control paths: a skill file leading to a secret one is skipped. */
+  controls?: readonly ControlPath[];
 }
 
 async function brandAndGeneric(
@@ -142,8 +145,9 @@ async function readSkill(
   path: string,
   defaultName: string,
   scope: SkillScope,
+  controls: readonly ControlPath[],
 ): Promise<Skill | null> {
-  if (isSecretFile(path)) {
+  if (isSecretFile(path, controls)) {
     log("WARNING", "skills", `Skipping skill at ${path}: it leads to a file that holds secrets`);
     return null;
   }
@@ -165,7 +169,10 @@ function byName(a: Skill, b: Skill): number {
  * The skills of one root, sorted by name: `<root>/<name>/SKILL.md` directories, then flat
  * `<root>/<name>.md` files whose name is not already taken by a directory skill.
  */
-export async function discoverSkills(root: SkillsRoot): Promise<Skill[]> {
+export async function discoverSkills(
+  root: SkillsRoot,
+  controls: readonly ControlPath[] = [],
+): Promise<Skill[]> {
   let entries: Deno.DirEntry[];
   try {
     entries = await Array.fromAsync(Deno.readDir(root.dir));
@@ -180,7 +187,7 @@ export async function discoverSkills(root: SkillsRoot): Promise<Skill[]> {
     if ((await pathStatus(path)) === "directory") {
       const md = join(path, "SKILL.md");
       if (!((await pathStatus(md)) === "file")) continue;
-      const skill = await readSkill(md, e.name, root.scope);
+      const skill = await readSkill(md, e.name, root.scope, controls);
       if (skill) dirSkills.push(skill);
     } else if (
       e.name.endsWith(".md") && e.name !== "SKILL.md" && (await pathStatus(path)) === "file"
@@ -191,7 +198,7 @@ export async function discoverSkills(root: SkillsRoot): Promise<Skill[]> {
   const taken = new Set(dirSkills.map((s) => skillKey(s.name)));
   const flat: Skill[] = [];
   for (const [path, stem] of flatFiles) {
-    const skill = await readSkill(path, stem, root.scope);
+    const skill = await readSkill(path, stem, root.scope, controls);
     if (skill && !taken.has(skillKey(skill.name))) flat.push(skill);
   }
   return [...dirSkills, ...flat].sort(byName);
@@ -228,7 +235,9 @@ export function mergeSkills(lists: readonly (readonly Skill[])[]): Skill[] {
 /** Discover every skill available to a run, sorted by name. */
 export async function loadSkills(opts: SkillsDiscoveryOptions): Promise<Skill[]> {
   const roots = await resolveSkillsRoots(opts);
-  const lists: Skill[][] = await Promise.all(roots.map((root) => discoverSkills(root)));
+  const lists: Skill[][] = await Promise.all(
+    roots.map((root) => discoverSkills(root, opts.controls)),
+  );
   if (opts.builtin ?? true) lists.push(builtinSkills());
   return mergeSkills(lists);
 }

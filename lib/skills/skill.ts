@@ -12,6 +12,7 @@ import type { Flow } from "../flows/flow.ts";
 import { parseFlowFromMarkdown } from "../flows/markdown.ts";
 import { log } from "../log.ts";
 import { isSecretFile } from "../tooling/sensitive.ts";
+import type { ControlPath } from "../tooling/control_paths.ts";
 
 /** Prefix of the paths of built-in skills (they are embedded, not files). */
 export const BUILTIN_SKILL_PREFIX = "builtin:";
@@ -146,13 +147,19 @@ export function parseSkillText(text: string, source: SkillSource): Skill {
   };
 }
 
-/** The skill's whole text, trimmed (frontmatter included), or null when it cannot be read. */
-export async function readSkillText(skill: Skill): Promise<string | null> {
+/**
+ * The skill's whole text, trimmed (frontmatter included), or null when it cannot be read or
+ * leads to a secret (a sensitive name, `/proc`, one of the session's secret `controls`).
+ */
+export async function readSkillText(
+  skill: Skill,
+  controls: readonly ControlPath[] = [],
+): Promise<string | null> {
   try {
     if (skill.path.startsWith(BUILTIN_SKILL_PREFIX)) {
       return readAsset(skill.path.slice(BUILTIN_SKILL_PREFIX.length)).trim();
     }
-    if (isSecretFile(skill.path)) {
+    if (isSecretFile(skill.path, controls)) {
       log("WARNING", "skills", `Refusing skill file ${skill.path}: it leads to a secret`);
       return null;
     }

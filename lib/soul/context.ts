@@ -14,7 +14,8 @@ import {
 } from "../llm/message.ts";
 import { pyJsonDumps } from "../wire/py_json.ts";
 import { estimateMessageTokens } from "../llm/token_estimate.ts";
-import { appendRecords } from "../session/jsonl.ts";
+import { appendRecords, endsWithNewline, fileChunks } from "../session/jsonl.ts";
+import { readLines } from "../wire/line_reader.ts";
 
 /** Rotation of the live file to `context_<n>.jsonl`, reserving the name atomically. */
 async function rotate(path: string): Promise<string> {
@@ -63,25 +64,22 @@ export class Context {
       if (err instanceof Deno.errors.NotFound) return ctx;
       throw err;
     }
-    // Stream the file line by line: a 200 MB context never exists as one string.
-    const decoder = new TextDecoder();
-    let buf = "";
-    let lastByte = 0x0a;
-    for await (const chunk of f.readable) {
-      if (chunk.length === 0) continue;
-      lastByte = chunk[chunk.length - 1];
-      buf += decoder.decode(chunk, { stream: true });
-      let from = 0;
-      let nl: number;
-      while ((nl = buf.indexOf("\n", from)) >= 0) {
-        ctx.#replayLine(buf.slice(from, nl));
-        from = nl + 1;
+    // Stream the file line by line: a 200 MB context never exists as one string, and a line of
+    // 50 MB (a pasted log) is split at byte level, without rescanning it per chunk.
+    let size = 0;
+    try {
+      size = (await f.stat()).size;
+      for await (const line of readLines(fileChunks(f), Infinity)) {
+        if (line !== null) ctx.#replayLine(line);
       }
-      buf = buf.slice(from);
+    } finally {
+      try {
+        f.close();
+      } catch {
+        // closed by the stream's end
+      }
     }
-    buf += decoder.decode();
-    if (buf) ctx.#replayLine(buf);
-    if (lastByte !== 0x0a) {
+    if (size > 0 && !(await endsWithNewline(file))) {
       // A kill mid-write left a torn last line: end it so the next record starts on its own
       // line (readers skip the torn one).
       await appendRecords(file, "\n", { mode: 0o600 });

@@ -14,6 +14,7 @@ import type { PlanMode } from "./plan_mode.ts";
 import type { TurnResult } from "./turn.ts";
 import type { GoalStore } from "./goal.ts";
 import type { SwarmSnapshot } from "../tooling/subagent_service.ts";
+import type { ControlPath } from "../tooling/control_paths.ts";
 import type { GoalRunEnd } from "./goal_runner.ts";
 
 /**
@@ -71,6 +72,8 @@ export interface CommandServices {
   addDir(path: string): Promise<void>;
   /** The running and recent agent swarms (absent: the agent has no subagents). */
   swarms?(): readonly SwarmSnapshot[];
+  /** The session's control paths (a file leading to a secret one is never inlined). */
+  controlPaths?(): readonly ControlPath[];
 }
 
 /** What a command gets when it runs. */

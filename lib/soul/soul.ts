@@ -16,7 +16,7 @@ import {
   usageTotal,
 } from "../llm/message.ts";
 import type { LLM, ModelCapability, ToolSpec } from "../llm/provider.ts";
-import { estimateRequestTokens, estimateTextTokens } from "../llm/token_estimate.ts";
+import { estimatePreambleTokens, estimateTextTokens } from "../llm/token_estimate.ts";
 import { rejectionOf } from "../tooling/result.ts";
 import type { ToolCallContext, ToolReturnValue } from "../tooling/tool.ts";
 import type { Wire } from "../wire/channel.ts";
@@ -32,7 +32,7 @@ import type { ApprovalRuntime, ApprovalSource } from "./approval.ts";
 import type { Context } from "./context.ts";
 import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "./errors.ts";
 import { sleep, withRetry } from "./retry.ts";
-import { withToolResults } from "./tool_pairing.ts";
+import { RequestHistory } from "./request_history.ts";
 import { compactHistory } from "./compaction.ts";
 import { DenwaRenji, dmailMessage, dmailRestoreNote } from "./dmail.ts";
 import type { FileSnapshots } from "../session/file_snapshots.ts";
@@ -161,6 +161,8 @@ export class KimiSoul {
   #commandServices: CommandServices | undefined;
   #goals: GoalStore | null;
   #tokensUsed = 0;
+  /** The request form of the history, normalized once per message. */
+  readonly #requestHistory = new RequestHistory();
   /** Pending D-Mail of the current step. */
   readonly denwaRenji: DenwaRenji = new DenwaRenji(() => this.context.nCheckpoints);
 
@@ -573,21 +575,23 @@ export class KimiSoul {
       });
     }
     const injections = this.#injections();
-    const history: NormalizedMessage[] = [...this.context.history];
-    if (injections.length > 0) {
-      history.push({
-        role: "user",
-        content: [{ type: "text", text: injections.map(systemReminder).join("\n") }],
-      });
-    }
-    const normalized = mergeAdjacentUserMessages(withToolResults(history));
+    const built = this.#requestHistory.build(
+      this.context.history,
+      injections.length > 0
+        ? [{
+          role: "user",
+          content: [{ type: "text", text: injections.map(systemReminder).join("\n") }],
+        }]
+        : [],
+    );
+    const normalized = built.messages;
     const systemPrompt = this.context.systemPrompt ?? "";
     const tools = this.toolset.specs();
     let maxCompletionTokens: number | undefined;
     if (llm.provider.name === "kimi" && llm.completionTokenCap !== 0) {
       const estimate = Math.max(
         this.context.tokenCountWithPending,
-        estimateRequestTokens(systemPrompt, tools, normalized),
+        estimatePreambleTokens(systemPrompt, tools) + built.tokens,
       ) + 1024;
       const cap = llm.completionTokenCap && llm.completionTokenCap > 0
         ? llm.completionTokenCap
@@ -717,30 +721,6 @@ function requiredCapabilities(parts: readonly ContentPart[]): ModelCapability[] 
     else if (p.type === "think") out.add("thinking");
   }
   return [...out];
-}
-
-/** Merge adjacent user messages (notifications excluded) for the request; context unchanged. */
-export function mergeAdjacentUserMessages(
-  history: readonly NormalizedMessage[],
-): NormalizedMessage[] {
-  const out: NormalizedMessage[] = [];
-  for (const m of history) {
-    const prev = out[out.length - 1];
-    if (
-      prev && prev.role === "user" && m.role === "user" && !isNotification(prev) &&
-      !isNotification(m)
-    ) {
-      out[out.length - 1] = { ...prev, content: [...prev.content, ...m.content] };
-    } else {
-      out.push(m);
-    }
-  }
-  return out;
-}
-
-function isNotification(m: NormalizedMessage): boolean {
-  const first = m.content[0];
-  return first?.type === "text" && first.text.startsWith("<notification ");
 }
 
 async function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {

@@ -12,11 +12,20 @@ import { paramJsonSchema } from "../tooling/param_json_schema.ts";
 import { toolError } from "../tooling/result.ts";
 import type { Tool, ToolCallContext, ToolReturnValue } from "../tooling/tool.ts";
 
-const RUNTIME_ERRORS = new WeakSet<ToolReturnValue>();
+/**
+ * Marks a result made from an exception inside a tool: a symbol-keyed, non-enumerable field of
+ * the result itself (never serialized), not a process-wide table.
+ */
+const RUNTIME_ERROR: unique symbol = Symbol("kimi.toolRuntimeError");
+
+function markRuntimeError(rv: ToolReturnValue): ToolReturnValue {
+  Object.defineProperty(rv, RUNTIME_ERROR, { value: true, enumerable: false });
+  return rv;
+}
 
 /** Whether a result came from an exception inside a tool (it gets an extra note for the model). */
 export function isToolRuntimeError(rv: ToolReturnValue): boolean {
-  return RUNTIME_ERRORS.has(rv);
+  return (rv as ToolReturnValue & { [RUNTIME_ERROR]?: true })[RUNTIME_ERROR] === true;
 }
 
 /** Sort object keys recursively: the canonical form used to compare tool calls. */
@@ -236,8 +245,7 @@ export class Toolset {
         message: `Error running tool: ${error}`,
         brief: "Tool runtime error",
       });
-      RUNTIME_ERRORS.add(rv);
-      return rv;
+      return markRuntimeError(rv);
     }
   }
 }
@@ -247,6 +255,5 @@ function appendReminder(rv: ToolReturnValue, reminder: string): ToolReturnValue 
     ? rv.output + reminder
     : [...rv.output, { type: "text" as const, text: reminder }];
   const out = { ...rv, output };
-  if (RUNTIME_ERRORS.has(rv)) RUNTIME_ERRORS.add(out);
-  return out;
+  return isToolRuntimeError(rv) ? markRuntimeError(out) : out;
 }

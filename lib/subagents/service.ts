@@ -12,11 +12,7 @@ import { RunCancelled } from "../soul/errors.ts";
 import type { KimiSoul } from "../soul/soul.ts";
 import type { Tool, ToolEnv } from "../tooling/tool.ts";
 import type { WireMessage } from "../wire/messages.ts";
-import {
-  getTaskManager,
-  type InProcessOutcome,
-  type InProcessTaskIO,
-} from "../background/task_manager.ts";
+import type { InProcessOutcome, InProcessTaskIO } from "../background/task_manager.ts";
 import { isTerminalStatus, type TaskRecord } from "../background/task_record.ts";
 import * as soulHooks from "../hooks/soul_hooks.ts";
 import { buildSubagentSoul } from "./child_soul.ts";
@@ -187,7 +183,7 @@ export class SubagentManager implements SubagentService {
     if ("status" in prepared) return prepared;
     const { agentId, actualType, record } = prepared;
     const env = this.#opts.parentEnv();
-    const manager = getTaskManager(env.sessionDir, env.background);
+    const manager = env.run.tasks;
     const before = record.status;
     await store.update(agentId, {
       status: "running_background",
@@ -353,7 +349,7 @@ export class SubagentManager implements SubagentService {
   async recover(): Promise<string[]> {
     const changed: string[] = [];
     const env = this.#opts.parentEnv();
-    const manager = getTaskManager(env.sessionDir, env.background);
+    const manager = env.run.tasks;
     for (const rec of await this.#opts.store.list()) {
       if (rec.status !== "running_background" || !rec.last_task_id) continue;
       const task = await manager.get(rec.last_task_id);
@@ -369,7 +365,7 @@ export class SubagentManager implements SubagentService {
   async #taskGone(rec: InstanceRecord): Promise<boolean> {
     if (rec.status !== "running_background" || !rec.last_task_id) return false;
     const env = this.#opts.parentEnv();
-    const task = await getTaskManager(env.sessionDir, env.background).get(rec.last_task_id);
+    const task = await env.run.tasks.get(rec.last_task_id);
     return task !== null && isTerminalStatus(task.status);
   }
 

@@ -58,23 +58,40 @@ export const SHARE_CONTROL_ENTRIES: readonly {
 /** The share dir's subdirectory the agent may write (plan files). */
 export const SHARE_WRITABLE_ENTRY = "plans";
 
-const registered = new Map<string, ControlPath[]>();
-
 /**
- * Register control paths beyond the share dir's under a `source` name (e.g. `cli`: the
- * `--config-file` and `--mcp-config-file`s in use; `agent`: the agent file, its system prompt,
- * subagent files and custom tool modules). Replaces what that source registered before.
+ * One session's control paths: the share dir's entries, what was registered beyond them under
+ * a source name (e.g. `cli`: the `--config-file` and `--mcp-config-file`s in use; `agent`: the
+ * agent file, its system prompt, subagent files and custom tool modules; `cache`), and the
+ * share dir itself. Each session has its own set.
  */
-export function registerControlPaths(source: string, paths: readonly ControlPath[]): void {
-  registered.set(
-    source,
-    paths.filter((p) => p.path.startsWith("/")).map((p) => ({ ...p, path: resolve(p.path) })),
-  );
-}
+export class ControlPathSet {
+  /** The share dir. */
+  readonly shareDir: string;
+  readonly #bySource = new Map<string, readonly ControlPath[]>();
 
-/** The control paths registered for this run (see {@link registerControlPaths}). */
-export function registeredControlPaths(): ControlPath[] {
-  return [...registered.values()].flat();
+  /** A set for a share dir, with the given sources registered. */
+  constructor(shareDir: string, sources: Readonly<Record<string, readonly ControlPath[]>> = {}) {
+    this.shareDir = resolve(shareDir);
+    for (const [source, paths] of Object.entries(sources)) this.register(source, paths);
+  }
+
+  /** Register paths under `source`, replacing what that source registered before. */
+  register(source: string, paths: readonly ControlPath[]): void {
+    this.#bySource.set(
+      source,
+      paths.filter((p) => p.path.startsWith("/")).map((p) => ({ ...p, path: resolve(p.path) })),
+    );
+  }
+
+  /** The registered paths (without the share dir's own). */
+  registered(): ControlPath[] {
+    return [...this.#bySource.values()].flat();
+  }
+
+  /** Every control path of the session: share dir entries, the registered ones, the share dir. */
+  list(): ControlPath[] {
+    return controlPaths(this.shareDir, this.registered());
+  }
 }
 
 /** The share dir's own control entries (without the share dir itself). */
@@ -88,12 +105,18 @@ export function shareControlPaths(shareDir: string): ControlPath[] {
   }));
 }
 
-/** The control paths of a run with this share dir: its entries, the registered ones, itself. */
-export function controlPaths(shareDir: string): ControlPath[] {
+/**
+ * The control paths of a run with this share dir: its entries, `registered` (see
+ * {@link ControlPathSet}), itself.
+ */
+export function controlPaths(
+  shareDir: string,
+  registered: readonly ControlPath[] = [],
+): ControlPath[] {
   const share = resolve(shareDir);
   return [
     ...shareControlPaths(share),
-    ...registeredControlPaths(),
+    ...registered,
     {
       path: share,
       kind: "dir",

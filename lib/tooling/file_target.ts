@@ -10,12 +10,7 @@
 import { isAbsolute, resolve } from "node:path";
 import type { ApprovalAsk, ToolCallContext, ToolEnv, ToolReturnValue } from "./tool.ts";
 import { editAction } from "./file_actions.ts";
-import {
-  type ControlPath,
-  controlPaths,
-  controlWriteMessage,
-  matchControlPath,
-} from "./control_paths.ts";
+import { type ControlPath, controlWriteMessage, matchControlPath } from "./control_paths.ts";
 import { toolError, toolRejected } from "./result.ts";
 import { inspectPlanTarget } from "./plan_target.ts";
 import { resolveRealPath, stillResolvesTo } from "../fs/real_path.ts";
@@ -69,7 +64,7 @@ export function resolveFileTarget(rawPath: string, env: ToolEnv, op: "write" | "
       };
     }
   }
-  const control = plan.isPlanFile ? null : matchControlPath(path, controlPaths(env.shareDir));
+  const control = plan.isPlanFile ? null : matchControlPath(path, env.run.controlPaths.list());
   if (control && (control.secret && op === "edit" || !isFullAccess(env.scope))) {
     return {
       ok: false,

@@ -23,7 +23,7 @@ export type ReadTarget =
 /** Resolve and check the target of a read (`rawPath` as the model gave it). */
 export function resolveReadTarget(
   rawPath: string,
-  env: Pick<ToolEnv, "workDir" | "additionalDirs" | "shareDir" | "scope">,
+  env: Pick<ToolEnv, "workDir" | "additionalDirs" | "shareDir" | "scope" | "run">,
 ): ReadTarget {
   if (!rawPath) {
     return {
@@ -34,7 +34,7 @@ export function resolveReadTarget(
   const resolved = resolveToolPath(rawPath, env, "read");
   if (!resolved.ok) return { ok: false, error: resolved.error };
   const path = resolved.path;
-  const refusal = readRefusal(path, rawPath, { shareDir: env.shareDir });
+  const refusal = readRefusal(path, rawPath, { controls: env.run.controlPaths.list() });
   if (refusal !== null) {
     return { ok: false, error: toolError({ message: refusal, brief: "Sensitive file" }) };
   }

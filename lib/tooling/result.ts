@@ -51,7 +51,15 @@ export function toolError(opts: ToolResultOptions & { message: string }): ToolRe
   };
 }
 
-const REJECTIONS = new WeakMap<ToolReturnValue, { feedback: string }>();
+/**
+ * Marks a result the user rejected. A symbol-keyed, non-enumerable field of the result itself
+ * (never serialized, never compared): the mark travels with the value, not in a process-wide
+ * table.
+ */
+const REJECTION: unique symbol = Symbol("kimi.toolRejection");
+
+/** A tool result that may carry the rejection mark. */
+type MarkedResult = ToolReturnValue & { [REJECTION]?: { feedback: string } };
 
 /** Message the model gets when the user rejects a call without feedback (root agent). */
 export const REJECTED_MESSAGE =
@@ -83,13 +91,13 @@ export function toolRejected(
       message: opts.isRoot === false ? REJECTED_MESSAGE_SUBAGENT : REJECTED_MESSAGE,
       brief: "Rejected by user",
     });
-  REJECTIONS.set(rv, { feedback });
+  Object.defineProperty(rv, REJECTION, { value: { feedback }, enumerable: false });
   return rv;
 }
 
 /** Whether a result is a user rejection, and with what feedback. */
 export function rejectionOf(rv: ToolReturnValue): { feedback: string } | undefined {
-  return REJECTIONS.get(rv);
+  return (rv as MarkedResult)[REJECTION];
 }
 
 /** The first brief block's text, or "". */

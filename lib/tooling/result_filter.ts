@@ -1,49 +1,95 @@
 /**
  * Judging search results (Glob matches, Grep files) the way ReadFile judges a path: each result
  * is resolved to its real path when it is judged, then refused when it is a secret (kimi's
- * secret control files, a per-process `/proc` entry) or lands outside the read scope (and, for
- * Glob, outside the workspace). Built once per search: the control-path matcher and the scope
- * answers per directory are reused across results.
+ * secret control files, a hard link to one of them, a per-process `/proc` entry) or lands
+ * outside the read scope (and, for Glob, outside the workspace).
+ *
+ * Built once per search, and cheap per result, so a search of a big tree costs what the search
+ * costs: a result's directory is resolved once (a `realpath` per directory, not per result) and
+ * the result itself costs one `lstat`; only a result that is itself a symlink is resolved whole.
+ * The control-path matcher, the secret files' inodes and the scope answers per directory are
+ * computed once and reused across results.
  *
  * @module
  */
-import { dirname } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { resolveRealPath } from "../fs/real_path.ts";
-import { type ControlMatcher, controlMatcher, controlPaths } from "./control_paths.ts";
-import { isProcessProcPath } from "./sensitive.ts";
+import { type ControlMatcher, controlMatcher } from "./control_paths.ts";
+import { isHardLinkTo, isProcessProcPath, secretInodes } from "./sensitive.ts";
 import type { ToolEnv } from "./tool.ts";
 import { isWithin, workspaceRoots } from "./workspace.ts";
 
 /** What a result is: shown (`ok`), dropped as a secret, or dropped as out of scope. */
 export type ResultVerdict = "ok" | "secret" | "denied";
 
+/** The real path of `path` now, or null when it cannot be resolved. */
+function realPathOrNull(path: string): string | null {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    const r = resolveRealPath(path);
+    return r.ok ? r.path : null;
+  }
+}
+
 /** Judges the results of one search. */
 export class ResultFilter {
   readonly #env: Pick<ToolEnv, "scope">;
   readonly #secret: ControlMatcher;
+  readonly #secretInodes: Set<string>;
   readonly #roots: string[] | null;
+  /** Scope answer per real directory. */
   readonly #dirs = new Map<string, boolean>();
+  /** Real path per searched directory (null: cannot be resolved). */
+  readonly #realDirs = new Map<string, string | null>();
 
   /**
    * Create the filter. With `workspaceOnly`, results must also lie in the work dir or an
    * additional dir.
    */
   constructor(
-    env: Pick<ToolEnv, "scope" | "shareDir" | "workDir" | "additionalDirs">,
+    env: Pick<ToolEnv, "scope" | "run" | "workDir" | "additionalDirs">,
     opts: { workspaceOnly?: boolean } = {},
   ) {
     this.#env = env;
-    this.#secret = controlMatcher(controlPaths(env.shareDir).filter((c) => c.secret));
+    const secrets = env.run.controlPaths.list().filter((c) => c.secret);
+    this.#secret = controlMatcher(secrets);
+    this.#secretInodes = secretInodes(secrets);
     this.#roots = opts.workspaceOnly ? workspaceRoots(env) : null;
   }
 
-  /** The real path of an absolute result path now, or `null` when it cannot be resolved. */
-  #real(path: string): string | null {
+  #realDir(dir: string): string | null {
+    let real = this.#realDirs.get(dir);
+    if (real === undefined) {
+      real = realPathOrNull(dir);
+      this.#realDirs.set(dir, real);
+    }
+    return real;
+  }
+
+  /**
+   * The real path of an absolute result path now and its file info, or `null` when it cannot
+   * be resolved. The directory is resolved once per search; the entry is resolved whole only
+   * when it is itself a symlink.
+   */
+  #real(path: string): { real: string; info: Deno.FileInfo | null } | null {
+    const dir = this.#realDir(dirname(path));
+    if (dir === null) return null;
+    const candidate = join(dir, basename(path));
+    let info: Deno.FileInfo;
     try {
-      return Deno.realPathSync(path);
+      info = Deno.lstatSync(candidate);
     } catch {
-      const r = resolveRealPath(path);
-      return r.ok ? r.path : null;
+      const real = realPathOrNull(path);
+      return real === null ? null : { real, info: null };
+    }
+    if (!info.isSymlink) return { real: candidate, info };
+    const real = realPathOrNull(path);
+    if (real === null) return null;
+    try {
+      return { real, info: Deno.statSync(real) };
+    } catch {
+      return { real, info: null };
     }
   }
 
@@ -58,11 +104,28 @@ export class ResultFilter {
     return dirOk || this.#env.scope.check("read", real).allowed;
   }
 
-  /** Judge one result by its absolute path (as searched). */
-  verdict(path: string): ResultVerdict {
-    const real = this.#real(path);
-    if (real === null) return "denied";
-    if (isProcessProcPath(real) || this.#secret(real) !== null) return "secret";
+  /**
+   * Judge one result by its absolute path (as searched). `plainEntry`: the walk listed its last
+   * component as no symlink, and only its name is shown (Glob), so resolving its directory is
+   * enough: a `..` or a symlinked directory on the way is resolved there, and a name shows
+   * nothing of a file it may be a hard link to.
+   */
+  verdict(path: string, opts: { plainEntry?: boolean } = {}): ResultVerdict {
+    let resolved: { real: string; info: Deno.FileInfo | null } | null;
+    if (opts.plainEntry) {
+      const dir = this.#realDir(dirname(path));
+      resolved = dir === null ? null : { real: join(dir, basename(path)), info: null };
+    } else {
+      resolved = this.#real(path);
+    }
+    if (resolved === null) return "denied";
+    const { real, info } = resolved;
+    if (
+      isProcessProcPath(real) || this.#secret(real) !== null ||
+      isHardLinkTo(info, this.#secretInodes)
+    ) {
+      return "secret";
+    }
     if (this.#roots && !this.#roots.some((r) => isWithin(real, r))) return "denied";
     return this.#readable(real) ? "ok" : "denied";
   }

@@ -11,12 +11,8 @@
  * @module
  */
 import { basename } from "node:path";
-import {
-  type ControlPath,
-  controlPaths,
-  matchSecretControlPath,
-  registeredControlPaths,
-} from "./control_paths.ts";
+import { type ControlPath, matchSecretControlPath } from "./control_paths.ts";
+import { join } from "node:path";
 import { resolveRealPath } from "../fs/real_path.ts";
 
 /** `.env.*` files that are templates, not secrets. */
@@ -31,10 +27,11 @@ const PROC_PROCESS = /^\/proc\/(?:\d+|self|thread-self)(?:\/|$)/;
 /** Options of {@link isSensitiveFile}. */
 export interface SensitiveOptions {
   /**
-   * The share dir. Its secret control files (and the registered ones, e.g. `--config-file`)
-   * are sensitive too; only absolute paths can match them.
+   * The session's control paths (see `ControlPathSet.list`): the secret ones (the share dir's
+   * config and credentials, a `--config-file`, ...) are sensitive too; only absolute paths can
+   * match them.
    */
-  shareDir?: string;
+  controls?: readonly ControlPath[];
 }
 
 /** Whether an absolute path lies in a per-process directory of `/proc`. */
@@ -53,22 +50,91 @@ export function isSensitiveFile(path: string, opts: SensitiveOptions = {}): bool
   }
   if (path.startsWith("/")) {
     if (isProcessProcPath(path)) return true;
-    if (opts.shareDir && matchSecretControlPath(path, controlPaths(opts.shareDir))) return true;
+    if (opts.controls && matchSecretControlPath(path, opts.controls)) return true;
   }
   return false;
+}
+
+/** How many files of secret control directories are indexed by inode at most. */
+const SECRET_INODE_LIMIT = 10_000;
+
+/** `dev:ino` of a file: the identity its hard links share. */
+function inodeKey(info: Deno.FileInfo): string | null {
+  return info.ino === null ? null : `${info.dev}:${info.ino}`;
+}
+
+/**
+ * The inodes of the secret control files (and of the files below secret control directories),
+ * so that a hard link to one of them elsewhere is recognised: a hard link has no other path to
+ * resolve to, only the inode it shares with the secret.
+ */
+export function secretInodes(list: readonly ControlPath[]): Set<string> {
+  const out = new Set<string>();
+  let budget = SECRET_INODE_LIMIT;
+  const add = (path: string, depth: number): void => {
+    if (budget <= 0) return;
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.statSync(path);
+    } catch {
+      return;
+    }
+    if (info.isFile) {
+      const key = inodeKey(info);
+      if (key !== null) out.add(key);
+      budget--;
+    } else if (info.isDirectory && depth < 8) {
+      try {
+        for (const e of Deno.readDirSync(path)) add(join(path, e.name), depth + 1);
+      } catch {
+        // unreadable here: then this run cannot have linked it either
+      }
+    }
+  };
+  for (const cp of list) if (cp.secret) add(cp.path, 0);
+  return out;
+}
+
+/** Whether a file (its `stat`) is a hard link to one of `inodes` (see {@link secretInodes}). */
+export function isHardLinkTo(info: Deno.FileInfo | null, inodes: ReadonlySet<string>): boolean {
+  if (info === null || !info.isFile || (info.nlink ?? 1) < 2) return false;
+  const key = inodeKey(info);
+  return key !== null && inodes.has(key);
+}
+
+/** Whether the file at a real path is a hard link to a secret control file. */
+function isHardLinkToSecret(realPath: string, list: readonly ControlPath[]): boolean {
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.statSync(realPath);
+  } catch {
+    return false;
+  }
+  // Most files have one link: only those with more pay for indexing the secrets.
+  if (!info.isFile || (info.nlink ?? 1) < 2) return false;
+  return isHardLinkTo(info, secretInodes(list));
 }
 
 /** Why a real path may not be read, as the message to return (quoting `shownPath`); or null. */
 export function readRefusal(
   realPath: string,
   shownPath: string,
-  opts: { shareDir: string },
+  opts: { controls: readonly ControlPath[] },
 ): string | null {
   if (isProcessProcPath(realPath)) {
     return `\`${shownPath}\` leads to \`${realPath}\`, a process's /proc entry (its ` +
       "environment, memory and open files, which may hold kimi's API keys). Reading it is blocked.";
   }
-  const cp: ControlPath | null = matchSecretControlPath(realPath, controlPaths(opts.shareDir));
+  const list = opts.controls;
+  const cp: ControlPath | null = matchSecretControlPath(realPath, list) ??
+    (isHardLinkToSecret(realPath, list)
+      ? {
+        path: realPath,
+        kind: "file",
+        what: "a hard link to one of kimi's secret files",
+        secret: true,
+      }
+      : null);
   if (cp) {
     return `\`${shownPath}\` is ${cp.what}. Reading it is blocked to protect credentials and ` +
       "the code kimi runs.";
@@ -82,13 +148,13 @@ export function readRefusal(
 /**
  * Whether a file kimi is pointed at by configuration (AGENTS.md, a skill, an agent's system
  * prompt) is a secret by where it really leads: a sensitive name, a per-process `/proc` entry
- * or one of the run's registered secret control paths. Such a file is never inlined.
+ * or one of the session's secret control paths (`controls`). Such a file is never inlined.
  */
-export function isSecretFile(path: string): boolean {
+export function isSecretFile(path: string, controls: readonly ControlPath[]): boolean {
   const real = resolveRealPath(path);
   const p = real.ok ? real.path : path;
   return isSensitiveFile(path) || isSensitiveFile(p) ||
-    matchSecretControlPath(p, registeredControlPaths()) !== null;
+    matchSecretControlPath(p, controls) !== null;
 }
 
 /** The ReadFile error message for a sensitive file, quoting the path as the model gave it. */

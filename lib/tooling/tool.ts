@@ -24,8 +24,12 @@ import type { GoalService } from "./goal_service.ts";
 import type { SubagentService } from "./subagent_service.ts";
 import type { FileBackend } from "./file_backend.ts";
 import type { TerminalBackend } from "./terminal_backend.ts";
+import type { BackgroundSettings } from "./background_settings.ts";
+import type { SessionRun } from "./session_run.ts";
 
 export type { ToolReturnValue };
+export type { BackgroundSettings, WorkerLaunch } from "./background_settings.ts";
+export type { SessionRun } from "./session_run.ts";
 
 /**
  * What an approval is about, in the form approval rules match: a shell command line, a file
@@ -221,6 +225,11 @@ export interface ToolEnv {
   readonly terminal?: TerminalBackend;
   /** The session goal for the goal tools (root agent with a session only). */
   readonly goals?: GoalService;
+  /**
+   * This session's run state: its command wrapper (sandbox), control paths, live tool output
+   * and background tasks. Subagents share their session's; another session never sees it.
+   */
+  readonly run: SessionRun;
 }
 
 /** Connection details of a web service. */
@@ -233,41 +242,6 @@ export interface WebServiceConfig {
   readonly customHeaders: Readonly<Record<string, string>>;
   /** Current OAuth access token, when the service uses a login (it then wins over `apiKey`). */
   readonly accessToken?: () => Promise<string>;
-}
-
-/** Background task settings. */
-export interface BackgroundSettings {
-  /** Max tasks running at once. */
-  readonly maxRunningTasks: number;
-  /** Max bytes TaskOutput returns. */
-  readonly readMaxBytes: number;
-  /** Lines of output tail in notifications. */
-  readonly notificationTailLines: number;
-  /** Chars of output tail in notifications. */
-  readonly notificationTailChars: number;
-  /** Grace period between SIGTERM and SIGKILL. */
-  readonly killGracePeriodMs: number;
-  /** How often a running task's `runtime.json` heartbeat is refreshed (default 5000 ms). */
-  readonly heartbeatIntervalMs?: number;
-  /** How often `control.json` is checked for a stop request (default 500 ms). */
-  readonly controlPollIntervalMs?: number;
-  /** A task whose heartbeat is older than this is no longer running (default 15000 ms). */
-  readonly staleAfterMs?: number;
-  /**
-   * Shell tasks outlive kimi (`background.keep_alive_on_exit`): each runs under a detached
-   * `kimi __background-task-worker` whose command line this builds. `null`/absent: tasks run
-   * in this process and stop when it exits.
-   */
-  readonly keepAliveWorker?: ((launch: WorkerLaunch) => string[]) | null;
-}
-
-/** What a detached background worker is started for. */
-export interface WorkerLaunch {
-  /** The task's folder (the worker reads and writes only there). */
-  readonly taskDir: string;
-  /** The programs the worker may run: what it spawns (the shell or the sandbox wrapping it)
-   * and the shell whose `kill` stops the process group. */
-  readonly programs: readonly string[];
 }
 
 /** Builds a tool for one agent, or returns `null` when it does not apply. */

@@ -27,11 +27,14 @@ export async function* readLines(
       size = 0;
       return null;
     }
-    const buf = new Uint8Array(size);
-    let off = 0;
-    for (const c of chunks) {
-      buf.set(c, off);
-      off += c.length;
+    // A line within one chunk (most lines) is decoded from that chunk without a copy.
+    const buf = chunks.length === 1 ? chunks[0] : new Uint8Array(size);
+    if (chunks.length > 1) {
+      let off = 0;
+      for (const c of chunks) {
+        buf.set(c, off);
+        off += c.length;
+      }
     }
     chunks = [];
     size = 0;
@@ -54,7 +57,8 @@ export async function* readLines(
     while (true) {
       const nl = chunk.indexOf(10, start);
       if (nl < 0) {
-        if (start < chunk.length) push(chunk.slice(start));
+        // (a view: every chunk a stream yields is its own buffer)
+        if (start < chunk.length) push(chunk.subarray(start));
         break;
       }
       push(chunk.subarray(start, nl));

@@ -127,6 +127,119 @@ async function readFileBench(dir: string): Promise<void> {
   console.log(JSON.stringify({ head, tail, baseline, peak, message: rv.message }));
 }
 
+/** Time Grep (both engines) and Glob against plain rg on the tree as it is now. */
+async function treeRows(
+  root: string,
+  count: number,
+  rgPath: string | null,
+  treeLabel: string,
+): Promise<Row[]> {
+  const env = makeToolEnv({ workDir: root });
+  const ctx = makeCallContext();
+  const grepArgs = { pattern: "needle_token", path: join(root, "src"), head_limit: 0 };
+  const contentArgs = { ...grepArgs, output_mode: "content" };
+  const expected = Math.floor((count - 37 + 99) / 100);
+  // Content output may be cut at the 50,000-character result cap, so it is checked loosely.
+  const check = (rv: { output: unknown; is_error: boolean }, exact: boolean) => {
+    const lines = String(rv.output).split("\n").length;
+    if (rv.is_error || (exact ? lines !== expected : lines < expected / 2)) {
+      throw new Error(`unexpected Grep result (${lines} lines)`);
+    }
+  };
+
+  const benches: Bench[] = [];
+  if (rgPath) {
+    const plain = (a: Record<string, unknown>) => async () => {
+      const q = grepQuery(grepParamsSchema().parse(a), root);
+      const out = await new Deno.Command(rgPath, {
+        args: buildRgArgs(q),
+        cwd: root,
+        stdout: "piped",
+        stderr: "null",
+      }).output();
+      if (out.stdout.length === 0) throw new Error("plain rg found nothing");
+    };
+    benches.push({ name: "plain rg (files)", base: "files", fn: plain(grepArgs) });
+    benches.push({ name: "plain rg (content)", base: "content", fn: plain(contentArgs) });
+    benches.push({
+      name: "plain rg --files (*.py)",
+      base: "list",
+      fn: async () => {
+        const out = await new Deno.Command(rgPath, {
+          args: ["--files", "--hidden", "--no-ignore", "--glob", "*.py", "src"],
+          cwd: root,
+          stdout: "piped",
+          stderr: "null",
+        }).output();
+        if (out.stdout.length === 0) throw new Error("plain rg --files found nothing");
+      },
+    });
+  }
+  for (
+    const [engine, label] of [["ripgrep", "rg engine"], ["typescript", "TS engine"]] as const
+  ) {
+    if (engine === "ripgrep" && !rgPath) continue;
+    const tool: Tool = (await grepToolWith({ engine, timeoutMs: 600_000 })(env))!;
+    benches.push({
+      name: `Grep ${label} (files)`,
+      vs: "files",
+      fn: async () => check(await runTool(tool, grepArgs, ctx), true),
+    });
+    benches.push({
+      name: `Grep ${label} (content)`,
+      vs: "content",
+      fn: async () => check(await runTool(tool, contentArgs, ctx), false),
+    });
+  }
+  const glob = (await globTool(env))!;
+  benches.push({
+    name: "Glob src/**/*.py",
+    vs: "list",
+    fn: async () => {
+      const rv = await runTool(glob, { pattern: "src/**/*.py", include_dirs: false }, ctx);
+      if (rv.is_error || !rv.message.startsWith(`Found ${count / 4} matches`)) {
+        throw new Error(`unexpected Glob result: ${rv.message}`);
+      }
+    },
+  });
+  const stats = await runInterleaved(benches);
+  const baseOf = (kind: string | undefined) => {
+    const i = benches.findIndex((b) => b.base === kind);
+    return i >= 0 ? stats[i] : null;
+  };
+  const ratio = (a: number, b: number | undefined) => b ? `${(a / b).toFixed(2)}x` : "n/a";
+  const rows: Row[] = benches.map((b, i) => {
+    const base = b.base ? stats[i] : baseOf(b.vs);
+    return {
+      name: b.name + treeLabel,
+      median: stats[i].median,
+      min: stats[i].min,
+      ratio: `${ratio(stats[i].median, base?.median)} (min ${ratio(stats[i].min, base?.min)})`,
+    };
+  });
+
+  return rows;
+}
+
+/** Symlinks added for the second round. */
+const LINKS = 10_000;
+
+/**
+ * Add `n` symlinks under `root/src/links*`: most to files of the tree (skipped by the searches,
+ * as rg and pathlib do not follow them), some to its directories.
+ */
+function addSymlinks(root: string, n: number): void {
+  for (let i = 0; i < n; i++) {
+    const dir = join(root, "src", `links${Math.floor(i / 1000)}`);
+    if (i % 1000 === 0) Deno.mkdirSync(dir, { recursive: true });
+    const j = (i * 7) % 100_000;
+    const target = i % 10 === 0
+      ? join(root, "src", `pkg${Math.floor(j / 10_000)}`)
+      : join(root, "src", `pkg${Math.floor(j / 10_000)}`, `mod${Math.floor(j / 100) % 100}`);
+    Deno.symlinkSync(target, join(dir, `l${i}`));
+  }
+}
+
 function fmtMs(ms: number): string {
   return `${ms.toFixed(1)} ms`;
 }
@@ -146,76 +259,11 @@ async function main(): Promise<void> {
     console.error(`generated ${READ_FILE_MB} MB file in ${fmtMs(performance.now() - t0)}`);
 
     const rgPath = await findRipgrep();
-    const env = makeToolEnv({ workDir: root });
-    const ctx = makeCallContext();
-    const grepArgs = { pattern: "needle_token", path: join(root, "src"), head_limit: 0 };
-    const contentArgs = { ...grepArgs, output_mode: "content" };
-    const expected = Math.floor((count - 37 + 99) / 100);
-    // Content output may be cut at the 50,000-character result cap, so it is checked loosely.
-    const check = (rv: { output: unknown; is_error: boolean }, exact: boolean) => {
-      const lines = String(rv.output).split("\n").length;
-      if (rv.is_error || (exact ? lines !== expected : lines < expected / 2)) {
-        throw new Error(`unexpected Grep result (${lines} lines)`);
-      }
-    };
-
-    const benches: Bench[] = [];
-    if (rgPath) {
-      const plain = (a: Record<string, unknown>) => async () => {
-        const q = grepQuery(grepParamsSchema().parse(a), root);
-        const out = await new Deno.Command(rgPath, {
-          args: buildRgArgs(q),
-          cwd: root,
-          stdout: "piped",
-          stderr: "null",
-        }).output();
-        if (out.stdout.length === 0) throw new Error("plain rg found nothing");
-      };
-      benches.push({ name: "plain rg (files)", base: "files", fn: plain(grepArgs) });
-      benches.push({ name: "plain rg (content)", base: "content", fn: plain(contentArgs) });
-    }
-    for (
-      const [engine, label] of [["ripgrep", "rg engine"], ["typescript", "TS engine"]] as const
-    ) {
-      if (engine === "ripgrep" && !rgPath) continue;
-      const tool: Tool = (await grepToolWith({ engine, timeoutMs: 600_000 })(env))!;
-      benches.push({
-        name: `Grep ${label} (files)`,
-        vs: "files",
-        fn: async () => check(await runTool(tool, grepArgs, ctx), true),
-      });
-      benches.push({
-        name: `Grep ${label} (content)`,
-        vs: "content",
-        fn: async () => check(await runTool(tool, contentArgs, ctx), false),
-      });
-    }
-    const glob = (await globTool(env))!;
-    benches.push({
-      name: "Glob src/**/*.py",
-      vs: "files",
-      fn: async () => {
-        const rv = await runTool(glob, { pattern: "src/**/*.py", include_dirs: false }, ctx);
-        if (rv.is_error || !rv.message.startsWith(`Found ${count / 4} matches`)) {
-          throw new Error(`unexpected Glob result: ${rv.message}`);
-        }
-      },
-    });
-    const stats = await runInterleaved(benches);
-    const baseOf = (kind: string | undefined) => {
-      const i = benches.findIndex((b) => b.base === kind);
-      return i >= 0 ? stats[i] : null;
-    };
-    const ratio = (a: number, b: number | undefined) => b ? `${(a / b).toFixed(2)}x` : "n/a";
-    const rows: Row[] = benches.map((b, i) => {
-      const base = b.base ? stats[i] : baseOf(b.vs);
-      return {
-        name: b.name,
-        median: stats[i].median,
-        min: stats[i].min,
-        ratio: `${ratio(stats[i].median, base?.median)} (min ${ratio(stats[i].min, base?.min)})`,
-      };
-    });
+    const rows = await treeRows(root, count, rgPath, "");
+    // The same tree with 10,000 symlinks added (to files and directories inside it): the floor
+    // must still judge every result, at the same speed.
+    addSymlinks(root, LINKS);
+    rows.push(...await treeRows(root, count, rgPath, ` +${LINKS / 1000}k links`));
 
     const sub = await new Deno.Command(Deno.execPath(), {
       args: [

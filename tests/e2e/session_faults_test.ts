@@ -84,8 +84,11 @@ Deno.test({
       const filler = `${sb.shareDir}/filler`;
       // The disk fills up while the model is answering: its reply (a tool call with a 20 KB
       // output) can no longer be recorded.
+      // The reply waits until the disk is full (the state, not a time: under load filling it
+      // can take longer than any fixed delay).
+      const { promise: diskFull, resolve: filled } = Promise.withResolvers<void>();
       mock.enqueue({
-        delayMs: 1500,
+        waitFor: diskFull,
         text: "Writing it out.",
         toolCalls: [{
           id: "call_big",
@@ -99,7 +102,7 @@ Deno.test({
           onSpawn: () => {
             (async () => {
               while (mock.requests.length === 0) await new Promise((res) => setTimeout(res, 20));
-              await fillDisk(filler);
+              await fillDisk(filler).finally(filled);
             })();
           },
         },

@@ -53,6 +53,8 @@ export interface MockStreamReply {
   id?: string;
   /** Delay before answering, in ms. */
   delayMs?: number;
+  /** Answer only once this settles (a state the test sets up while the request waits). */
+  waitFor?: Promise<unknown>;
   /** Delay between streamed events, in ms. */
   chunkDelayMs?: number;
   /**
@@ -209,6 +211,7 @@ export async function startMockOpenAI(opts: MockOpenAIOptions = {}): Promise<Moc
         { text: "done" };
       // Delays end early when the mock closes (a killed client never reads the reply).
       if (reply.delayMs) await sleep(reply.delayMs, closing.signal);
+      if ("waitFor" in reply && reply.waitFor) await reply.waitFor;
       if ("status" in reply) {
         if (reply.body !== undefined) {
           return new Response(reply.body, {

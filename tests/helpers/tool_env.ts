@@ -27,6 +27,11 @@ import type {
   ToolReturnValue,
 } from "../../lib/tooling/tool.ts";
 import type { ModelCapability } from "../../lib/llm/provider.ts";
+import { BackgroundTaskManager } from "../../lib/background/task_manager.ts";
+import { type CommandWrapper, PASSTHROUGH_WRAPPER } from "../../lib/process/command_wrapper.ts";
+import { type ControlPath, ControlPathSet } from "../../lib/tooling/control_paths.ts";
+import { ToolOutputFeed } from "../../lib/tooling/live_output.ts";
+import type { SessionRun } from "../../lib/tooling/session_run.ts";
 import type { TodoItem } from "../../lib/wire/display.ts";
 import type { WireEvent } from "../../lib/wire/messages.ts";
 
@@ -54,6 +59,30 @@ export const DEFAULT_BACKGROUND: BackgroundSettings = {
   notificationTailChars: 3_000,
   killGracePeriodMs: 2_000,
 };
+
+/** Options of {@link makeSessionRun}. */
+export interface SessionRunOptions {
+  /** The share dir (its control entries are part of the session's control paths). */
+  readonly shareDir: string;
+  /** The session dir (background tasks live under it). */
+  readonly sessionDir: string;
+  /** Background settings (default {@link DEFAULT_BACKGROUND}). */
+  readonly background?: BackgroundSettings;
+  /** Command wrapper (default: the passthrough, an unconfined session). */
+  readonly commands?: CommandWrapper;
+  /** Control paths registered beyond the share dir's, by source. */
+  readonly controls?: Readonly<Record<string, readonly ControlPath[]>>;
+}
+
+/** A session's run state for tests: its own control paths, output feed and task manager. */
+export function makeSessionRun(opts: SessionRunOptions): SessionRun {
+  return {
+    commands: opts.commands ?? PASSTHROUGH_WRAPPER,
+    controlPaths: new ControlPathSet(opts.shareDir, opts.controls),
+    toolOutput: new ToolOutputFeed(),
+    tasks: new BackgroundTaskManager(opts.sessionDir, opts.background ?? DEFAULT_BACKGROUND),
+  };
+}
 
 /** An in-memory todo store. */
 export function memoryTodos(initial: TodoItem[] = []): TodoStore & { items: TodoItem[] } {
@@ -84,9 +113,12 @@ export function makeToolEnv(overrides: ToolEnvOverrides = {}): TestToolEnv {
     ? planMode
     : () => planMode ?? { active: false, planFile: null };
   const scope: PermissionScope = rest.scope ?? FULL_SCOPE;
+  const shareDir = rest.shareDir ?? `${workDir}/.kimi-share`;
+  const sessionDir = rest.sessionDir ?? `${workDir}/.kimi-session`;
   return {
-    shareDir: `${workDir}/.kimi-share`,
-    sessionDir: `${workDir}/.kimi-session`,
+    shareDir,
+    sessionDir,
+    run: makeSessionRun({ shareDir, sessionDir, background: rest.background }),
     sessionId: "test-session",
     modelCapabilities: new Set(capabilities ?? []),
     isRoot: true,

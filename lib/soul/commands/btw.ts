@@ -11,7 +11,7 @@ import { generate } from "../../llm/generate.ts";
 import { extractText, type NormalizedMessage } from "../../llm/message.ts";
 import { event } from "../../wire/messages.ts";
 import type { CommandHost, SoulCommand } from "../slash_commands.ts";
-import { mergeAdjacentUserMessages } from "../soul.ts";
+import { mergeAdjacentUserMessages } from "../request_history.ts";
 import { systemReminder } from "../tool_result_message.ts";
 
 /** Steps a side question may take (the second only after a refused tool call). */

@@ -38,7 +38,7 @@ export const initCommand: SoulCommand = {
       await Deno.remove(tmp, { recursive: true }).catch(() => {});
     }
     const workDir = services?.workDir ?? Deno.cwd();
-    const merged = await loadAgentsMd(workDir);
+    const merged = await loadAgentsMd(workDir, services?.controlPaths?.() ?? []);
     await soul.context.append({
       role: "user",
       content: [{

@@ -10,6 +10,7 @@
  */
 import { log } from "../../log.ts";
 import { readSkillText, type Skill } from "../../skills/skill.ts";
+import type { ControlPath } from "../../tooling/control_paths.ts";
 import { DEFAULT_MAX_FLOW_MOVES, FlowRunner } from "../flow_runner.ts";
 import type { SoulCommand } from "../slash_commands.ts";
 
@@ -24,14 +25,14 @@ export function skillPrompt(skillText: string, request: string): string {
   return extra ? `${skillText}\n\nUser request:\n${extra}` : skillText;
 }
 
-function skillCommand(skill: Skill): SoulCommand {
+function skillCommand(skill: Skill, controls: readonly ControlPath[]): SoulCommand {
   const name = `${SKILL_COMMAND_PREFIX}${skill.name}`;
   return {
     name,
     description: skill.description,
     aliases: [],
     async run({ soul, args, say }) {
-      const text = await readSkillText(skill);
+      const text = await readSkillText(skill, controls);
       if (text === null) {
         say(`Failed to load skill "/${name}".`);
         return;
@@ -60,11 +61,12 @@ function flowCommand(skill: Skill): SoulCommand {
 /**
  * The commands of `skills`: every `skill:<name>` (in the given order), then `flow:<name>` for
  * flow skills. A command whose name is in `taken` (or repeats an earlier one) is skipped with
- * a logged warning.
+ * a logged warning. A skill file leading to one of the session's secret `controls` is not read.
  */
 export function skillCommands(
   skills: readonly Skill[],
   taken: Iterable<string> = [],
+  controls: readonly ControlPath[] = [],
 ): SoulCommand[] {
   const seen = new Set(taken);
   const out: SoulCommand[] = [];
@@ -76,7 +78,7 @@ export function skillCommands(
     seen.add(cmd.name);
     out.push(cmd);
   };
-  for (const s of skills) push(skillCommand(s));
+  for (const s of skills) push(skillCommand(s, controls));
   for (const s of skills) if (s.type === "flow" && s.flow) push(flowCommand(s));
   return out;
 }

@@ -9,9 +9,11 @@
 import * as acp from "@agentclientprotocol/sdk";
 import * as z from "zod";
 import type { Config } from "../../config/schema.ts";
-import { closeTaskManager } from "../../background/task_manager.ts";
+import { BackgroundTaskManager } from "../../background/task_manager.ts";
+import { backgroundSettings } from "../../background/settings.ts";
+import { warnOnce } from "../../sandbox/setup.ts";
 import { runSessionEnd, runSessionStart } from "../../hooks/session_hooks.ts";
-import { log } from "../../log.ts";
+import { log, withLogSession } from "../../log.ts";
 import type { McpServerConfig, McpServers } from "../../mcp/config.ts";
 import { canonicalWorkDir, loadMetadata } from "../../session/metadata.ts";
 import { Session } from "../../session/session.ts";
@@ -39,6 +41,7 @@ export type SessionDefaults = Pick<
   | "maxRalphIterations"
   | "getEnv"
   | "plan"
+  | "controlPaths"
 >;
 
 /** Options of {@link AcpServer}. */
@@ -109,6 +112,8 @@ export class AcpServer {
   readonly #sessions = new Map<string, AcpSession>();
   /** Locks of the open sessions, by session id. */
   readonly #locks = new Map<string, SessionLock>();
+  /** The "shell commands are not confined" warning, printed once for all sessions. */
+  readonly #warnShell = warnOnce();
   #clientCaps: acp.ClientCapabilities | undefined;
 
   /** Create a server. */
@@ -179,7 +184,7 @@ export class AcpServer {
       })
       .onRequest(acp.methods.agent.session.prompt, async ({ params }) => {
         const s = this.#session(params.sessionId);
-        return { stopReason: await s.prompt(params.prompt) };
+        return { stopReason: await withLogSession(s.id, () => s.prompt(params.prompt)) };
       })
       .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
         const s = this.#sessions.get(params.sessionId);
@@ -239,7 +244,7 @@ export class AcpServer {
       throw err;
     }
     try {
-      const s = await this.#build(session, client, opts);
+      const s = await withLogSession(session.id, () => this.#build(session, client, opts));
       this.#locks.set(session.id, lock);
       return s;
     } catch (err) {
@@ -267,6 +272,8 @@ export class AcpServer {
       })
       : undefined;
     const mcpServers = { ...this.#opts.mcpServers, ...clientMcpServers(opts.mcpServers) };
+    // The session's background tasks outlive a rebuild of its app (a model switch).
+    const tasks = new BackgroundTaskManager(session.dir, backgroundSettings(config.background));
     const s = await AcpSession.open({
       client,
       session,
@@ -294,6 +301,8 @@ export class AcpServer {
           writeStdout: (line) => console.error(line),
           files: files ?? undefined,
           terminal,
+          tasks,
+          warnShell: this.#warnShell,
         });
         return app;
       },
@@ -386,7 +395,7 @@ export class AcpServer {
     await runSessionEnd(s.app.hooks).catch(() => {});
     const session = s.app.session;
     if (!s.app.config.background.keep_alive_on_exit) {
-      await closeTaskManager(session.dir, "ACP session closed").catch(() => {});
+      await s.app.tasks.stopAll("ACP session closed").catch(() => {});
     }
     if (await session.isEmpty()) await session.delete().catch(() => {});
     const lock = this.#locks.get(session.id);

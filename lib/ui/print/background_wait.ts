@@ -5,8 +5,6 @@
  *
  * @module
  */
-import { getTaskManager } from "../../background/task_manager.ts";
-import { backgroundSettings } from "../../background/settings.ts";
 import type { KimiApp } from "../../app/kimi_app.ts";
 
 /** Prompt used to hand finished tasks back to the agent. */
@@ -35,7 +33,7 @@ export async function waitForBackgroundTasks(
 ): Promise<BackgroundWaitResult> {
   const bg = app.config.background;
   if (bg.keep_alive_on_exit) return "done";
-  const manager = getTaskManager(app.session.dir, backgroundSettings(bg));
+  const manager = app.tasks;
   const notes = app.taskNotifications;
   const active = await manager.list({ activeOnly: true, limit: 1000 });
   if (active.length === 0 && (notes?.size ?? 0) === 0) return "done";

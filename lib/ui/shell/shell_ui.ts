@@ -409,6 +409,7 @@ class Shell implements ShellContext {
       input: () => this.#turnInputFrame(),
       steer: (text) => style.prompt("✨ ", false) + text.replace(/\n/g, "\n   "),
       quietCompaction: typeof input === "string" && /^\/compact\b/.test(input.trim()),
+      toolOutput: this.app.run.toolOutput,
       onStatus: (s) => {
         if (s.contextUsage !== null) this.contextUsage = s.contextUsage;
       },

@@ -7,7 +7,7 @@
  */
 import type { WireMessage } from "../../wire/messages.ts";
 import type { DisplayBlock } from "../../wire/display.ts";
-import { subscribeToolOutput } from "../../tooling/live_output.ts";
+import type { ToolOutputFeed } from "../../tooling/live_output.ts";
 import { keyArgument } from "../tool_key_argument.ts";
 import { briefOf, formatBlock } from "./display_blocks.ts";
 import { wrapRows } from "./layout.ts";
@@ -58,6 +58,8 @@ export interface TurnRendererOptions {
   steer?: (text: string) => string;
   /** The turn is a `/compact` command, which reports the compaction itself. */
   quietCompaction?: boolean;
+  /** The session's live tool output (the last lines of a running Shell command are drawn). */
+  toolOutput?: ToolOutputFeed;
 }
 
 interface CallState {
@@ -105,14 +107,14 @@ export class TurnRenderer {
   /** Create a renderer. */
   constructor(opts: TurnRendererOptions) {
     this.#o = opts;
-    this.#unsubscribeOutput = subscribeToolOutput((id, line) => {
+    this.#unsubscribeOutput = opts.toolOutput?.subscribe((id, line) => {
       const call = this.#calls.get(id);
       if (!call) return;
       // deno-lint-ignore no-control-regex
       call.output.push(line.replace(/\x1b\[[0-9;?]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]/g, ""));
       if (call.output.length > LIVE_OUTPUT_ROWS) call.output.shift();
       this.#schedule();
-    });
+    }) ?? (() => {});
     this.#timer = setInterval(() => {
       this.#frame = (this.#frame + 1) % SPINNER.length;
       this.#draw();

@@ -16,11 +16,7 @@ import {
   withPrebundle,
 } from "../../../lib/prebundle/load.ts";
 import { ABANDONED_BUILD_MS, buildPrebundle } from "../../../lib/prebundle/build.ts";
-import {
-  controlPaths,
-  matchControlPath,
-  registerControlPaths,
-} from "../../../lib/tooling/control_paths.ts";
+import { ControlPathSet, matchControlPath } from "../../../lib/tooling/control_paths.ts";
 
 const env = (vars: Record<string, string>) => (k: string) => vars[k];
 
@@ -100,13 +96,9 @@ Deno.test("prebundle: a KIMI_CACHE_DIR is a control path the file tools refuse",
   assertEquals(cp.path, "/var/cache/kimi-x");
   assertEquals(cp.kind, "dir");
   assertEquals(cp.secret, false);
-  registerControlPaths("cache", [cp]);
-  try {
-    const hit = matchControlPath("/var/cache/kimi-x/deps/openai@1+deno-2.js", controlPaths("/s"));
-    assertEquals(hit?.path, "/var/cache/kimi-x");
-  } finally {
-    registerControlPaths("cache", []);
-  }
+  const controls = new ControlPathSet("/s", { cache: [cp] });
+  const hit = matchControlPath("/var/cache/kimi-x/deps/openai@1+deno-2.js", controls.list());
+  assertEquals(hit?.path, "/var/cache/kimi-x");
   // the default cache is inside the share dir, itself a control path
   assertEquals(cacheControlPaths(env({ HOME: "/h" }))[0].path, "/h/.kimi/cache");
   assertEquals(cacheControlPaths(env({})), []);

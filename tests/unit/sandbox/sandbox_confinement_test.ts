@@ -1,16 +1,21 @@
 import { exists } from "../../../lib/fs/exists.ts";
 import { stringify as stringifyToml } from "smol-toml";
-import { setCommandWrapper, wrapCommand } from "../../../lib/process/command_wrapper.ts";
+import { PASSTHROUGH_WRAPPER, wrapCommand } from "../../../lib/process/command_wrapper.ts";
 import { BWRAP_PATH_ENV, findBwrap, probeBwrap } from "../../../lib/sandbox/bwrap.ts";
 import {
   bwrapArgv,
+  confinementWrapper,
   CONTROL_SOCKET_DIRS,
   CONTROL_SOCKETS,
-  installConfinement,
   planConfinement,
   SOCKET_ENV_VARS,
 } from "../../../lib/sandbox/confinement.ts";
-import { setupShellConfinement, shellConfinementStatus } from "../../../lib/sandbox/setup.ts";
+import {
+  setupShellConfinement,
+  shellConfinementStatus,
+  warnOnce,
+} from "../../../lib/sandbox/setup.ts";
+import type { ControlPath } from "../../../lib/tooling/control_paths.ts";
 import { type AccessKind, FULL_SCOPE, type PermissionScope } from "../../../lib/tooling/scope.ts";
 import { assert, assertEquals, assertStringIncludes, assertThrows } from "../../helpers/assert.ts";
 import { childCacheEnv, denoDir, MAIN_TS, toolCallLine } from "../../helpers/kimi_process.ts";
@@ -236,23 +241,53 @@ Deno.test("bwrapArgv: exact argument vector, secrets hidden only where visible",
   }
 });
 
-Deno.test("installConfinement: wrapCommand goes through bwrap until restored", () => {
+Deno.test("confinementWrapper: a session's commands go through bwrap; another's do not", () => {
   const plan = planConfinement({
     workDir: "/nonexistent-w",
     additionalDirs: [],
     shareDir: "/nonexistent-s",
     scope: fakeScope({ writable: [], net: false }),
   });
-  const restore = installConfinement(plan, { bwrap: "/x/bwrap", shareDir: "/nonexistent-s" });
-  try {
-    const argv = wrapCommand(["bash", "-c", "ls"], { cwd: "/", env: {} });
-    assertEquals(argv[0], "/x/bwrap");
-    assertEquals(argv.slice(-6), ["--chdir", "/", "--", "bash", "-c", "ls"]);
-    assert(argv.includes("--unshare-net"));
-  } finally {
-    restore();
-  }
-  assertEquals(wrapCommand(["bash", "-c", "ls"], { cwd: "/", env: {} }), ["bash", "-c", "ls"]);
+  const confined = confinementWrapper(plan, { bwrap: "/x/bwrap", shareDir: "/nonexistent-s" });
+  const argv = wrapCommand(confined, ["bash", "-c", "ls"], { cwd: "/", env: {} });
+  assertEquals(argv[0], "/x/bwrap");
+  assertEquals(argv.slice(-6), ["--chdir", "/", "--", "bash", "-c", "ls"]);
+  assert(argv.includes("--unshare-net"));
+  // Another session's wrapper (its plan needs none) is untouched by the first one.
+  assertEquals(
+    wrapCommand(PASSTHROUGH_WRAPPER, ["bash", "-c", "ls"], { cwd: "/", env: {} }),
+    ["bash", "-c", "ls"],
+  );
+  // A plan that is not confined gives the passthrough.
+  const open = planConfinement({
+    workDir: "/nonexistent-w",
+    additionalDirs: [],
+    shareDir: "/nonexistent-s",
+    scope: FULL_SCOPE,
+  });
+  assertEquals(
+    confinementWrapper(open, { bwrap: "/x/bwrap", shareDir: "/s" }),
+    PASSTHROUGH_WRAPPER,
+  );
+});
+
+Deno.test("confinementWrapper: the session's control paths are masked, read at each command", () => {
+  const plan = planConfinement({
+    workDir: "/nonexistent-w",
+    additionalDirs: [],
+    shareDir: "/nonexistent-s",
+    scope: fakeScope({ writable: [], net: false }),
+  });
+  let controls: ControlPath[] = [];
+  const wrapper = confinementWrapper(plan, {
+    bwrap: "/x/bwrap",
+    shareDir: "/nonexistent-s",
+    controlPaths: () => controls,
+  });
+  const masked = (argv: string[]) => argv.join(" ").includes("/etc/hostname");
+  assertEquals(masked(wrapCommand(wrapper, ["sh"], { cwd: "/", env: {} })), false);
+  controls = [{ path: "/etc/hostname", kind: "file", what: "a test secret", secret: true }];
+  assert(masked(wrapCommand(wrapper, ["sh"], { cwd: "/", env: {} })));
 });
 
 Deno.test("findBwrap: KIMI_BWRAP_PATH override and PATH lookup with executable check", async () => {
@@ -284,12 +319,11 @@ Deno.test("setupShellConfinement: missing bwrap warns once, or refuses when requ
     scope,
     getEnv: (n: string) => (n === BWRAP_PATH_ENV ? "/nonexistent/bwrap" : undefined),
   };
-  const previous = setCommandWrapper(null);
-  try {
+  {
     const refused = await setupShellConfinement({ ...base, requireConfinement: true });
-    assert(refused?.refusal, "a refusal is expected");
+    assert(refused.view?.refusal, "a refusal is expected");
     assertEquals(
-      refused.refusal,
+      refused.view.refusal,
       "Shell commands must run confined because this run's Deno permissions are narrower " +
         "than full access, but bubblewrap (bwrap) was not found. Install bubblewrap (e.g. " +
         "apt-get install bubblewrap) and make sure this run may start it (--allow-run=bwrap), " +
@@ -297,18 +331,26 @@ Deno.test("setupShellConfinement: missing bwrap warns once, or refuses when requ
         "unconfined (they can then write wherever your user can, reach the network and read " +
         "kimi's configuration).",
     );
-    assertThrows(() => wrapCommand(["bash"], { cwd: "/", env: {} }), /must run confined/);
+    assertThrows(
+      () => wrapCommand(refused.wrapper, ["bash"], { cwd: "/", env: {} }),
+      /must run confined/,
+    );
 
     const warnings: string[] = [];
-    const warn = (l: string) => warnings.push(l);
-    assertEquals(await setupShellConfinement({ ...base, requireConfinement: false, warn }), null);
-    assertEquals(await setupShellConfinement({ ...base, requireConfinement: false, warn }), null);
+    const warn = warnOnce((l: string) => warnings.push(l));
+    const unconfined = await setupShellConfinement({ ...base, requireConfinement: false, warn });
+    assertEquals(unconfined.view, null);
+    assertEquals(unconfined.wrapper, PASSTHROUGH_WRAPPER);
+    assertEquals(
+      (await setupShellConfinement({ ...base, requireConfinement: false, warn })).view,
+      null,
+    );
     assertEquals(warnings, [
       "kimi: shell commands are not confined: bubblewrap (bwrap) was not found. Install it " +
       "(e.g. apt-get install bubblewrap) to confine them.",
     ]);
-    // Unconfined again: passthrough.
-    assertEquals(wrapCommand(["bash"], { cwd: "/", env: {} }), ["bash"]);
+    // Unconfined: passthrough.
+    assertEquals(wrapCommand(unconfined.wrapper, ["bash"], { cwd: "/", env: {} }), ["bash"]);
 
     // A full scope never needs bwrap and installs the passthrough.
     const full = await setupShellConfinement({
@@ -316,7 +358,8 @@ Deno.test("setupShellConfinement: missing bwrap warns once, or refuses when requ
       scope: FULL_SCOPE,
       requireConfinement: true,
     });
-    assertEquals(full, null);
+    assertEquals(full.view, null);
+    assertEquals(full.wrapper, PASSTHROUGH_WRAPPER);
 
     const status = await shellConfinementStatus({
       workDir: "/nonexistent-w",
@@ -329,8 +372,6 @@ Deno.test("setupShellConfinement: missing bwrap warns once, or refuses when requ
     assertEquals(status.bwrap, null);
     assertEquals(status.reason, "bubblewrap (bwrap) was not found");
     assertEquals(status.secrets_hidden, false);
-  } finally {
-    setCommandWrapper(previous);
   }
 });
 

@@ -7,8 +7,8 @@ import { ApprovalRuntime, ApprovalState } from "../../../lib/soul/approval.ts";
 import {
   controlMatcher,
   controlPaths,
+  ControlPathSet,
   matchControlPath,
-  registerControlPaths,
 } from "../../../lib/tooling/control_paths.ts";
 import {
   type FilePin,
@@ -72,11 +72,13 @@ Deno.test("control paths: share entries, registered files, a symlinked share dir
     const real = `${dir}/real-share`;
     await Deno.mkdir(`${real}/credentials`, { recursive: true });
     await Deno.symlink(real, `${dir}/share`);
-    registerControlPaths("test", [
-      { path: `${dir}/cfg.toml`, kind: "file", what: "the config file in use", secret: true },
-    ]);
-    try {
-      const list = controlPaths(`${dir}/share`);
+    const set = new ControlPathSet(`${dir}/share`, {
+      test: [
+        { path: `${dir}/cfg.toml`, kind: "file", what: "the config file in use", secret: true },
+      ],
+    });
+    {
+      const list = set.list();
       const match = controlMatcher(list);
       assertEquals(
         match(`${real}/config.toml`)?.what,
@@ -89,9 +91,11 @@ Deno.test("control paths: share entries, registered files, a symlinked share dir
       assertEquals(match(`${dir}/cfg.toml`)?.what, "the config file in use");
       assertEquals(match(`${dir}/other.toml`), null);
       assertEquals(matchControlPath(join(dir, "share-x"), list), null);
-      assert(isSecretFile(`${dir}/cfg.toml`));
-    } finally {
-      registerControlPaths("test", []);
+      assert(isSecretFile(`${dir}/cfg.toml`, list));
+      // Another session's set does not hold this one's registered paths.
+      const other = new ControlPathSet(`${dir}/share`).list();
+      assertEquals(controlMatcher(other)(`${dir}/cfg.toml`), null);
+      assert(!isSecretFile(`${dir}/cfg.toml`, other));
     }
   });
 });
@@ -104,12 +108,19 @@ Deno.test("secret filter: /proc per-process entries, names, control files", () =
     assert(!isProcessProcPath(p), p);
   }
   assertEquals(
-    readRefusal("/s/config.toml", "cfg", { shareDir: "/s" }),
+    readRefusal("/s/config.toml", "cfg", { controls: controlPaths("/s") }),
     "`cfg` is kimi's configuration (API keys, hooks, MCP servers). Reading it is blocked to " +
       "protect credentials and the code kimi runs.",
   );
-  assertEquals(readRefusal("/w/src/main.ts", "src/main.ts", { shareDir: "/s" }), null);
-  assert(readRefusal("/w/.env", ".env", { shareDir: "/s" })?.includes("appears to contain"));
+  assertEquals(
+    readRefusal("/w/src/main.ts", "src/main.ts", { controls: controlPaths("/s") }),
+    null,
+  );
+  assert(
+    readRefusal("/w/.env", ".env", { controls: controlPaths("/s") })?.includes(
+      "appears to contain",
+    ),
+  );
 });
 
 Deno.test("approvals that must be asked: yolo still asks, afk refuses, never whitelisted", async () => {

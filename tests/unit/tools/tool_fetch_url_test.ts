@@ -13,6 +13,7 @@ import type {
 } from "../../../lib/tooling/tool.ts";
 import { fetchUrlTool } from "../../../tools/fetch_url.ts";
 import { assert, assertEquals, assertStringIncludes } from "../../helpers/assert.ts";
+import { makeSessionRun } from "../../helpers/tool_env.ts";
 
 // ---- private fakes (tests/helpers/tool_env.ts is owned by another engineer) ----
 
@@ -22,6 +23,7 @@ function fakeEnv(over: Partial<ToolEnv> = {}): ToolEnv {
     additionalDirs: () => [],
     shareDir: "/tmp",
     sessionDir: "/tmp",
+    run: makeSessionRun({ shareDir: "/tmp", sessionDir: "/tmp" }),
     sessionId: "s",
     modelCapabilities: new Set(),
     isRoot: true,

@@ -11,6 +11,7 @@ import { askUserQuestionTool } from "../../../tools/ask_user_question.ts";
 import { setTodoListTool } from "../../../tools/set_todo_list.ts";
 import { thinkTool } from "../../../tools/think.ts";
 import { assert, assertEquals, assertStringIncludes } from "../../helpers/assert.ts";
+import { makeSessionRun } from "../../helpers/tool_env.ts";
 
 // ---- private fakes (tests/helpers/tool_env.ts is owned by another engineer) ----
 
@@ -34,6 +35,7 @@ function fakeEnv(over: Partial<ToolEnv> = {}): ToolEnv {
     additionalDirs: () => [],
     shareDir: "/tmp",
     sessionDir: "/tmp",
+    run: makeSessionRun({ shareDir: "/tmp", sessionDir: "/tmp" }),
     sessionId: "s",
     modelCapabilities: new Set(),
     isRoot: true,

@@ -13,6 +13,7 @@ import type {
 } from "../../../lib/tooling/tool.ts";
 import { searchWebTool } from "../../../tools/search_web.ts";
 import { assert, assertEquals, assertStringIncludes } from "../../helpers/assert.ts";
+import { makeSessionRun } from "../../helpers/tool_env.ts";
 
 // ---- private fakes (tests/helpers/tool_env.ts is owned by another engineer) ----
 
@@ -22,6 +23,7 @@ function fakeEnv(search: WebServiceConfig | null): ToolEnv {
     additionalDirs: () => [],
     shareDir: "/tmp",
     sessionDir: "/tmp",
+    run: makeSessionRun({ shareDir: "/tmp", sessionDir: "/tmp" }),
     sessionId: "s",
     modelCapabilities: new Set(),
     isRoot: true,

@@ -4,12 +4,12 @@
  * @module
  */
 import type { z } from "zod";
-import { closeTaskManager, getTaskManager } from "../../../lib/background/task_manager.ts";
 import { REJECTED_MESSAGE } from "../../../lib/tooling/result.ts";
 import { FULL_SCOPE, type PermissionScope } from "../../../lib/tooling/scope.ts";
 import type {
   ApprovalAsk,
   ApprovalOutcome,
+  SessionRun,
   Tool,
   ToolCallContext,
   ToolEnv,
@@ -21,19 +21,25 @@ import { taskListTool } from "../../../tools/task_list.ts";
 import { taskOutputTool } from "../../../tools/task_output.ts";
 import { taskStopTool } from "../../../tools/task_stop.ts";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../../helpers/assert.ts";
+import { makeSessionRun } from "../../helpers/tool_env.ts";
 
 // ---- private fakes (tests/helpers/tool_env.ts is owned by another engineer) ----
 
-function fakeEnv(
-  dirs: { workDir: string; sessionDir: string },
-  over: Partial<ToolEnv> = {},
-): ToolEnv {
+/** The test's dirs and its session's run state (one task manager per test, like a session). */
+interface Dirs {
+  workDir: string;
+  sessionDir: string;
+  run: SessionRun;
+}
+
+function fakeEnv(dirs: Dirs, over: Partial<ToolEnv> = {}): ToolEnv {
   let todos: TodoItem[] = [];
-  return {
+  const env: ToolEnv = {
     workDir: dirs.workDir,
     additionalDirs: () => [],
     shareDir: dirs.sessionDir,
     sessionDir: dirs.sessionDir,
+    run: dirs.run,
     sessionId: "test-session",
     modelCapabilities: new Set(),
     isRoot: true,
@@ -55,6 +61,9 @@ function fakeEnv(
     request: () => Promise.reject(new Error("not supported in this test")),
     ...over,
   };
+  // The session applies its config to its task manager, as the app does.
+  dirs.run.tasks.updateSettings(env.background);
+  return env;
 }
 
 interface FakeCtx extends ToolCallContext {
@@ -91,15 +100,20 @@ function briefOf(rv: ToolReturnValue): string {
   return b?.text ?? "";
 }
 
-async function withDirs(fn: (d: { workDir: string; sessionDir: string }) => Promise<void>) {
+async function withDirs(fn: (d: Dirs) => Promise<void>) {
   const root = await Deno.makeTempDir({ prefix: "kimi-shell-test-" });
-  const dirs = { workDir: `${root}/work`, sessionDir: `${root}/session` };
+  const sessionDir = `${root}/session`;
+  const dirs = {
+    workDir: `${root}/work`,
+    sessionDir,
+    run: makeSessionRun({ shareDir: sessionDir, sessionDir }),
+  };
   await Deno.mkdir(dirs.workDir);
   await Deno.mkdir(dirs.sessionDir);
   try {
     await fn(dirs);
   } finally {
-    await closeTaskManager(dirs.sessionDir);
+    await dirs.run.tasks.stopAll();
     await Deno.remove(root, { recursive: true });
   }
 }
@@ -551,7 +565,7 @@ Deno.test("tasks left running by an earlier run are reported as lost", async () 
       `${dir}/runtime.json`,
       JSON.stringify({ status: "running", started_at: 1, updated_at: 1 }),
     );
-    const manager = getTaskManager(dirs.sessionDir, fakeEnv(dirs).background);
+    const manager = dirs.run.tasks;
     const [rec] = await manager.list({ activeOnly: false });
     assertEquals(rec.status, "lost");
     assertEquals(rec.failure_reason, "Background worker never heartbeat after startup");

@@ -21,12 +21,14 @@ import { taskOutputTool } from "../../../tools/task_output.ts";
 import { taskStopTool } from "../../../tools/task_stop.ts";
 import { thinkTool } from "../../../tools/think.ts";
 import { assert, assertEquals } from "../../helpers/assert.ts";
+import { makeSessionRun } from "../../helpers/tool_env.ts";
 
 const ENV: ToolEnv = {
   workDir: "/tmp",
   additionalDirs: () => [],
   shareDir: "/tmp",
   sessionDir: "/tmp",
+  run: makeSessionRun({ shareDir: "/tmp", sessionDir: "/tmp" }),
   sessionId: "s",
   modelCapabilities: new Set(),
   isRoot: true,

@@ -146,7 +146,7 @@ export function createWebApp(
   const doc = (d: RouteDoc) => docs.push(d);
   const sec = ctx.security;
   const pathOpts = (): RoutePathOptions => ({
-    shareDir: ctx.shareDir,
+    controls: ctx.controls,
     scope: ctx.scope,
     restricted: sec.restricted,
     maxDepth: sec.maxPublicDepth,

@@ -7,10 +7,12 @@
  * @module
  */
 import type { KimiApp } from "../../../app/kimi_app.ts";
+import type { BackgroundTaskManager } from "../../../background/task_manager.ts";
 import type { Config } from "../../../config/schema.ts";
 import type { LLM } from "../../../llm/provider.ts";
 import { log } from "../../../log.ts";
 import type { Session } from "../../../session/session.ts";
+import type { ControlPath } from "../../../tooling/control_paths.ts";
 import type { PermissionScope } from "../../../tooling/scope.ts";
 import { AuthFailures, isLanAddress, isLoopbackHost, parseAllowedOrigins } from "./access_guard.ts";
 import { createWebApp, type PageAssetsLoader } from "./app.ts";
@@ -57,14 +59,22 @@ export interface WebRuntime {
   config: Config;
   /** The config file (null: `--config` text). */
   configPath: string | null;
-  /** Build the agent of a session with the current config. */
-  buildApp(session: Session, opts: { resumed: boolean; config: Config }): Promise<KimiApp>;
-  /** Tidy up a stopped agent. */
-  closeApp(app: KimiApp): Promise<void>;
+  /**
+   * Build the agent of a session with the current config (`tasks`: the session's background
+   * tasks from an earlier build, kept across a restart).
+   */
+  buildApp(
+    session: Session,
+    opts: { resumed: boolean; config: Config; tasks: BackgroundTaskManager | null },
+  ): Promise<KimiApp>;
+  /** Tidy up a stopped agent (`final`: the session is closed, its tasks stop too). */
+  closeApp(app: KimiApp, opts: { final: boolean }): Promise<void>;
   /** The default model of `config`, for titles (null when none is usable). */
   createModel(config: Config, session: Session): Promise<LLM | null>;
   /** The process's permission scope. */
   scope: PermissionScope;
+  /** kimi's control paths: file routes never serve them. */
+  controls: readonly ControlPath[];
   /** The user's home. */
   home: string | null;
   /** The page's assets. */
@@ -178,6 +188,7 @@ export async function serveWeb(opts: WebServeOptions, rt: WebRuntime): Promise<n
     failures: new AuthFailures(),
     registry,
     shareDir: rt.shareDir,
+    controls: rt.controls,
     startupDir: Deno.cwd(),
     home: rt.home,
     scope: rt.scope,

@@ -9,6 +9,7 @@
  * @module
  */
 import type { KimiApp } from "../../../app/kimi_app.ts";
+import type { BackgroundTaskManager } from "../../../background/task_manager.ts";
 import { log } from "../../../log.ts";
 import { SessionLock } from "../../../session/lock.ts";
 import type { Session } from "../../../session/session.ts";
@@ -32,10 +33,19 @@ export const SESSION_GONE_CLOSE = { code: 1001, reason: "Session process exited"
 
 /** What a host needs from the server that runs it. */
 export interface SessionHostDeps {
-  /** Build the agent of a session (the composition root with the server's settings). */
-  buildApp(session: Session, opts: { resumed: boolean }): Promise<KimiApp>;
-  /** Tidy up an app being stopped (session-end hooks, MCP, background tasks). */
-  closeApp(app: KimiApp): Promise<void>;
+  /**
+   * Build the agent of a session (the composition root with the server's settings); `tasks`
+   * are the session's background tasks from an earlier build (a restart keeps them).
+   */
+  buildApp(
+    session: Session,
+    opts: { resumed: boolean; tasks: BackgroundTaskManager | null },
+  ): Promise<KimiApp>;
+  /**
+   * Tidy up an app being stopped (session-end hooks, MCP); `final`: the session is closed, so
+   * its background tasks stop too (unless kept alive by the config).
+   */
+  closeApp(app: KimiApp, opts: { final: boolean }): Promise<void>;
   /** The next status sequence number (monotonic per server process). */
   nextSeq(): number;
   /** Called when the first prompt of a socket is forwarded (work dir `last_session_id`). */
@@ -67,6 +77,8 @@ export class SessionHost {
   #closed = false;
   /** The last `initialize` a client sent: replayed to a restarted server (no reconnect needed). */
   #lastInitialize: Record<string, unknown> | null = null;
+  /** The session's background tasks: they outlive a restart of its agent. */
+  #tasks: BackgroundTaskManager | null = null;
 
   /** A host for `session` (nothing runs until {@link ensureStarted}). */
   constructor(session: Session, deps: SessionHostDeps) {
@@ -148,7 +160,8 @@ export class SessionHost {
       const present = await Deno.stat(this.session.workDir).then(() => true, () => false);
       if (!present) await Deno.mkdir(this.session.workDir, { recursive: true });
       const resumed = !(await this.session.isEmpty());
-      app = await this.#deps.buildApp(this.session, { resumed });
+      app = await this.#deps.buildApp(this.session, { resumed, tasks: this.#tasks });
+      this.#tasks = app.tasks;
     } catch (err) {
       await lock.release();
       throw err;
@@ -315,7 +328,7 @@ export class SessionHost {
   }
 
   /** Stop the agent (running turn cancelled, records closed); sockets stay attached. */
-  async stop(reason = "stop"): Promise<void> {
+  async stop(reason = "stop", final = false): Promise<void> {
     if (this.#starting) await this.#starting.catch(() => {});
     const running = this.#running;
     if (!running) return;
@@ -327,7 +340,7 @@ export class SessionHost {
     }
     this.#running = null;
     try {
-      await this.#deps.closeApp(running.app);
+      await this.#deps.closeApp(running.app, { final });
     } finally {
       await running.lock.release();
     }
@@ -369,7 +382,7 @@ export class SessionHost {
   /** Stop and close every socket (`1001 Session process exited`); the host is done. */
   async close(): Promise<void> {
     this.#closed = true;
-    await this.stop("stop");
+    await this.stop("stop", true);
     for (const p of this.#peers) p.close(SESSION_GONE_CLOSE.code, SESSION_GONE_CLOSE.reason);
     this.#peers.clear();
   }

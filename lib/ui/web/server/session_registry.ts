@@ -7,6 +7,7 @@
  */
 import { join } from "node:path";
 import type { KimiApp } from "../../../app/kimi_app.ts";
+import type { BackgroundTaskManager } from "../../../background/task_manager.ts";
 import { log } from "../../../log.ts";
 import { loadMetadata, setLastSessionId } from "../../../session/metadata.ts";
 import { Session } from "../../../session/session.ts";
@@ -24,10 +25,13 @@ const AUTO_ARCHIVE_EVERY_MS = 5 * 60 * 1000;
 export interface SessionRegistryOptions {
   /** The share dir. */
   shareDir: string;
-  /** Build the agent of a session. */
-  buildApp(session: Session, opts: { resumed: boolean }): Promise<KimiApp>;
-  /** Tidy up a stopped agent. */
-  closeApp(app: KimiApp): Promise<void>;
+  /** Build the agent of a session (`tasks`: its background tasks from an earlier build). */
+  buildApp(
+    session: Session,
+    opts: { resumed: boolean; tasks: BackgroundTaskManager | null },
+  ): Promise<KimiApp>;
+  /** Tidy up a stopped agent (`final`: the session is closed, its tasks stop too). */
+  closeApp(app: KimiApp, opts: { final: boolean }): Promise<void>;
 }
 
 /** Query of {@link SessionRegistry.list}. */

@@ -7,6 +7,7 @@
 import type { Config } from "../../../config/schema.ts";
 import type { LLM } from "../../../llm/provider.ts";
 import type { Session } from "../../../session/session.ts";
+import type { ControlPath } from "../../../tooling/control_paths.ts";
 import type { PermissionScope } from "../../../tooling/scope.ts";
 import type { AuthFailures } from "./access_guard.ts";
 import type { SessionRegistry } from "./session_registry.ts";
@@ -52,6 +53,8 @@ export interface WebContext {
   registry: SessionRegistry;
   /** The share dir. */
   shareDir: string;
+  /** kimi's control paths (the share dir's, the config file in use, the cache): never served. */
+  controls: readonly ControlPath[];
   /** Where `kimi web` was started. */
   startupDir: string;
   /** The user's home. */

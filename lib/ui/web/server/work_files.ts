@@ -9,7 +9,7 @@
  */
 import { join } from "node:path";
 import { resolveRealPath } from "../../../fs/real_path.ts";
-import { controlPaths, matchControlPath } from "../../../tooling/control_paths.ts";
+import { type ControlPath, matchControlPath } from "../../../tooling/control_paths.ts";
 import type { PermissionScope } from "../../../tooling/scope.ts";
 import { readRefusal } from "../../../tooling/sensitive.ts";
 import { isWithin } from "../../../tooling/workspace.ts";
@@ -21,8 +21,8 @@ export type RoutePath =
 
 /** Options of {@link resolveRoutePath}. */
 export interface RoutePathOptions {
-  /** The share dir (its control paths are refused). */
-  shareDir: string;
+  /** kimi's control paths for the server's sessions (refused; the secret ones hidden). */
+  controls: readonly ControlPath[];
   /** The process's permission scope. */
   scope: PermissionScope;
   /** Public mode's extra rules (`--restrict-sensitive-apis`). */
@@ -112,9 +112,9 @@ export function resolveRoutePath(root: string, raw: string, opts: RoutePathOptio
       detail: `Path leads outside ${root} (through a symlink): ${rel}`,
     };
   }
-  const refusal = readRefusal(path, rel || ".", { shareDir: opts.shareDir });
+  const refusal = readRefusal(path, rel || ".", { controls: opts.controls });
   if (refusal !== null) return { ok: false, status: 403, detail: refusal };
-  const cp = matchControlPath(path, controlPaths(opts.shareDir));
+  const cp = matchControlPath(path, opts.controls);
   if (cp && !isWithin(realRoot.path, cp.path)) {
     return { ok: false, status: 403, detail: `\`${rel}\` is ${cp.what}; it is not served.` };
   }
@@ -140,7 +140,7 @@ export function listingShows(dir: string, name: string, opts: RoutePathOptions):
   const full = join(dir, name);
   const real = resolveRealPath(full);
   const path = real.ok ? real.path : full;
-  if (readRefusal(path, name, { shareDir: opts.shareDir }) !== null) return false;
-  const cp = matchControlPath(path, controlPaths(opts.shareDir));
+  if (readRefusal(path, name, { controls: opts.controls }) !== null) return false;
+  const cp = matchControlPath(path, opts.controls);
   return cp === null || isWithin(dir, cp.path);
 }

@@ -1,0 +1,264 @@
+/**
+ * Long-session benchmark (issue "Scale", item 3):
+ *
+ * - **Resume**: `Context.restore` of a 2,000-turn `context.jsonl` (about 50 MB) and of a file
+ *   whose one message is a single 50 MB line (a pasted log), each in a fresh child process,
+ *   against reading the same file once in the same run (the bytes, split into lines, each line
+ *   parsed as JSON: what any resume must do at least).
+ * - **Per-step harness time**: `kimi --print` runs 10 Think steps with the scripted provider
+ *   (which ignores the request, so no request body is built or sent) on a fresh session and on
+ *   the resumed 2,000-turn session; the gap between consecutive model calls (the provider's
+ *   trace lines, stamped as they arrive) is what kimi itself spends per step.
+ *
+ * Usage: `deno run -A scripts/bench/long_session.ts [--runs N] [--turns N]`.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { Context } from "../../lib/soul/context.ts";
+import { DENO_V8_FLAGS_ARG } from "../../lib/runtime_flags.ts";
+import { createSandbox, MAIN_TS } from "./child_env.ts";
+import { formatMs, formatRatio, markdownTable, median } from "./stats.ts";
+
+const args = Deno.args;
+const arg = (name: string, dflt: number) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? Number(args[i + 1]) : dflt;
+};
+
+if (args[0] === "--child") {
+  const [, mode, file] = args;
+  const t0 = performance.now();
+  let n = 0;
+  if (mode === "restore") {
+    n = (await Context.restore(file)).history.length;
+  } else {
+    for (const line of (await Deno.readTextFile(file)).split("\n")) {
+      if (line) {
+        JSON.parse(line);
+        n++;
+      }
+    }
+  }
+  console.log(JSON.stringify({ ms: performance.now() - t0, n }));
+  Deno.exit(0);
+}
+
+/** Write a context of `turns` turns (user, assistant with a Shell call, its result, answer). */
+async function writeTurns(file: string, turns: number): Promise<void> {
+  const f = await Deno.open(file, { create: true, write: true, truncate: true });
+  const enc = new TextEncoder();
+  const filler = "The quick brown fox jumps over the lazy dog. ".repeat(44); // ~2 KB
+  const output = `${filler}\n`.repeat(10); // ~20 KB of tool output
+  let batch = JSON.stringify({ role: "_system_prompt", content: "SYSTEM" }) + "\n";
+  for (let i = 0; i < turns; i++) {
+    batch += JSON.stringify({ role: "_checkpoint", id: i }) + "\n";
+    batch += JSON.stringify({ role: "user", content: `turn ${i}: ${filler.slice(0, 200)}` }) + "\n";
+    batch += JSON.stringify({
+      role: "assistant",
+      content: `Looking. ${filler.slice(0, 400)}`,
+      tool_calls: [{
+        type: "function",
+        id: `c${i}`,
+        function: { name: "Shell", arguments: '{"command":"ls"}' },
+      }],
+    }) + "\n";
+    batch += JSON.stringify({
+      role: "tool",
+      content: [{ type: "text", text: output }],
+      tool_call_id: `c${i}`,
+    }) + "\n";
+    batch += JSON.stringify({ role: "assistant", content: `Done with ${i}.` }) + "\n";
+    batch += JSON.stringify({ role: "_usage", token_count: 1000 + i }) + "\n";
+    if (batch.length > 1 << 20) {
+      await f.write(enc.encode(batch));
+      batch = "";
+    }
+  }
+  await f.write(enc.encode(batch));
+  f.close();
+}
+
+/** Write a context whose one user message is a single line of about `mb` MB. */
+async function writeOneLine(file: string, mb: number): Promise<void> {
+  const log = "2026-11-26 08:00:00 INFO request served in 3 ms\\n".repeat(
+    Math.ceil(mb * 1024 * 1024 / 48),
+  );
+  await Deno.writeTextFile(
+    file,
+    JSON.stringify({ role: "_system_prompt", content: "SYSTEM" }) + "\n" +
+      `{"role":"user","content":"${log}"}\n`,
+  );
+}
+
+async function childMs(mode: "restore" | "read", file: string): Promise<number> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--no-prompt", new URL(import.meta.url).pathname, "--child", mode, file],
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  return JSON.parse(new TextDecoder().decode(out.stdout).trim()).ms;
+}
+
+/** Median restore and read times over `runs` interleaved pairs. */
+async function resumeFigures(file: string, runs: number): Promise<[number, number]> {
+  const restore: number[] = [];
+  const read: number[] = [];
+  for (let i = -1; i < runs; i++) {
+    const r = await childMs("restore", file);
+    const b = await childMs("read", file);
+    if (i >= 0) {
+      restore.push(r);
+      read.push(b);
+    }
+  }
+  return [median(restore), median(read)];
+}
+
+/** Gaps (ms) between the scripted provider's calls in one `kimi --print` run of 10 Think steps. */
+async function stepGaps(
+  sb: Awaited<ReturnType<typeof createSandbox>>,
+  config: string,
+  session: string,
+): Promise<number[]> {
+  const prof = Deno.env.get("KIMI_BENCH_CPU_PROF");
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--no-prompt",
+      DENO_V8_FLAGS_ARG,
+      ...(prof && session.startsWith("long") ? ["--cpu-prof", `--cpu-prof-dir=${prof}`] : []),
+      "-A",
+      MAIN_TS,
+      "--print",
+      "--yolo",
+      "--session",
+      session,
+      "--config-file",
+      config,
+      "-p",
+      "go",
+    ],
+    cwd: sb.workDir,
+    env: { ...sb.env, KIMI_SCRIPTED_ECHO_TRACE: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const stamps: number[] = [];
+  const decoder = new TextDecoder();
+  let pending = "";
+  for await (const chunk of child.stdout) {
+    pending += decoder.decode(chunk, { stream: true });
+    let nl: number;
+    while ((nl = pending.indexOf("\n")) >= 0) {
+      if (pending.slice(0, nl).includes("SCRIPTED_ECHO")) stamps.push(performance.now());
+      pending = pending.slice(nl + 1);
+    }
+  }
+  await child.status;
+  return stamps.slice(1).map((t, i) => t - stamps[i]);
+}
+
+if (import.meta.main) {
+  const runs = arg("--runs", 3);
+  const turns = arg("--turns", 2000);
+  const sb = await createSandbox();
+  try {
+    const big = join(sb.root, "turns.jsonl");
+    const line = join(sb.root, "line.jsonl");
+    await writeTurns(big, turns);
+    await writeOneLine(line, 50);
+    const mb = (p: string) => `${(Deno.statSync(p).size / 1024 / 1024).toFixed(1)} MB`;
+    const [turnsRestore, turnsRead] = await resumeFigures(big, runs);
+    const [lineRestore, lineRead] = await resumeFigures(line, runs);
+
+    const steps = 10;
+    const think = JSON.stringify({ thought: "step" });
+    const scripts = [
+      ...Array.from(
+        { length: steps },
+        (_, i) => `tool_call: ${JSON.stringify({ id: `t${i}`, name: "Think", arguments: think })}`,
+      ),
+      "text: done",
+    ];
+    const scriptFile = join(sb.root, "scripts.json");
+    const config = join(sb.root, "config.json");
+    await Deno.writeTextFile(
+      config,
+      JSON.stringify({
+        default_model: "scripted",
+        models: {
+          scripted: { provider: "echo", model: "scripted_echo", max_context_size: 100_000_000 },
+        },
+        providers: {
+          echo: {
+            type: "_scripted_echo",
+            base_url: "",
+            api_key: "",
+            env: { KIMI_SCRIPTED_ECHO_SCRIPTS: scriptFile },
+          },
+        },
+      }),
+    );
+    const fresh: number[] = [];
+    const long: number[] = [];
+    for (let i = -1; i < runs; i++) {
+      await Deno.writeTextFile(scriptFile, JSON.stringify(scripts));
+      const f = await stepGaps(sb, config, `fresh-${i}`);
+      // The long session: created by a first run, then its context replaced by the big one.
+      const id = `long-${i}`;
+      await Deno.writeTextFile(scriptFile, JSON.stringify(["text: hi"]));
+      await stepGaps(sb, config, id);
+      const ctxFile = await findContext(join(sb.env.KIMI_SHARE_DIR, "sessions"), id);
+      await Deno.copyFile(big, ctxFile);
+      await Deno.writeTextFile(scriptFile, JSON.stringify(scripts));
+      const l = await stepGaps(sb, config, id);
+      if (i >= 0) {
+        fresh.push(median(f));
+        long.push(median(l));
+      }
+    }
+    const [stepFresh, stepLong] = [median(fresh), median(long)];
+    console.log(`\n### Long sessions (medians of ${runs})\n`);
+    console.log(markdownTable(["figure", "measured", "baseline (same run)", "ratio", "budget"], [
+      [
+        `resume ${turns} turns (${mb(big)})`,
+        formatMs(turnsRestore),
+        `read + parse once: ${formatMs(turnsRead)}`,
+        formatRatio(turnsRestore, turnsRead),
+        "≤ 1.2×",
+      ],
+      [
+        `resume one ${mb(line)} line`,
+        formatMs(lineRestore),
+        `read + parse once: ${formatMs(lineRead)}`,
+        formatRatio(lineRestore, lineRead),
+        "≤ 1.2×",
+      ],
+      [
+        `harness time per step at turn ${turns}`,
+        formatMs(stepLong),
+        `turn 1: ${formatMs(stepFresh)}`,
+        formatRatio(stepLong, stepFresh),
+        "≤ 1.2×",
+      ],
+    ]));
+  } finally {
+    await sb.cleanup();
+  }
+}
+
+/** The context.jsonl of the session named `id` below the sessions root. */
+async function findContext(root: string, id: string): Promise<string> {
+  for await (const dir of Deno.readDir(root)) {
+    const candidate = join(root, dir.name, id, "context.jsonl");
+    try {
+      await Deno.stat(candidate);
+      return candidate;
+    } catch {
+      // not in this work dir's folder
+    }
+  }
+  throw new Error(`no session ${id} under ${root}`);
+}
