@@ -59,6 +59,7 @@ import type { WebContext } from "./web_context.ts";
 import { listingShows, resolveRoutePath, type RoutePathOptions } from "./work_files.ts";
 import { attachStream } from "./stream_route.ts";
 import { openIn } from "./open_in.ts";
+import { mountVisRoutes } from "../../vis/vis_routes.ts";
 import * as zod from "zod";
 
 /** Largest JSON body accepted. */
@@ -598,6 +599,9 @@ export function createWebApp(
       return c.json({ ok: true });
     });
   }
+
+  // ---- kimi vis's read-only routes (the page shows them at /vis) -----------------------------
+  mountVisRoutes(app, { shareDir: ctx.shareDir });
 
   // ---- the page ----------------------------------------------------------------------------
   // Deno.serve compresses text responses (gzip or brotli, as the client accepts)
