@@ -74,3 +74,30 @@ browserTest(
     }
   },
 );
+
+browserTest("browser: kimi web serves the tracing viewer at /vis with its token", async (ctx) => {
+  const { sb, page } = ctx;
+  const config = await sb.scriptedConfig(["text: traced by the web server"]);
+  const run = await sb.run(["--config-file", config, "--print", "-p", "trace in web"]);
+  assertEquals(run.code, 0, run.stderr);
+  const server = await startKimiServer(sb, [
+    "--config-file",
+    config,
+    "web",
+    "--no-open",
+    "--port",
+    "0",
+  ]);
+  try {
+    await page.goto(`${server.base}/vis#token=${server.token}`);
+    await waitForText(page, ".vis-table button", "trace in web");
+    await page.click(".vis-table button");
+    await waitForText(page, ".vis-turn summary", "trace in web");
+    const res = await fetch(`${server.base}/api/vis/sessions`);
+    assertEquals(res.status, 401);
+    await res.body?.cancel();
+    assertEquals(ctx.pageErrors, []);
+  } finally {
+    ctx.afterScreenshots(() => server.stop());
+  }
+});
