@@ -14,7 +14,7 @@ import type * as z from "zod";
 import { log } from "../../../log.ts";
 import type { Session } from "../../../session/session.ts";
 import { expandHome } from "../../../tooling/workspace.ts";
-import { openPinned, pinFile } from "../../../fs/real_path.ts";
+import { openPinned, pinFile, stillResolvesTo } from "../../../fs/real_path.ts";
 import { resolve } from "node:path";
 import { loadMetadata } from "../../../session/metadata.ts";
 import { originAllowed } from "./access_guard.ts";
@@ -642,6 +642,13 @@ async function serveFile(
   if (!st.isFile) {
     file.close();
     return missing();
+  }
+  // The checked path must still lead, without a symlink, to the file opened: a component
+  // swapped for a symlink between the check and the open cannot smuggle another file out.
+  const now = await pinFile(path);
+  if (!stillResolvesTo(path) || !now || now.dev !== st.dev || now.ino !== st.ino) {
+    file.close();
+    throw new HttpError(409, "The file changed while it was being opened; try again.");
   }
   const name = path.slice(path.lastIndexOf("/") + 1);
   return c.body(file.readable, 200, {
