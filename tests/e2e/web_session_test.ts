@@ -219,3 +219,30 @@ async function rawGzipCheck(port: number): Promise<string> {
   const text = new TextDecoder("latin1").decode(bytes);
   return text.slice(0, text.indexOf("\r\n\r\n")).toLowerCase();
 }
+
+Deno.test({
+  name: "kimi web: a busy port falls back to the next one and says so",
+  ...opts,
+  fn: async () => {
+    const sb = await kimiSandbox();
+    const config = await sb.scriptedConfig([]);
+    const blocker = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const busy = (blocker.addr as Deno.NetAddr).port;
+    try {
+      const web = await startWeb(sb, { config, args: ["--port", String(busy)] });
+      try {
+        assert(web.port !== busy && web.port > busy && web.port <= busy + 9, String(web.port));
+        assert(
+          web.stdout().includes(`Port ${busy} is in use, using port ${web.port} instead`),
+          web.stdout(),
+        );
+        assertEquals((await web.api("/healthz")).status, 200);
+      } finally {
+        assertEquals(await web.stop(), 0);
+      }
+    } finally {
+      blocker.close();
+      await sb.cleanup();
+    }
+  },
+});
