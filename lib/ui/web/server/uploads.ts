@@ -7,6 +7,7 @@
 import { extname, join } from "node:path";
 import { Buffer } from "node:buffer";
 import type { ContentPart } from "../../../llm/message.ts";
+import { imageSize } from "../../../tooling/image_size.ts";
 import type { UserInput } from "../../../wire/messages.ts";
 
 /** Largest accepted upload. */
@@ -165,6 +166,28 @@ export interface UploadCapabilities {
 
 /** Largest text file inlined into a prompt. */
 const MAX_INLINE_TEXT = 1024 * 1024;
+/** Largest image inlined into a prompt (bytes; larger ones are only listed). */
+const MAX_INLINE_IMAGE_BYTES = 20 * 1024 * 1024;
+/** Longest side of an image inlined into a prompt (pixels). */
+const MAX_IMAGE_SIDE = 4096;
+
+/**
+ * Whether an uploaded image goes into the prompt as is: a readable header, the longest side at
+ * most 4096 px and at most 20 MB (images are not re-encoded here; others are only listed).
+ */
+async function inlineableImage(path: string): Promise<boolean> {
+  const st = await Deno.stat(path);
+  if (st.size > MAX_INLINE_IMAGE_BYTES) return false;
+  const f = await Deno.open(path);
+  try {
+    const head = new Uint8Array(64 * 1024);
+    const n = (await f.read(head)) ?? 0;
+    const size = imageSize(head.subarray(0, n));
+    return size !== null && Math.max(size.width, size.height) <= MAX_IMAGE_SIDE;
+  } finally {
+    f.close();
+  }
+}
 
 /**
  * The prompt with the uploads `names` folded in: a `<uploaded_files>` list, then each image
@@ -189,7 +212,7 @@ export async function foldUploads(
   for (const path of paths) {
     const type = guessContentType(path);
     const ext = extname(path).toLowerCase();
-    if (IMAGE_TYPES[ext] && caps.image) {
+    if (IMAGE_TYPES[ext] && caps.image && await inlineableImage(path)) {
       const data = await Deno.readFile(path);
       parts.push({ type: "text", text: `<image path="${path}" content_type="${type}">` });
       parts.push({
