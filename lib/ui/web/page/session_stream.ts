@@ -77,6 +77,8 @@ export class SessionStream {
   #initId = "";
   #initTries = 0;
   #promptIds = new Set<string>();
+  /** Requests that came with the replayed history (may be stale if the agent no longer waits). */
+  #replayedRequests = new Set<string>();
 
   /** Open the stream of session `id`. */
   constructor(id: string, opts: SessionStreamOptions = {}) {
@@ -255,6 +257,10 @@ export class SessionStream {
     if (!this.#pending) return;
     const t = this.#pending;
     this.#pending = null;
+    this.#replayedRequests = new Set([
+      ...t.approvals.map((a) => a.id),
+      ...t.questions.map((q) => q.id),
+    ]);
     this.#set({ transcript: t, link: "live" });
   }
 
@@ -270,6 +276,14 @@ export class SessionStream {
       const state = typeof p.state === "string" ? p.state : "idle";
       const busy = state === "busy";
       const wasBusy = this.#snap.busy;
+      if (!busy && this.#replayedRequests.size > 0) {
+        // Nothing runs: requests from the history no longer wait for an answer (the server
+        // re-sends the ones that still do when the client initializes).
+        const t = this.#snap.transcript;
+        t.approvals = t.approvals.filter((a) => !this.#replayedRequests.has(a.id));
+        t.questions = t.questions.filter((q) => !this.#replayedRequests.has(q.id));
+        this.#replayedRequests.clear();
+      } else if (busy) this.#replayedRequests.clear();
       this.#set({ state, busy });
       if (state === "error" && typeof p.detail === "string" && p.detail) {
         this.#set({ error: `Session error: ${p.detail}` });
