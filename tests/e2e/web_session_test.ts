@@ -120,6 +120,11 @@ Deno.test({
       const r2 = await prompt(again, "more");
       assertEquals(r2.result.result, { status: "finished" });
 
+      // the first prompt of a socket makes it the work dir's last session (`kimi -C` resumes it)
+      const meta = JSON.parse(await Deno.readTextFile(`${sb.shareDir}/kimi.json`));
+      const entry = meta.work_dirs.find((w: { path: string }) => w.path === sb.workDir);
+      assertEquals(entry.last_session_id, id);
+
       // listed, with its title from the first prompt
       const list = await (await web.api("/api/sessions/")).json();
       assertEquals(list.map((s: { session_id: string }) => s.session_id), [id]);

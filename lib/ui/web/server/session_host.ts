@@ -48,8 +48,8 @@ export interface SessionHostDeps {
   closeApp(app: KimiApp, opts: { final: boolean }): Promise<void>;
   /** The next status sequence number (monotonic per server process). */
   nextSeq(): number;
-  /** Called when the first prompt of a socket is forwarded (work dir `last_session_id`). */
-  onFirstPrompt(session: Session): void;
+  /** Called before the first prompt of a socket is forwarded (work dir `last_session_id`). */
+  onFirstPrompt(session: Session): Promise<void>;
 }
 
 interface Running {
@@ -281,7 +281,7 @@ export class SessionHost {
       }
       if (!this.#prompted.has(peer)) {
         this.#prompted.add(peer);
-        this.#deps.onFirstPrompt(this.session);
+        await this.#deps.onFirstPrompt(this.session);
       }
       text = await this.#withUploads(running, msg, text);
       // a prompt racing another socket's while the uploads were read

@@ -99,11 +99,10 @@ export class SessionRegistry {
         buildApp: this.#opts.buildApp,
         closeApp: this.#opts.closeApp,
         nextSeq: () => ++this.#seq,
-        onFirstPrompt: (s) => {
+        onFirstPrompt: (s) =>
           setLastSessionId(s.shareDir, s.workDir, s.id).catch((err) =>
             log("WARNING", "web", `could not record the last session: ${err}`)
-          );
-        },
+          ),
       });
       this.#hosts.set(session.id, h);
     }
