@@ -13,6 +13,7 @@ import { registerMcpCommands } from "./mcp_commands.ts";
 import { registerAuthCommands } from "./auth_commands.ts";
 import { registerWebCommands } from "./web_commands.ts";
 import { registerVisCommand } from "./vis_command.ts";
+import { registerPluginCommands } from "./plugin_commands.ts";
 
 /** The answer of the deprecated `kimi --acp` (reference §12); the exit code is 1. */
 export const ACP_FLAG_DEPRECATED =
@@ -85,6 +86,9 @@ export async function main(args: string[]): Promise<number> {
     result = r;
   });
   registerVisCommand(program, (r) => {
+    result = r;
+  });
+  registerPluginCommands(program, (r) => {
     result = r;
   });
   program.command("export").description("Zip a session (and its log lines) to share diagnostics.")

@@ -52,7 +52,12 @@ export const SHARE_CONTROL_ENTRIES: readonly {
   { name: "mcp-oauth", kind: "dir", what: "kimi's MCP OAuth tokens", secret: true },
   { name: "web", kind: "dir", what: "kimi web's access token", secret: true },
   { name: "skills", kind: "dir", what: "kimi's user skills", secret: false },
-  { name: "plugins", kind: "dir", what: "kimi's plugin skills", secret: false },
+  {
+    name: "plugins",
+    kind: "dir",
+    what: "kimi's plugins (tools and skills kimi runs)",
+    secret: false,
+  },
 ];
 
 /** The share dir's subdirectory the agent may write (plan files). */
