@@ -371,11 +371,22 @@ export function createWebApp(
         }]);
       }
       if (file.size > MAX_UPLOAD_BYTES) throw new HttpError(413, "File too large (max 100MB)");
-      const saved = await saveUpload(
-        s.dir,
-        file.name || null,
-        new Uint8Array(await file.arrayBuffer()),
-      );
+      const dir = uploadsDir(s.dir);
+      const decision = ctx.scope.check("write", dir);
+      if (!decision.allowed) throw new HttpError(403, decision.message);
+      let saved;
+      try {
+        saved = await saveUpload(
+          s.dir,
+          file.name || null,
+          new Uint8Array(await file.arrayBuffer()),
+        );
+      } catch (err) {
+        if (err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.PermissionDenied) {
+          throw new HttpError(403, `Cannot write the upload to ${dir}: ${(err as Error).message}`);
+        }
+        throw err;
+      }
       return c.json(saved);
     },
   );
