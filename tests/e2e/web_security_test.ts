@@ -82,6 +82,11 @@ Deno.test({
       web = await startWeb(sb, { config });
       assertEquals(web.token, fresh);
 
+      // requests without a token do not count towards the ban
+      for (let i = 0; i < 12; i++) {
+        assertEquals((await web.api("/api/sessions/", { auth: false })).status, 401);
+      }
+      assertEquals((await web.api("/api/sessions/")).status, 200);
       // ten wrong tokens: the address is refused, even with the right token
       for (let i = 0; i < 10; i++) {
         const r = await web.api("/api/sessions/", { headers: { authorization: `Bearer bad${i}` } });

@@ -1,7 +1,7 @@
 /**
  * The access rule of one request of `kimi web`, shared by HTTP routes and the WebSocket:
  * LAN-only, Host (loopback binds), the ban after repeated wrong tokens, Origin (public mode),
- * then the token (each wrong or missing token counts against the peer address).
+ * then the token (each wrong token counts against the peer address).
  *
  * @module
  */
@@ -55,7 +55,9 @@ export function checkAccess(
   if (ctx.tokens) {
     const given = requestToken(req, { query: opts.tokenInQuery });
     if (given === null || !ctx.tokens.accepts(given)) {
-      if (peer) ctx.failures.fail(peer);
+      // a wrong token counts towards the ban; a missing one (a page opened without its
+      // `#token=`) does not lock the user out
+      if (peer && given !== null) ctx.failures.fail(peer);
       log("INFO", "web", `refused a request without a valid token from ${peer || "?"}`);
       return { status: 401, detail: "Unauthorized", kind: "auth" };
     }
