@@ -256,11 +256,19 @@ export async function serveWeb(opts: WebServeOptions, rt: WebRuntime): Promise<n
   }
   await rt.stopped;
   rt.print("Stopping: cancelling running turns and closing sessions…");
+  let shutdownTimer: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([
     registry.shutdown(),
-    new Promise((r) => setTimeout(r, 10_000)),
+    new Promise((r) => (shutdownTimer = setTimeout(r, 10_000))),
   ]);
+  clearTimeout(shutdownTimer);
   abort.abort();
-  await server.finished.catch(() => {});
+  // open connections get 3 s to finish (the process exits after that anyway)
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    server.finished.catch(() => {}),
+    new Promise((r) => (timer = setTimeout(r, 3000))),
+  ]);
+  clearTimeout(timer);
   return 0;
 }
