@@ -50,6 +50,12 @@ browserTest(
       const { session_id: id } = await res.json();
       await page.goto(`${server.base}/?session=${id}#token=${server.token}`);
       await waitForText(page, ".link-state", "ready");
+      // A second tab on the session, open before the turn starts.
+      const page2 = await ctx.browser.newPage();
+      ctx.watchPage(page2);
+      await page2.goto(`${server.base}/?session=${id}`);
+      await waitForText(page2, ".link-state", "ready");
+      await page.bringToFront();
       await page.type(".composer textarea", "run the steps");
       await page.keyboard.press("Enter");
 
@@ -60,10 +66,20 @@ browserTest(
       await waitForText(page, ".tool-card .shell-output", "first-ok");
       await waitForText(page, ".notice.approval-note", "Approved · Shell");
 
-      // 2: approve with the key 1.
+      // 2: the second tab shows the same approval; the key 1 there approves it, and the first
+      // tab follows.
       await waitForText(page, '[role="alertdialog"]', "echo second-ok");
-      await page.keyboard.press("1");
+      await waitForText(page2, '[role="alertdialog"]', "echo second-ok");
+      await page2.bringToFront();
+      await page2.keyboard.press("1");
+      await waitForText(page2, ".tool-card .shell-output", "second-ok");
       await waitForText(page, ".tool-card .shell-output", "second-ok");
+      await page.waitForFunction(() =>
+        !document.querySelector('[role="alertdialog"]')?.textContent?.includes("second-ok")
+      );
+      assertEquals(await count(page2, ".msg.user"), 1);
+      await page2.close();
+      await page.bringToFront();
 
       // 3: the WriteFile approval shows the diff before anything is written.
       await waitForText(page, '[role="alertdialog"] .diff', "notes.txt");
