@@ -330,6 +330,16 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
         )}
         {current && stream && snap && !snap.fatal && (
           <>
+            {snap.transcript.goal && (
+              <div class={`goal-strip ${snap.transcript.goal.status}`} role="status">
+                <b>Goal</b> {snap.transcript.goal.objective} ·{" "}
+                {snap.transcript.goal.status.replaceAll("_", " ")}
+                {snap.transcript.goal.reason ? ` (${snap.transcript.goal.reason})` : ""} · turns
+                {" "}
+                {snap.transcript.goal.turns[0]}
+                {snap.transcript.goal.turns[1] ? `/${snap.transcript.goal.turns[1]}` : ""}
+              </div>
+            )}
             {todos.length > 0 && (
               <details class="todo-bar">
                 <summary>

@@ -210,6 +210,20 @@ export function ToolCard(
         </details>
       )}
       {r && r.isError && r.message ? <p class="tool-error" role="status">{r.message}</p> : null}
+      {tool.swarm && (
+        <div class="swarm" aria-label="Swarm progress">
+          <progress
+            max={tool.swarm.total || 1}
+            value={tool.swarm.counts.ok + tool.swarm.counts.error + tool.swarm.counts.cancelled}
+          />
+          <span>
+            {tool.swarm.counts.ok + tool.swarm.counts.error + tool.swarm.counts.cancelled}/
+            {tool.swarm.total} done · {tool.swarm.counts.running} running
+            {tool.swarm.counts.error ? ` · ${tool.swarm.counts.error} failed` : ""}
+            {tool.swarm.done ? " · finished" : ""}
+          </span>
+        </div>
+      )}
       {tool.subagent && (
         <section class="subagent" aria-label={`Subagent ${tool.subagent.type}`}>
           <div class="subagent-label">{tool.subagent.type || "subagent"}</div>

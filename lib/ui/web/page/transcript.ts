@@ -39,6 +39,34 @@ export interface ToolBlock {
   result: ToolResultView | null;
   /** Subagent blocks nested under an Agent call. */
   subagent: SubagentView | null;
+  /** Progress of an AgentSwarm call. */
+  swarm?: SwarmView;
+}
+
+/** Progress of an agent swarm (`SwarmUpdate`). */
+export interface SwarmView {
+  /** What the swarm does. */
+  description: string;
+  /** Items in all. */
+  total: number;
+  /** Items by state. */
+  counts: { pending: number; running: number; ok: number; error: number; cancelled: number };
+  /** Whether the swarm finished. */
+  done: boolean;
+}
+
+/** The session's goal (`GoalUpdate`). */
+export interface GoalView {
+  /** What the goal is. */
+  objective: string;
+  /** `active`, `paused`, `blocked` or `budget_exhausted`. */
+  status: string;
+  /** Why it is not active. */
+  reason: string | null;
+  /** Turns used, and the limit if any. */
+  turns: [number, number | null];
+  /** Tokens used, and the limit if any. */
+  tokens: [number, number | null];
 }
 
 /** What a finished tool returned. */
@@ -151,6 +179,8 @@ export interface Transcript {
   usage: UsageView;
   /** Latest todo list shown by a tool. */
   todos: { title: string; status: string }[];
+  /** The session's goal, if one is set. */
+  goal: GoalView | null;
   /** Approvals this tab answered, until the server confirms them (id → what was asked). */
   answered: Record<string, { sender: string; description: string }>;
 }
@@ -163,6 +193,7 @@ export function emptyTranscript(): Transcript {
     questions: [],
     usage: { contextUsage: null, contextTokens: null, maxContextTokens: null, planMode: false },
     todos: [],
+    goal: null,
     answered: {},
   };
 }
@@ -432,6 +463,49 @@ export function applyWireMessage(t: Transcript, msg: unknown): void {
     case "SessionNotice":
       currentTurn(t).blocks.push({ kind: "notice", text: str(payload.text), tone: "info" });
       return;
+    case "GoalUpdate": {
+      const g = isObj(payload.goal) ? payload.goal : null;
+      const usage = g && isObj(g.usage) ? g.usage : {};
+      const budget = g && isObj(g.budget) ? g.budget : {};
+      const num = (v: unknown) => (typeof v === "number" ? v : 0);
+      const lim = (v: unknown) => (typeof v === "number" ? v : null);
+      t.goal = g
+        ? {
+          objective: str(g.objective),
+          status: str(g.status),
+          reason: typeof g.reason === "string" ? g.reason : null,
+          turns: [num(usage.turns), lim(budget.max_turns)],
+          tokens: [num(usage.tokens), lim(budget.max_tokens)],
+        }
+        : null;
+      if (typeof payload.outcome === "string" && payload.outcome) {
+        currentTurn(t).blocks.push({
+          kind: "notice",
+          text: `Goal ${payload.outcome.replaceAll("_", " ")}`,
+          tone: "info",
+        });
+      }
+      return;
+    }
+    case "SwarmUpdate": {
+      const tool = findTool(currentTurn(t).blocks, str(payload.parent_tool_call_id));
+      if (!tool) return;
+      const c = isObj(payload.counts) ? payload.counts : {};
+      const n = (v: unknown) => (typeof v === "number" ? v : 0);
+      tool.swarm = {
+        description: str(payload.description),
+        total: n(payload.total),
+        counts: {
+          pending: n(c.pending),
+          running: n(c.running),
+          ok: n(c.ok),
+          error: n(c.error),
+          cancelled: n(c.cancelled),
+        },
+        done: payload.done === true,
+      };
+      return;
+    }
     case "PlanDisplay":
       currentTurn(t).blocks.push({ kind: "text", text: str(payload.content) });
       return;

@@ -205,3 +205,48 @@ Deno.test("transcript: the server's upload wrappers become file names", () => {
   assertEquals(userInputView("KIMI_FILE_UPLOAD_WITHOUT_MESSAGE").text, "");
   assertEquals(userInputView("plain").text, "plain");
 });
+
+Deno.test("transcript: goal updates and swarm progress", () => {
+  const t = feed(emptyTranscript(), [
+    event("TurnBegin", { user_input: "x" }),
+    toolCall("sw-1", "AgentSwarm", "{}"),
+    event("SwarmUpdate", {
+      swarm_id: "s",
+      parent_tool_call_id: "sw-1",
+      description: "review files",
+      total: 4,
+      concurrency: 2,
+      counts: { pending: 1, running: 1, ok: 1, error: 1, cancelled: 0 },
+      item: null,
+      done: false,
+    }),
+    event("GoalUpdate", {
+      goal: {
+        id: "g",
+        objective: "ship it",
+        status: "active",
+        reason: null,
+        notes: [],
+        budget: { max_turns: 10, max_steps: null, max_tokens: null, max_seconds: null },
+        usage: { turns: 3, steps: 9, tokens: 1200, seconds: 4 },
+        created_at: 0,
+        updated_at: 0,
+      },
+      queue: [],
+      outcome: null,
+    }),
+  ]);
+  const swarm = t.turns[0].blocks[0];
+  assertEquals(swarm.kind === "tool" && swarm.swarm?.counts.ok, 1);
+  assertEquals(swarm.kind === "tool" && swarm.swarm?.total, 4);
+  assertEquals(t.goal, {
+    objective: "ship it",
+    status: "active",
+    reason: null,
+    turns: [3, 10],
+    tokens: [1200, null],
+  });
+  applyWireMessage(t, event("GoalUpdate", { goal: null, queue: [], outcome: "completed" }));
+  assertEquals(t.goal, null);
+  assertEquals(t.turns[0].blocks.at(-1), { kind: "notice", text: "Goal completed", tone: "info" });
+});
