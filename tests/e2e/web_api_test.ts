@@ -466,3 +466,44 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "kimi web: another tab is told the session is busy, and may answer the running turn's approval",
+  ...opts,
+  fn: async () => {
+    const sb = await kimiSandbox();
+    const config = await sb.scriptedConfig([
+      toolCallLine("tc-1", "Shell", { command: "echo from-tab-b" }),
+      "text: done",
+    ]);
+    const web = await startWeb(sb, { config });
+    try {
+      const id = await createSession(web, sb.workDir);
+      const a = await web.socket(id);
+      const b = await web.socket(id);
+      await a.waitFor((f) => f.method === "session_status");
+      await b.waitFor((f) => f.method === "session_status");
+      await a.initialize();
+      a.send({ jsonrpc: "2.0", id: "pa", method: "prompt", params: { user_input: "from a" } });
+      const req = await b.waitFor((f) => f.method === "request");
+      b.send({ jsonrpc: "2.0", id: "pb", method: "prompt", params: { user_input: "from b" } });
+      const busy = await b.waitFor((f) => f.id === "pb");
+      assertEquals((busy.error as { code: number }).code, -32000);
+      // tab a never sees tab b's refusal
+      assert(!a.frames.some((f) => f.id === "pb"));
+      const reqId = (req.params as { payload: { id: string } }).payload.id;
+      b.send({ jsonrpc: "2.0", id: req.id, result: { request_id: reqId, response: "approve" } });
+      const done = await a.waitFor((f) => f.id === "pa" && "result" in f);
+      assertEquals(done.result, { status: "finished" });
+      assertEquals(a.frames.filter(isEvent("TurnBegin")).length, 1);
+      const out = JSON.stringify(a.frames.find(isEvent("ToolResult")));
+      assert(out.includes("from-tab-b"), out);
+      a.close();
+      b.close();
+    } finally {
+      assertEquals(await web.stop(), 0);
+      await sb.cleanup();
+    }
+  },
+});
