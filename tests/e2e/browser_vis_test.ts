@@ -55,6 +55,38 @@ browserTest(
       await page.click('[role="tab"]:nth-child(2)');
       await waitForText(page, ".context", "All done here.");
       assert(page.url().includes("/vis/sessions/"));
+      // ZIP export, then import: the copy is listed as imported, with the same records.
+      const auth = { Authorization: `Bearer ${server.token}` };
+      const [, hash, id] = /\/vis\/sessions\/([^/]+)\/([^/?#]+)/.exec(page.url())!;
+      const zip = await fetch(`${server.base}/api/vis/sessions/${hash}/${id}/download`, {
+        headers: auth,
+      });
+      assertEquals(zip.headers.get("content-type"), "application/zip");
+      const form = new FormData();
+      form.append("file", new File([await zip.arrayBuffer()], "s.zip"));
+      const imported = await fetch(`${server.base}/api/vis/sessions/import`, {
+        method: "POST",
+        headers: auth,
+        body: form,
+      }).then((r) => r.json());
+      const copy = await fetch(
+        `${server.base}/api/vis/sessions/imported/${imported.session_id}/summary`,
+        { headers: auth },
+      ).then((r) => r.json());
+      assertEquals([copy.turns, copy.steps, copy.tool_calls], [1, 2, 1]);
+      // Only imported sessions can be deleted.
+      const refused = await fetch(`${server.base}/api/vis/sessions/${hash}/${id}`, {
+        method: "DELETE",
+        headers: auth,
+      });
+      assertEquals(refused.status, 403);
+      await refused.body?.cancel();
+      const deleted = await fetch(
+        `${server.base}/api/vis/sessions/imported/${imported.session_id}`,
+        { method: "DELETE", headers: auth },
+      );
+      assertEquals(deleted.status, 200);
+      await deleted.body?.cancel();
       // A reload keeps working with the stored token (not in the URL any more).
       await page.reload();
       await page.waitForSelector(".vis-turn");
