@@ -101,6 +101,20 @@ browserTest(
         e.dispatchEvent(new Event("input", { bubbles: true }));
       });
 
+      // `@` completes work-dir files.
+      await Deno.writeTextFile(`${sb.workDir}/notes-for-mention.md`, "x");
+      await page.type(".composer textarea", "look at @notes-for");
+      await waitForText(page, '[role="listbox"][aria-label="Files"] li', "@notes-for-mention.md");
+      await page.keyboard.press("Tab");
+      assertEquals(
+        await page.$eval(".composer textarea", (e: Element) => (e as HTMLTextAreaElement).value),
+        "look at @notes-for-mention.md",
+      );
+      await page.$eval(".composer textarea", (e: Element) => {
+        (e as HTMLTextAreaElement).value = "";
+        e.dispatchEvent(new Event("input", { bubbles: true }));
+      });
+
       // The model picker shows the default model; the thinking switch saves the config.
       assertEquals(
         await page.$eval(".composer-tools select", (e: Element) => (e as HTMLInputElement).value),
