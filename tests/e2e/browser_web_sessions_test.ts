@@ -234,6 +234,20 @@ browserTest(
       await page.keyboard.press("1");
       await waitForText(page, ".md", "done");
       assertEquals(await count(page, '[role="alertdialog"]'), 0);
+
+      // Fork from the first answer: a new session with that turn only.
+      await waitForText(page, ".link-state", "ready");
+      const before = new URL(page.url()).searchParams.get("session");
+      await clickText(page, ".msg-actions button", "Fork from here");
+      await page.waitForFunction(
+        (old: string) => new URL(location.href).searchParams.get("session") !== old,
+        {},
+        before!,
+      );
+      await waitForText(page, ".session-heading", "Fork");
+      await waitForText(page, ".link-state", "ready");
+      await waitForText(page, ".md", "Blue it is.");
+      assertEquals(await count(page, ".msg.user"), 1);
       assertEquals(ctx.pageErrors, []);
     } finally {
       ctx.afterScreenshots(() => server.stop(), () => mock.close());
