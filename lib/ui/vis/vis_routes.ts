@@ -31,6 +31,11 @@ export interface VisRoutesOptions {
   shareDir: string;
   /** Whether `/api/open-in` would be offered (reported by `/capabilities`). */
   openInSupported?: boolean;
+  /**
+   * Refuse the two writing routes (import, delete an imported session) with 403, as
+   * `kimi web --restrict-sensitive-apis` does for its sensitive APIs.
+   */
+  readOnly?: boolean;
 }
 
 function detail(c: Context, status: number, message: string): Response {
@@ -64,7 +69,17 @@ export function mountVisRoutes(app: Hono<any>, opts: VisRoutesOptions): void {
     }
     return c.json(await statsCache.value);
   });
+  const refuseWrites = (c: Context): Response | null =>
+    opts.readOnly
+      ? detail(
+        c,
+        403,
+        "Importing and deleting sessions is disabled on this server (restricted mode).",
+      )
+      : null;
   app.post("/api/vis/sessions/import", async (c) => {
+    const refused = refuseWrites(c);
+    if (refused) return refused;
     const length = Number(c.req.header("content-length") ?? "0");
     if (length > MAX_IMPORT_BYTES + 1024 * 1024) {
       return detail(c, 413, "File too large (max 200MB)");
@@ -140,6 +155,8 @@ export function mountVisRoutes(app: Hono<any>, opts: VisRoutesOptions): void {
   app.delete(
     "/api/vis/sessions/:hash/:id",
     withSession(async (c, ref) => {
+      const refused = refuseWrites(c);
+      if (refused) return refused;
       if (!ref.imported) return detail(c, 403, "Only imported sessions can be deleted.");
       await deleteImported(ref);
       statsCache = null;

@@ -612,7 +612,7 @@ export function createWebApp(
   }
 
   // ---- kimi vis's read-only routes (the page shows them at /vis) -----------------------------
-  mountVisRoutes(app, { shareDir: ctx.shareDir });
+  mountVisRoutes(app, { shareDir: ctx.shareDir, readOnly: sec.restricted });
 
   // ---- the page ----------------------------------------------------------------------------
   // Deno.serve compresses text responses (gzip or brotli, as the client accepts)
