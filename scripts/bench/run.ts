@@ -91,6 +91,7 @@ if (import.meta.main) {
   const tools = await runOptionalTools();
   const session = await runOptionalTools("session.ts");
   const swarm = await runOptionalTools("swarm.ts");
+  const page = await runOptionalTools("page.ts");
   const imports = await runImportCost(quick ? { runs: 3 } : {});
 
   const fallback = loop.agent === "fallback"
@@ -173,6 +174,7 @@ if (import.meta.main) {
     ...(tools ? [`## Tools\n\n${tools}`] : []),
     ...(session ? [`## Sessions\n\n${session}`] : []),
     ...(swarm ? [`## Agent swarm (128 items, zero-latency mock server)\n\n${swarm}`] : []),
+    ...(page ? [`## Web page (\`kimi web\` in headless chromium)\n\n${page}`] : []),
     `## Import costs\n\n${importCostMarkdown(imports)}`,
   ];
   console.log(sections.join("\n\n"));
