@@ -159,6 +159,8 @@ browserTest(
       await page.click("dialog .actions button.primary");
       await page.waitForSelector("dialog.dialog[open]", { hidden: true });
       await waitForText(page, ".workdir", missing);
+      // The session is open (its socket attached): its work dir exists now.
+      await waitForText(page, ".link-state", "ready");
       assert((await Deno.stat(missing)).isDirectory);
 
       // Files and git panels of the first session.

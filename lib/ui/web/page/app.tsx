@@ -11,7 +11,7 @@
  * @module
  */
 import { type JSX, render } from "preact";
-import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
+import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { adoptTokenFromLocation, api, AuthError, clearToken, saveToken } from "./api.ts";
 import { ApprovalCard, QuestionCard, TurnView } from "./chat.tsx";
 import { Composer } from "./composer.tsx";
@@ -147,6 +147,8 @@ type Panel = "files" | "git" | "settings" | null;
 /** The chat app of `kimi web`. */
 export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Element {
   const [current, setCurrent] = useState<string | null>(selectedFromUrl);
+  const currentRef = useRef(current);
+  currentRef.current = current;
   const [drawer, setDrawer] = useState(false);
   const [panel, setPanel] = useState<Panel>(null);
   const [refreshKey, setRefreshKey] = useState(0);
@@ -184,14 +186,14 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
     if (snap && !snap.busy) setRefreshKey((k) => k + 1);
   }, [snap?.busy]);
 
-  const select = (id: string | null) => {
+  const select = useCallback((id: string | null) => {
     setCurrent(id);
     setDrawer(false);
     const url = new URL(location.href);
     if (id) url.searchParams.set("session", id);
     else url.searchParams.delete("session");
     history.pushState(null, "", url.pathname + url.search + url.hash);
-  };
+  }, []);
 
   useEffect(() => {
     const onPop = () => setCurrent(selectedFromUrl());
@@ -204,6 +206,11 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
       addEventListener("pointerdown", ask, { once: true });
     }
     return () => removeEventListener("popstate", onPop);
+  }, []);
+
+  const onSessionsChanged = useCallback((deleted?: string) => {
+    if (deleted && deleted === currentRef.current) select(null);
+    setRefreshKey((k) => k + 1);
   }, []);
 
   const fork = async (turnIndex: number) => {
@@ -230,10 +237,7 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
           current={current}
           onSelect={select}
           refreshKey={refreshKey}
-          onChanged={(deleted) => {
-            if (deleted && deleted === current) select(null);
-            setRefreshKey((k) => k + 1);
-          }}
+          onChanged={onSessionsChanged}
           onError={onError}
         />
       </aside>

@@ -11,6 +11,7 @@
  * @module
  */
 import type { JSX } from "preact";
+import { memo } from "preact/compat";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError } from "./api.ts";
 
@@ -68,8 +69,8 @@ function basename(p: string): string {
   return p.replace(/\/+$/, "").split("/").pop() || p;
 }
 
-/** The session list. */
-export function Sidebar(props: SidebarProps): JSX.Element {
+/** The session list (re-rendered only when its props change, not on every streamed event). */
+export const Sidebar = memo(function Sidebar(props: SidebarProps): JSX.Element {
   const [q, setQ] = useState("");
   const [archived, setArchived] = useState(false);
   const [grouped, setGrouped] = useState(true);
@@ -285,7 +286,7 @@ export function Sidebar(props: SidebarProps): JSX.Element {
       )}
     </nav>
   );
-}
+});
 
 function RenameForm(
   { title, onDone }: { title: string; onDone: (t: string | null) => void },
