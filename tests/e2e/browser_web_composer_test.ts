@@ -24,6 +24,7 @@ browserTest(
       { text: "I see a small red image." },
       { text: "Working on it", stall: true },
       { text: "Queued prompt answered." },
+      { text: "Got the dropped and pasted files." },
     );
     const config = await sb.openaiConfig(mock.url, { capabilities: ["image_in"] });
     const server = await startKimiServer(sb, [
@@ -114,6 +115,33 @@ browserTest(
         (e as HTMLTextAreaElement).value = "";
         e.dispatchEvent(new Event("input", { bubbles: true }));
       });
+
+      // A file dropped on the composer and an image pasted into it are uploaded and sent.
+      await page.evaluate((b64: string) => {
+        const drop = new DataTransfer();
+        drop.items.add(new File(["dropped text body\n"], "dropped.txt", { type: "text/plain" }));
+        document.querySelector(".composer")!.dispatchEvent(
+          new DragEvent("drop", { dataTransfer: drop, bubbles: true, cancelable: true }),
+        );
+        const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+        const paste = new DataTransfer();
+        paste.items.add(new File([bytes], "pasted.png", { type: "image/png" }));
+        document.querySelector(".composer textarea")!.dispatchEvent(
+          new ClipboardEvent("paste", { clipboardData: paste, bubbles: true, cancelable: true }),
+        );
+      }, PNG_BASE64);
+      await waitForText(page, ".composer .attachments .chip.ready", "dropped.txt");
+      await waitForText(page, ".composer .attachments .chip.ready", "pasted.png");
+      await page.type(".composer textarea", "two files");
+      await page.keyboard.press("Enter");
+      await waitForText(page, ".md", "Got the dropped and pasted files.");
+      const last = mock.requests.filter((r) => r.path === "/v1/chat/completions").at(-1)!;
+      const sent = JSON.stringify(
+        last.body.messages.findLast((m: { role: string }) => m.role === "user").content,
+      );
+      assertStringIncludes(sent, "dropped text body");
+      assertStringIncludes(sent, "data:image/");
+      await waitForText(page, ".link-state", "ready");
 
       // The model picker shows the default model; the thinking switch saves the config.
       assertEquals(

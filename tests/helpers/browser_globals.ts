@@ -18,6 +18,12 @@ declare global {
   const getComputedStyle: Loose;
   /** The page's mutation observer. */
   const MutationObserver: Loose;
+  /** Drag-and-drop and clipboard payloads. */
+  const DataTransfer: Loose;
+  /** A drag event. */
+  const DragEvent: Loose;
+  /** A clipboard event. */
+  const ClipboardEvent: Loose;
   /** A page element. */
   type Element = Loose;
   /** A page element. */
