@@ -122,6 +122,16 @@ browserTest(
       await page.click("nav.tools button:nth-child(3)");
       await waitForText(page, ".side-panel h2", "Settings");
       assertEquals(await seriousViolations(page), []);
+      // The config file (providers and models) is shown with its secrets masked.
+      await page.click(".config-file summary");
+      await page.waitForSelector(".config-file textarea");
+      const configText = await page.$eval(
+        ".config-file textarea",
+        (e: Element) => (e as HTMLTextAreaElement).value,
+      );
+      assertStringIncludes(configText, "mock");
+      assertEquals(configText.includes("sk-test"), false);
+      assertEquals(await seriousViolations(page), []);
       await page.select(".side-panel select", "dark");
       await page.waitForFunction(() => document.documentElement.dataset.theme === "dark");
       assertEquals(await seriousViolations(page), []);

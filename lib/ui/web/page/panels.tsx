@@ -209,6 +209,57 @@ export function SettingsPanel(
         </>
       )}
       {message && <p role="status">{message}</p>}
+      <ConfigFileEditor />
     </section>
+  );
+}
+
+/** The config file's text (providers, models, …), secrets masked by the server. */
+function ConfigFileEditor(): JSX.Element {
+  const [file, setFile] = useState<{ content: string; path: string } | null>(null);
+  const [text, setText] = useState("");
+  const [note, setNote] = useState<string | null>(null);
+  useEffect(() => {
+    api<{ content: string; path: string }>("GET", "/api/config/toml").then((f) => {
+      setFile(f);
+      setText(f.content);
+    }, (e: Error) => setNote(e.message));
+  }, []);
+  const save = async () => {
+    try {
+      const r = await api<{ success: boolean; error?: string }>("PUT", "/api/config/toml", {
+        content: text,
+      });
+      setNote(
+        r.success
+          ? "Saved. New sessions use it; running ones after a restart."
+          : r.error ?? "Not saved.",
+      );
+    } catch (e) {
+      setNote((e as Error).message);
+    }
+  };
+  return (
+    <details class="config-file">
+      <summary>Providers and models (config file)</summary>
+      {file && (
+        <>
+          <label class="field">
+            <span>{file.path || "config file"}</span>
+            <textarea
+              rows={14}
+              spellcheck={false}
+              value={text}
+              onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+            />
+          </label>
+          <p class="muted small">
+            Secret values show as markers; leave a marker as it is to keep the stored secret.
+          </p>
+          <button type="button" class="primary" onClick={save}>Save</button>
+        </>
+      )}
+      {note && <p role="status">{note}</p>}
+    </details>
   );
 }
