@@ -56,6 +56,8 @@ export async function launchBrowser(executablePath: string, dir: string): Promis
       "--disable-dev-shm-usage",
     ],
     protocolTimeout: 120_000,
+    // a loaded 2-core machine can take a while to start a browser
+    timeout: 120_000,
   });
 }
 
