@@ -2,6 +2,7 @@ import { assert, assertEquals } from "../helpers/assert.ts";
 import { kimiSandbox } from "../helpers/kimi_process.ts";
 import { startWeb, type WebServer, type WsClient } from "../helpers/web_server.ts";
 import { spawnWire } from "../helpers/wire_process.ts";
+import { startMockOpenAI } from "../helpers/mock_openai.ts";
 import { parseEventPayload, parseRequestPayload } from "@moonshot-ai/kimi-agent-sdk/schema";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -247,6 +248,51 @@ Deno.test({
       }
     } finally {
       blocker.close();
+      await sb.cleanup();
+    }
+  },
+});
+
+Deno.test({
+  name: "kimi web: a tab joining in the middle of a streamed part gets all of it, once",
+  ...opts,
+  fn: async () => {
+    const sb = await kimiSandbox();
+    const chunks = Array.from({ length: 50 }, (_, i) => `chunk-${i};`);
+    // the model streams part of its answer, then stalls: the part is still open when B joins
+    const mock = await startMockOpenAI({ defaultReply: { text: chunks, stall: true } });
+    const config = await sb.openaiConfig(mock.url);
+    const web = await startWeb(sb, { config });
+    try {
+      const id = await createSession(web, sb.workDir);
+      const a = await web.socket(id);
+      await a.waitFor((f) => f.method === "session_status");
+      await a.initialize();
+      a.send({ jsonrpc: "2.0", id: "p", method: "prompt", params: { user_input: "stream" } });
+      const text = (frames: Record<string, unknown>[]) =>
+        frames.filter((f) => (f.params as { type?: string })?.type === "ContentPart")
+          .map((f) => (f.params as { payload: { text: string } }).payload.text).join("");
+      const expected = chunks.join("");
+      while (text(a.frames) !== expected) {
+        await a.waitFor(
+          (f) => (f.params as { type?: string })?.type === "ContentPart",
+          a.frames.length,
+        );
+      }
+      const b = await web.socket(id); // joins while the part is open
+      await b.waitFor((f) => f.method === "history_complete");
+      assertEquals(text(b.frames), expected);
+      assertEquals(eventTypes(b.frames).filter((t) => t === "TurnBegin").length, 1);
+      b.send({ jsonrpc: "2.0", id: "c", method: "cancel" });
+      const done = await a.waitFor((f) => f.id === "p" && "result" in f);
+      assertEquals(done.result, { status: "cancelled" });
+      await b.waitFor((f) => f.id === "p" && "result" in f);
+      assertEquals(text(b.frames), expected);
+      a.close();
+      b.close();
+    } finally {
+      assertEquals(await web.stop(), 0);
+      await mock.close();
       await sb.cleanup();
     }
   },

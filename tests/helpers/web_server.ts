@@ -179,9 +179,9 @@ export class WsClient {
     pred: (f: Record<string, unknown>) => boolean,
     from = 0,
   ): Promise<Record<string, unknown>> {
+    let i = from;
     for (;;) {
-      const hit = this.frames.slice(from).find(pred);
-      if (hit) return hit;
+      for (; i < this.frames.length; i++) if (pred(this.frames[i])) return this.frames[i];
       if (this.closed) {
         throw new Error(
           `socket closed (${this.closed.code} ${this.closed.reason}) before the frame came; got ${

@@ -20,6 +20,8 @@ export interface ReplayOptions {
   flush(): Promise<void>;
   /** Stops the replay between records. */
   signal: AbortSignal;
+  /** Replay only records written before this time (Unix seconds; default: all). */
+  before?: number;
 }
 
 /** Send every record of `wireFile`; resolves with how many events and requests were sent. */
@@ -32,6 +34,7 @@ export async function replayRecords(
   let n = 0;
   for await (const rec of wireFile.records()) {
     if (opts.signal.aborted) break;
+    if (opts.before !== undefined && rec.timestamp >= opts.before) break;
     const env = normalizeRecord(rec.message);
     if (env.kind === "request") {
       const payload = env.envelope.payload;

@@ -28,6 +28,10 @@ import type { SessionStatus, SessionStatusState } from "./schemas.ts";
 export const BUSY_ERROR_CODE = -32000;
 /** Message of that error. */
 export const BUSY_MESSAGE = "Session is busy; wait for completion before sending a new prompt.";
+/** Bytes of a running turn's output kept for sockets that join mid-turn. */
+export const MAX_TURN_LOG_BYTES = 64 * 1024 * 1024;
+/** How long a finished turn's log is kept (until `wire.jsonl` surely holds the turn). */
+const TURN_LOG_LINGER_MS = 5000;
 /** Close code and reason when a session goes away (deleted, server stopping). */
 export const SESSION_GONE_CLOSE = { code: 1001, reason: "Session process exited" } as const;
 
@@ -79,6 +83,14 @@ export class SessionHost {
   #lastInitialize: Record<string, unknown> | null = null;
   /** The session's background tasks: they outlive a restart of its agent. */
   #tasks: BackgroundTaskManager | null = null;
+  /**
+   * The running turn as its sockets got it (every `event` and `request` line since the prompt
+   * started, and when it started), so a socket joining mid-turn gets the history recorded
+   * before the turn, then exactly these lines, then live output: nothing twice, nothing lost.
+   * Null when idle, or when the turn outgrew {@link MAX_TURN_LOG_BYTES} (then the joining
+   * socket gets what `wire.jsonl` holds).
+   */
+  #turnLog: { startedAt: number; lines: string[]; bytes: number } | null = null;
 
   /** A host for `session` (nothing runs until {@link ensureStarted}). */
   constructor(session: Session, deps: SessionHostDeps) {
@@ -139,9 +151,36 @@ export class SessionHost {
     else this.#broadcast(serialize(msg));
   }
 
+  /**
+   * Drop the finished turn's log once `wire.jsonl` surely holds the turn (its output written,
+   * then a few seconds for the recorder); a new turn's log is left alone.
+   */
+  #forgetTurnLog(server: WireServer): void {
+    const log = this.#turnLog;
+    server.flush().then(() =>
+      setTimeout(() => {
+        if (this.#turnLog === log) this.#turnLog = null;
+      }, TURN_LOG_LINGER_MS)
+    );
+  }
+
   /** Send one serialized message to every attached socket. */
   #broadcast(line: string): void {
     for (const p of this.#peers) p.live(line);
+  }
+
+  /** The server's output: kept in the turn log while a turn runs, and sent to every socket. */
+  #serverLine(line: string): void {
+    const log = this.#turnLog;
+    if (
+      log && (line.startsWith('{"jsonrpc":"2.0","method":"event"') ||
+        line.startsWith('{"jsonrpc":"2.0","method":"request"'))
+    ) {
+      log.bytes += line.length;
+      if (log.bytes > MAX_TURN_LOG_BYTES) this.#turnLog = null;
+      else log.lines.push(line);
+    }
+    this.#broadcast(line);
   }
 
   /** Build the agent and start its wire server (once; concurrent callers share the start). */
@@ -166,13 +205,16 @@ export class SessionHost {
       await lock.release();
       throw err;
     }
-    const transport = new SocketsTransport((line) => this.#broadcast(line));
+    const transport = new SocketsTransport((line) => this.#serverLine(line));
     const server = new WireServer(app, {
       write: (text) => transport.write(text),
       onActivity: (kind) => {
-        if (kind === "prompt") this.#setStatus("busy", "prompt");
-        else if (kind === null && this.#status.state === "busy") {
+        if (kind === "prompt") {
+          this.#turnLog = { startedAt: Date.now() / 1000, lines: [], bytes: 0 };
+          this.#setStatus("busy", "prompt");
+        } else if (kind === null && this.#status.state === "busy") {
           this.#setStatus("idle", "prompt_complete");
+          this.#forgetTurnLog(server);
         }
       },
     });
@@ -199,18 +241,27 @@ export class SessionHost {
    */
   async attach(ws: PeerSocket): Promise<SocketPeer> {
     const peer = new SocketPeer(ws);
+    // from here on live output is held for this socket; the running turn so far is copied in
+    // the same step, so the two meet exactly
     this.#peers.add(peer);
+    const turn = this.#turnLog ? { ...this.#turnLog, lines: [...this.#turnLog.lines] } : null;
     const wireFile = this.#running?.app.wireFile ?? new WireFile(this.session.wireFile);
     const abort = new AbortController();
+    const flush = async () => {
+      if (!(await peer.drained())) abort.abort();
+    };
     try {
       await replayRecords(wireFile, {
         client: { version: null, name: null },
         send: (msg) => peer.direct(serialize(msg)),
-        flush: async () => {
-          if (!(await peer.drained())) abort.abort();
-        },
+        flush,
         signal: abort.signal,
+        before: turn?.startedAt,
       });
+      for (let i = 0; turn && i < turn.lines.length && !abort.signal.aborted; i++) {
+        peer.direct(turn.lines[i]);
+        if (i % 64 === 63) await flush();
+      }
     } catch (err) {
       log("WARNING", "web", `replay of ${this.session.id} failed: ${(err as Error).message}`);
     }
@@ -333,6 +384,7 @@ export class SessionHost {
     const running = this.#running;
     if (!running) return;
     running.stop.abort(); // no more frames reach this server
+    this.#turnLog = null;
     try {
       await running.server.shutdown();
     } catch (err) {
