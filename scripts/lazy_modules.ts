@@ -15,6 +15,7 @@ export const LAZY_MODULES: readonly string[] = [
   "lib/cli/export_session.ts",
   "lib/cli/run_agent.ts",
   "lib/cli/mcp_command_actions.ts",
+  "lib/cli/plugin_command_actions.ts",
   "lib/cli/run_acp.ts",
   "lib/cli/auth_command_actions.ts",
   "lib/cli/vis_run.ts",

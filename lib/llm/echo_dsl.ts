@@ -44,10 +44,43 @@ type DslObject = { [key: string]: DslValue };
  */
 export function parseEchoDsl(text: string): EchoScript {
   const script: EchoScript = { parts: [], id: null, usage: null, error: null };
-  const lines = splitLines(text);
-  for (let i = 0; i < lines.length; i++) {
-    const lineno = i + 1;
-    const rawLine = lines[i];
+  for (const part of scriptParts(text, script)) script.parts.push(part);
+  return script;
+}
+
+/**
+ * A {@link ChatStream} of a script parsed as it streams: the script is checked whole first
+ * (an invalid line throws and an `error:` line is returned as `error`, before anything is
+ * streamed, as with {@link parseEchoDsl}), then each part is parsed when it is yielded, so a
+ * reply of 100,000 parts never exists as 100,000 parsed parts at once (a streaming provider
+ * does not hold its whole reply either).
+ *
+ * @throws {ChatProviderError} when a line is not valid DSL.
+ */
+export function lazyEchoScriptStream(
+  text: string,
+): { stream: ChatStream; parts: number; error: ChatProviderError | null } {
+  const head: Omit<EchoScript, "parts"> = { id: null, usage: null, error: null };
+  let parts = 0;
+  for (const _ of scriptParts(text, head)) parts++;
+  return {
+    parts,
+    error: head.error,
+    stream: {
+      id: head.id,
+      usage: head.usage,
+      async *[Symbol.asyncIterator]() {
+        yield* scriptParts(text, { id: null, usage: null, error: null });
+      },
+    },
+  };
+}
+
+/** The parts of a script in order; `id`, `usage` and a simulated `error` go to `head`. */
+function* scriptParts(text: string, head: Omit<EchoScript, "parts">): Generator<StreamPart> {
+  let lineno = 0;
+  for (const rawLine of lineIterator(text)) {
+    lineno++;
     const line = rawLine.trim();
     if (line === "" || line.startsWith("#") || line.startsWith("```")) continue;
     if (line.toLowerCase() === "echo") continue;
@@ -60,25 +93,26 @@ export function parseEchoDsl(text: string): EchoScript {
     if (payload.startsWith(" ")) payload = payload.slice(1);
 
     if (kind === "error") {
-      script.error = simulatedError(payload.trim(), lineno, rawLine);
-      return script;
+      head.error = simulatedError(payload.trim(), lineno, rawLine);
+      return;
     }
     if (kind === "id") {
-      script.id = stripQuotes(payload.trim());
+      head.id = stripQuotes(payload.trim());
       continue;
     }
     if (kind === "usage") {
-      script.usage = parseUsage(payload);
+      head.usage = parseUsage(payload);
       continue;
     }
-    script.parts.push(parsePart(kind, payload, lineno, rawLine));
+    yield parsePart(kind, payload, lineno, rawLine);
   }
-  return script;
 }
 
 /**
  * A {@link ChatStream} that replays the parts of a parsed script (each part is yielded as a
- * fresh copy, so consumers may mutate what they get).
+ * fresh copy, so consumers may mutate what they get). Text and think parts are copied shallowly:
+ * their strings are immutable and shared with the script, so a streamed reply of many megabytes
+ * does not copy its text once more per part (`structuredClone` would).
  */
 export function echoScriptStream(script: EchoScript): ChatStream {
   const parts = script.parts;
@@ -86,7 +120,11 @@ export function echoScriptStream(script: EchoScript): ChatStream {
     id: script.id,
     usage: script.usage,
     async *[Symbol.asyncIterator]() {
-      for (const part of parts) yield structuredClone(part);
+      for (const part of parts) {
+        yield "type" in part && (part.type === "text" || part.type === "think")
+          ? { ...part }
+          : structuredClone(part);
+      }
     },
   };
 }
@@ -275,15 +313,19 @@ function simulatedError(payload: string, lineno: number, rawLine: string): ChatP
 // Python's line boundaries include the file/group/record separators; they are intentional here.
 // deno-lint-ignore no-control-regex
 const LINE_BREAK = /\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/;
-// deno-lint-ignore no-control-regex
-const LINE_BREAK_AT_END = /(?:\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029])$/;
 
-/** `str.splitlines()`: split on every Python line boundary, no trailing empty line. */
-function splitLines(text: string): string[] {
-  if (text === "") return [];
-  const lines = text.split(LINE_BREAK);
-  if (LINE_BREAK_AT_END.test(text)) lines.pop();
-  return lines;
+/**
+ * `str.splitlines()` one line at a time: split on every Python line boundary, no trailing empty
+ * line.
+ */
+function* lineIterator(text: string): Generator<string> {
+  const breaks = new RegExp(LINE_BREAK.source, "g");
+  let pos = 0;
+  for (let m = breaks.exec(text); m !== null; m = breaks.exec(text)) {
+    yield text.slice(pos, m.index);
+    pos = m.index + m[0].length;
+  }
+  if (pos < text.length) yield text.slice(pos);
 }
 
 function isObject(v: DslValue | undefined): v is DslObject {

@@ -49,9 +49,15 @@ export async function generate(
   const content: ContentPart[] = [];
   const toolCalls: ToolCall[] = [];
   let pending: ContentPart | ToolCall | null = null;
+  // pieces of a pending text part, joined once (not a rope of one concatenation per piece)
+  let texts: string[] | null = null;
 
   const flush = () => {
     if (pending === null) return;
+    if (texts !== null && "type" in pending && pending.type === "text") {
+      pending.text = texts.join("");
+    }
+    texts = null;
     if ("function" in pending) {
       toolCalls.push(pending);
       callbacks.onToolCall?.(pending);
@@ -81,7 +87,7 @@ export async function generate(
     if (pending !== null && !("function" in pending)) {
       const a = pending;
       if (a.type === "text" && part.type === "text") {
-        a.text += part.text;
+        (texts ??= [a.text]).push(part.text);
         continue;
       }
       if (a.type === "think" && part.type === "think" && !a.encrypted) {

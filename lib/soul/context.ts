@@ -12,9 +12,10 @@ import {
   type NormalizedMessage,
   normalizeMessage,
 } from "../llm/message.ts";
-import { pyJsonDumps } from "../wire/py_json.ts";
+import { pyJsonPieces } from "../wire/py_json.ts";
+import { type JsonPiece, jsonStringifyPieces } from "../session/json_pieces.ts";
 import { estimateMessageTokens } from "../llm/token_estimate.ts";
-import { appendRecords, endsWithNewline, fileChunks } from "../session/jsonl.ts";
+import { appendJsonRecords, appendRecords, endsWithNewline, fileChunks } from "../session/jsonl.ts";
 import { readLines } from "../wire/line_reader.ts";
 
 /** Rotation of the live file to `context_<n>.jsonl`, reserving the name atomically. */
@@ -160,28 +161,28 @@ export class Context {
    * record and throws `SessionWriteError`; callers update memory only after it succeeded, so
    * memory and file never disagree.
    */
-  async #append(lines: string[]): Promise<void> {
-    if (lines.length === 0) return;
-    await appendRecords(this.file, lines.map((l) => l + "\n").join(""), { mode: 0o600 });
+  async #append(records: JsonPiece[][]): Promise<void> {
+    if (records.length === 0) return;
+    await appendJsonRecords(this.file, records, { mode: 0o600 });
   }
 
   /** Write the system prompt record (first line of a new context). */
   async writeSystemPrompt(prompt: string): Promise<void> {
-    await this.#append([pyJsonDumps({ role: "_system_prompt", content: prompt })]);
+    await this.#append([pyJsonPieces({ role: "_system_prompt", content: prompt })]);
     this.#systemPrompt = prompt;
   }
 
   /** Add a checkpoint; returns its id. With `withUserMarker`, also a `CHECKPOINT n` message. */
   async checkpoint(withUserMarker = false): Promise<number> {
     const id = this.#nCheckpoints;
-    const lines = [pyJsonDumps({ role: "_checkpoint", id })];
+    const lines = [pyJsonPieces({ role: "_checkpoint", id })];
     let marker: NormalizedMessage | null = null;
     if (withUserMarker) {
       marker = {
         role: "user",
         content: [{ type: "text", text: `<system>CHECKPOINT ${id}</system>` }],
       };
-      lines.push(JSON.stringify(messageToJSON(marker)));
+      lines.push(jsonStringifyPieces(messageToJSON(marker)));
     }
     await this.#append(lines);
     this.#nCheckpoints = id + 1;
@@ -191,7 +192,7 @@ export class Context {
 
   /** Append messages. */
   async append(...messages: NormalizedMessage[]): Promise<void> {
-    await this.#append(messages.map((m) => JSON.stringify(messageToJSON(m))));
+    await this.#append(messages.map((m) => jsonStringifyPieces(messageToJSON(m))));
     for (const m of messages) {
       this.#history.push(m);
       this.#pendingTokens += estimateMessageTokens(m);
@@ -200,7 +201,7 @@ export class Context {
 
   /** Record the provider-reported token count. */
   async updateTokenCount(count: number): Promise<void> {
-    await this.#append([pyJsonDumps({ role: "_usage", token_count: count })]);
+    await this.#append([pyJsonPieces({ role: "_usage", token_count: count })]);
     this.#tokenCount = count;
     this.#pendingTokens = 0;
   }

@@ -15,15 +15,26 @@ export class Wire {
   readonly #raw = new BroadcastQueue<WireMessage>();
   readonly #merged = new BroadcastQueue<WireMessage>();
   #buffer: MergeableEvent | null = null;
+  /**
+   * The buffered text part's pieces, joined once when it is published: a reply streamed as
+   * 100,000 pieces would otherwise become a rope of 100,000 concatenations, flattened into a copy.
+   */
+  #texts: string[] | null = null;
 
   /** Send a message from the soul. */
   send(msg: WireMessage): void {
     this.#raw.publish(msg);
     if (isMergeable(msg)) {
-      if (this.#buffer === null) {
+      const buffer = this.#buffer;
+      if (
+        buffer?.type === "ContentPart" && buffer.payload.type === "text" &&
+        msg.type === "ContentPart" && msg.payload.type === "text"
+      ) {
+        (this.#texts ??= [buffer.payload.text]).push(msg.payload.text);
+      } else if (buffer === null) {
         this.#buffer = cloneMergeable(msg);
-      } else if (!mergeInPlace(this.#buffer, msg)) {
-        this.#merged.publish(this.#buffer);
+      } else if (!mergeInPlace(buffer, msg)) {
+        this.#publishBuffer();
         this.#buffer = cloneMergeable(msg);
       }
       return;
@@ -34,19 +45,29 @@ export class Wire {
 
   /**
    * Resolves when the UIs have caught up to fewer than `limit` undelivered messages: a soul that
-   * streams faster than its readers awaits this, so memory stays bounded.
+   * streams faster than its readers awaits this, so memory stays bounded. The default is
+   * small on purpose: a message that waits in a queue through two young-generation collections
+   * is moved to the old generation and stays resident until a full GC (with 1,024 queued
+   * messages a 9.5 MB streamed turn left 45 MB of such garbage behind; with 128, about none).
    */
-  async room(limit = 1024): Promise<void> {
+  async room(limit = 128): Promise<void> {
     await this.#raw.room(limit);
     await this.#merged.room(limit);
   }
 
   /** Publish any buffered merged piece now. */
   flush(): void {
-    if (this.#buffer !== null) {
-      this.#merged.publish(this.#buffer);
-      this.#buffer = null;
+    if (this.#buffer !== null) this.#publishBuffer();
+    this.#buffer = null;
+  }
+
+  #publishBuffer(): void {
+    const buffer = this.#buffer!;
+    if (this.#texts !== null && buffer.type === "ContentPart" && buffer.payload.type === "text") {
+      buffer.payload.text = this.#texts.join("");
     }
+    this.#texts = null;
+    this.#merged.publish(buffer);
   }
 
   /** Subscribe to the UI side: merged or raw messages. */

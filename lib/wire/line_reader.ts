@@ -10,60 +10,74 @@ export const MAX_LINE_BYTES = 100 * 1024 * 1024;
 
 /**
  * Yield each line of a byte stream (without its newline, `\r` stripped). A line longer than
- * `maxBytes` is discarded and yielded as `null` so the caller can report it.
+ * `maxBytes` is discarded and yielded as `null` so the caller can report it. No chunk is used
+ * after the next one is asked for, so a source may hand out one reused buffer.
  */
 export async function* readLines(
-  stream: ReadableStream<Uint8Array>,
+  stream: AsyncIterable<Uint8Array>,
   maxBytes: number = MAX_LINE_BYTES,
 ): AsyncGenerator<string | null> {
   const decoder = new TextDecoder();
-  let chunks: Uint8Array[] = [];
+  // The current line: its first part undecoded (a line within one chunk, most lines, is decoded
+  // from that chunk without a copy), or, once it spans chunks, its parts decoded as they come
+  // (streaming decode), so a 95 MB line never exists as chunks plus a joined buffer plus text.
+  let first: Uint8Array | null = null;
+  let texts: string[] = [];
   let size = 0;
   let overflow = false;
   const take = (): string | null => {
-    if (overflow) {
-      overflow = false;
-      chunks = [];
-      size = 0;
-      return null;
+    const wasOverflow = overflow;
+    overflow = false;
+    let text: string;
+    if (first !== null) {
+      text = decoder.decode(first);
+    } else {
+      texts.push(decoder.decode());
+      text = texts.length === 1 ? texts[0] : texts.join("");
     }
-    // A line within one chunk (most lines) is decoded from that chunk without a copy.
-    const buf = chunks.length === 1 ? chunks[0] : new Uint8Array(size);
-    if (chunks.length > 1) {
-      let off = 0;
-      for (const c of chunks) {
-        buf.set(c, off);
-        off += c.length;
-      }
-    }
-    chunks = [];
+    first = null;
+    texts = [];
     size = 0;
-    const text = decoder.decode(buf);
+    if (wasOverflow) return null;
     return text.endsWith("\r") ? text.slice(0, -1) : text;
   };
   const push = (part: Uint8Array) => {
     if (overflow) return;
     if (size + part.length > maxBytes) {
       overflow = true;
-      chunks = [];
+      first = null;
+      texts = [];
+      decoder.decode(); // drop a partial character
       size = 0;
       return;
     }
-    chunks.push(part);
     size += part.length;
+    if (first === null && texts.length === 0) {
+      first = part;
+      return;
+    }
+    if (first !== null) {
+      texts.push(decoder.decode(first, { stream: true }));
+      first = null;
+    }
+    texts.push(decoder.decode(part, { stream: true }));
   };
   for await (const chunk of stream) {
     let start = 0;
     while (true) {
       const nl = chunk.indexOf(10, start);
       if (nl < 0) {
-        // (a view: every chunk a stream yields is its own buffer)
         if (start < chunk.length) push(chunk.subarray(start));
         break;
       }
       push(chunk.subarray(start, nl));
       yield take();
       start = nl + 1;
+    }
+    // Keep no view of this chunk past it (a source may reuse its buffer for the next chunk).
+    if (first !== null) {
+      texts.push(decoder.decode(first, { stream: true }));
+      first = null;
     }
   }
   if (size > 0 || overflow) yield take();

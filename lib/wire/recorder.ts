@@ -7,11 +7,11 @@
  *
  * @module
  */
-import { appendRecords } from "../session/jsonl.ts";
+import { appendJsonRecords, appendRecords, readJsonlLines } from "../session/jsonl.ts";
 import { WIRE_PROTOCOL_VERSION } from "../version.ts";
 import type { Subscription } from "./broadcast.ts";
 import { type Envelope, toEnvelope, type WireMessage } from "./messages.ts";
-import { pyJsonDumps } from "./py_json.ts";
+import { pyJsonDumps, pyJsonPieces } from "./py_json.ts";
 
 /** One record read back from `wire.jsonl`. */
 export interface WireRecord {
@@ -74,10 +74,11 @@ export class WireFile {
    * turns and the notifications between them) keeps the file in the order things happened.
    */
   append(msg: WireMessage, timestamp = Date.now() / 1000): Promise<void> {
-    const line = pyJsonDumps({ timestamp, message: toEnvelope(msg) }) + "\n";
+    // As pieces: a huge text in the message is written slice by slice, never built as a line.
+    const record = pyJsonPieces({ timestamp, message: toEnvelope(msg) });
     const write = this.#tail.then(async () => {
       await this.#ensureHeader();
-      await appendText(this.path, line);
+      await appendJsonRecords(this.path, [record], { mode: 0o644 });
     });
     this.#tail = write.catch(() => {}); // a failed append is its caller's; the next still runs
     return write;
@@ -89,16 +90,23 @@ export class WireFile {
     return false;
   }
 
-  /** Read every well-formed record in order, skipping malformed lines. */
+  /**
+   * Read every well-formed record in order, skipping malformed lines. The file is streamed from
+   * disk one line at a time (a 1 GB `wire.jsonl` is never held whole); stop iterating to stop
+   * reading.
+   */
   async *records(): AsyncGenerator<WireRecord> {
-    let text: string;
+    let lines: AsyncGenerator<string>;
     try {
-      text = await Deno.readTextFile(this.path);
+      lines = readJsonlLines(this.path);
+      // opens the file: a missing or unreadable file has no records
+      const first = await lines.next();
+      if (first.done) return;
+      lines = prepend(first.value, lines);
     } catch {
       return;
     }
-    for (const line of text.split("\n")) {
-      if (!line.trim()) continue;
+    for await (const line of lines) {
       let obj: unknown;
       try {
         obj = JSON.parse(line);
@@ -115,6 +123,14 @@ export class WireFile {
       };
     }
   }
+}
+
+async function* prepend(
+  first: string,
+  rest: AsyncGenerator<string>,
+): AsyncGenerator<string> {
+  yield first;
+  yield* rest;
 }
 
 function appendText(path: string, text: string): Promise<void> {

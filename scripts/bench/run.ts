@@ -5,7 +5,8 @@
  * budgets marked met or missed, followed by an import-cost breakdown that explains the startup
  * figures. Every figure has its empty-script baseline measured in the same run.
  *
- * Usage: `deno run --no-prompt -A scripts/bench/run.ts [--quick]` (`--quick`: fewer runs).
+ * Usage: `deno run --no-prompt -A scripts/bench/run.ts [--quick] [--replay-mb=N]` (`--quick`:
+ * fewer runs; `--replay-mb=1024`: replay a 1 GB wire.jsonl instead of the 100 MB default).
  *
  * @module
  */
@@ -16,7 +17,20 @@ import { importCostMarkdown, runImportCost } from "./import_cost.ts";
 import { formatBytes, formatMs, markdownTable } from "./stats.ts";
 import { runStartupBench, startupMarkdown } from "./startup.ts";
 import { runToolLoopBench, toolLoopMarkdown } from "./tool_loop.ts";
-import { runWireBench, wireMarkdown } from "./wire.ts";
+import { runWireBench, TURN_BUDGET_RATIO, turnOverIdleRatio, wireMarkdown } from "./wire.ts";
+import {
+  overIdle,
+  PROMPT_BUDGET_RATIO,
+  REPLAY_BUDGET_BYTES,
+  runWireMemoryBench,
+  wireMemoryMarkdown,
+} from "./wire_memory.ts";
+import {
+  PER_SUBAGENT_BUDGET_BYTES,
+  rssPerSubagent,
+  runSwarmBench,
+  swarmMarkdown,
+} from "./swarm.ts";
 import { acpMarkdown, runAcpBench } from "./acp.ts";
 import { runWebBench, webMarkdown } from "./web.ts";
 
@@ -90,13 +104,48 @@ if (import.meta.main) {
   const web = await runWebBench(quick ? { runs: 3, sessions: 20, lines: 5000 } : {});
   const tools = await runOptionalTools();
   const session = await runOptionalTools("session.ts");
-  const swarm = await runOptionalTools("swarm.ts");
   const page = await runOptionalTools("page.ts");
+  const replayArg = Deno.args.find((a) => a.startsWith("--replay-mb="));
+  const wireMemory = await runWireMemoryBench({
+    replayMb: replayArg ? Number(replayArg.split("=")[1]) : undefined,
+  });
+  const swarm = await runSwarmBench(quick ? { runs: 1 } : {});
   const imports = await runImportCost(quick ? { runs: 3 } : {});
 
   const fallback = loop.agent === "fallback"
     ? "measured with the Shell + Think fallback agent, not the default tool set"
     : undefined;
+  const ratio = (v: number) => `${v.toFixed(2)}×`;
+  const memoryChecks: BudgetCheck[] = [
+    {
+      name: `Streamed turn (${(wire.lines * wire.lineChars / MB).toFixed(1)} MB): peak RSS over ` +
+        "the idle process, × its text",
+      budget: TURN_BUDGET_RATIO,
+      value: turnOverIdleRatio(wire),
+      format: ratio,
+    },
+    {
+      name: `\`prompt\` line of ${formatMb(wireMemory.promptBytes)}: peak RSS over the idle ` +
+        "process, × its input",
+      budget: PROMPT_BUDGET_RATIO,
+      value: overIdle(wireMemory.prompt) / wireMemory.promptBytes,
+      format: ratio,
+    },
+    {
+      name: `\`replay\` of a ${formatMb(wireMemory.replayBytes)} wire.jsonl: peak RSS over the ` +
+        "idle process",
+      budget: REPLAY_BUDGET_BYTES,
+      value: overIdle(wireMemory.replay),
+      format: formatMb,
+    },
+    ...swarm.map((r) => ({
+      name: `AgentSwarm of ${r.items}, concurrency ${r.concurrency}: RSS per subagent over the ` +
+        "process without them",
+      budget: PER_SUBAGENT_BUDGET_BYTES,
+      value: rssPerSubagent(r),
+      format: (v: number) => `${(v / MB).toFixed(2)} MB`,
+    })),
+  ];
   const checks: BudgetCheck[] = [
     { name: "`kimi --version`", budget: 30, value: startup.version.median, format: formatMs },
     { name: "`kimi --help`", budget: 40, value: startup.help.median, format: formatMs },
@@ -156,6 +205,7 @@ if (import.meta.main) {
       format: formatBytes,
       notComparable: fallback,
     },
+    ...memoryChecks,
   ];
 
   const sections = [
@@ -173,8 +223,9 @@ if (import.meta.main) {
     `## Web (\`kimi web\` driven over HTTP and WebSockets)\n\n${webMarkdown(web)}`,
     ...(tools ? [`## Tools\n\n${tools}`] : []),
     ...(session ? [`## Sessions\n\n${session}`] : []),
-    ...(swarm ? [`## Agent swarm (128 items, zero-latency mock server)\n\n${swarm}`] : []),
     ...(page ? [`## Web page (\`kimi web\` in headless chromium)\n\n${page}`] : []),
+    `## Big turns in little memory (\`kimi --wire\`)\n\n${wireMemoryMarkdown(wireMemory)}`,
+    `## Agent swarm (zero-latency mock server)\n\n${swarmMarkdown(swarm)}`,
     `## Import costs\n\n${importCostMarkdown(imports)}`,
   ];
   console.log(sections.join("\n\n"));

@@ -8,9 +8,12 @@
  * most file descriptors open at once (`/proc/<pid>/fd`), both polled every 5 ms. The baseline,
  * measured in the same run the same way, is the same command with a one-item swarm: the
  * ratios show what 127 more subagents cost. Each figure is the median of the runs after one
- * warm-up.
+ * warm-up. The swarm is measured at concurrency 8 (the default) and 128 (every subagent at
+ * once); the memory figure is the RSS per subagent over the process without them: (peak RSS of
+ * the swarm − peak RSS of the one-item swarm) / (items − 1), budget ≤ 1.5 MB.
  *
  * Usage: `deno run --no-prompt -A scripts/bench/swarm.ts [--runs=N] [--items=N] [--concurrency=N]`
+ * (`--concurrency` measures that one instead of 8 and 128)
  *
  * @module
  */
@@ -32,8 +35,8 @@ export interface SwarmBenchOptions {
   runs?: number;
   /** Items of the measured swarm. Default 128. */
   items?: number;
-  /** Subagents at once. Default 8 (the configured default). */
-  concurrency?: number;
+  /** Concurrencies measured. Default 8 (the configured default) and 128. */
+  concurrencies?: number[];
 }
 
 /** One run. */
@@ -46,7 +49,10 @@ export interface SwarmRun {
   peakFds: number;
 }
 
-/** Result of {@link runSwarmBench}. */
+/** Budget: RSS per subagent over the process without them. */
+export const PER_SUBAGENT_BUDGET_BYTES = 1.5 * 1024 * 1024;
+
+/** Result of {@link runSwarmBench}: one per measured concurrency. */
 export interface SwarmBenchResult {
   /** Items of the measured swarm. */
   items: number;
@@ -177,32 +183,42 @@ async function oneRun(items: number, concurrency: number): Promise<SwarmRun> {
   }
 }
 
-/** Run the swarm benchmark. */
-export async function runSwarmBench(opts: SwarmBenchOptions = {}): Promise<SwarmBenchResult> {
+/** Run the swarm benchmark (the one-item baseline interleaved with each measured run). */
+export async function runSwarmBench(opts: SwarmBenchOptions = {}): Promise<SwarmBenchResult[]> {
   const runs = opts.runs ?? 3;
   const items = opts.items ?? 128;
-  const concurrency = opts.concurrency ?? 8;
+  const concurrencies = opts.concurrencies ?? [8, 128];
   await oneRun(1, 1); // warm-up
-  const measured: SwarmRun[] = [];
+  const measured = concurrencies.map(() => [] as SwarmRun[]);
   const base: SwarmRun[] = [];
   for (let i = 0; i < runs; i++) {
     base.push(await oneRun(1, 1));
-    measured.push(await oneRun(items, concurrency));
+    for (const [k, c] of concurrencies.entries()) measured[k].push(await oneRun(items, c));
   }
-  return {
+  return concurrencies.map((concurrency, k) => ({
     items,
     concurrency,
-    total: summarize(measured.map((r) => r.totalMs)),
-    peakRss: summarize(measured.map((r) => r.peakRssBytes)),
-    peakFds: summarize(measured.map((r) => r.peakFds)),
+    total: summarize(measured[k].map((r) => r.totalMs)),
+    peakRss: summarize(measured[k].map((r) => r.peakRssBytes)),
+    peakFds: summarize(measured[k].map((r) => r.peakFds)),
     baseTotal: summarize(base.map((r) => r.totalMs)),
     baseRss: summarize(base.map((r) => r.peakRssBytes)),
     baseFds: summarize(base.map((r) => r.peakFds)),
-  };
+  }));
 }
 
-/** The result as Markdown. */
-export function swarmMarkdown(r: SwarmBenchResult): string {
+/** Median RSS per subagent over the process without them, bytes. */
+export function rssPerSubagent(r: SwarmBenchResult): number {
+  return Math.max(0, r.peakRss.median - r.baseRss.median) / Math.max(1, r.items - 1);
+}
+
+/** The results as Markdown, one table per concurrency. */
+export function swarmMarkdown(results: readonly SwarmBenchResult[]): string {
+  return results.map(swarmTable).join("\n\n");
+}
+
+function swarmTable(r: SwarmBenchResult): string {
+  const perSubagent = rssPerSubagent(r);
   const perItem = (r.total.median - r.baseTotal.median) / Math.max(1, r.items - 1);
   const rows = [
     [
@@ -216,6 +232,13 @@ export function swarmMarkdown(r: SwarmBenchResult): string {
       formatSummary(r.peakRss, formatBytes),
       `${formatRatio(r.peakRss.median, r.baseRss.median)} of a one-item swarm ` +
       `(${formatBytes(r.baseRss.median)})`,
+    ],
+    [
+      "RSS per subagent over the process without them",
+      formatBytes(perSubagent),
+      `(peak − one-item peak) / ${r.items - 1}; budget ≤ ` +
+      `${formatBytes(PER_SUBAGENT_BUDGET_BYTES)}: ` +
+      `${perSubagent <= PER_SUBAGENT_BUDGET_BYTES ? "met" : "**missed**"}`,
     ],
     [
       "Peak open file descriptors",
@@ -236,7 +259,7 @@ if (import.meta.main) {
   const r = await runSwarmBench({
     runs: intFlag("runs"),
     items: intFlag("items"),
-    concurrency: intFlag("concurrency"),
+    concurrencies: intFlag("concurrency") ? [intFlag("concurrency")!] : undefined,
   });
   console.log(swarmMarkdown(r));
 }

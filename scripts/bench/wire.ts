@@ -80,6 +80,16 @@ export interface WireBenchResult {
   idleRss: Summary;
   /** Child peak RSS after the turn. */
   peakRss: Summary;
+  /** Peak RSS after the turn minus after initialize, per turn. */
+  turnOverIdle: Summary;
+}
+
+/** Budget: the streamed turn's peak RSS over the idle process ≤ 3× its text. */
+export const TURN_BUDGET_RATIO = 3;
+
+/** Median peak RSS over the idle process as a multiple of the turn's text. */
+export function turnOverIdleRatio(r: WireBenchResult): number {
+  return r.turnOverIdle.median / (r.lines * r.lineChars);
 }
 
 const MB = 1024 * 1024;
@@ -229,6 +239,7 @@ export async function runWireBench(opts: WireBenchOptions = {}): Promise<WireBen
       megabytesPerSecond: summarize(turns.map((t) => t.textChars / MB / (t.wallMs / 1000))),
       idleRss: summarize(turns.map((t) => t.idleRssBytes)),
       peakRss: summarize(turns.map((t) => t.peakRssBytes)),
+      turnOverIdle: summarize(turns.map((t) => Math.max(0, t.peakRssBytes - t.idleRssBytes))),
     };
   } finally {
     await sb.cleanup();
@@ -259,6 +270,12 @@ export function wireMarkdown(r: WireBenchResult): string {
       "Child peak RSS after the turn",
       formatSummary(r.peakRss, formatBytes),
       `${formatBytes(r.idleRss.median)} after initialize (VmHWM)`,
+    ],
+    [
+      "Turn peak RSS over the idle process",
+      formatSummary(r.turnOverIdle, formatBytes),
+      `${turnOverIdleRatio(r).toFixed(2)}× the ${textMb.toFixed(1)} MB of text (budget ≤ ` +
+      `${TURN_BUDGET_RATIO}×: ${turnOverIdleRatio(r) <= TURN_BUDGET_RATIO ? "met" : "**missed**"})`,
     ],
   ];
   return `${markdownTable(["Metric", "Median (min–max)", "Notes"], rows)}\n\n` +

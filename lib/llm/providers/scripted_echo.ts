@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { echoScriptStream, parseEchoDsl } from "../echo_dsl.ts";
+import { lazyEchoScriptStream } from "../echo_dsl.ts";
 import { ChatProviderError } from "../errors.ts";
 import type { ChatProvider, ChatRequest, ChatStream, ThinkingEffort } from "../provider.ts";
 
@@ -70,12 +70,13 @@ class ScriptedEchoChatProvider implements ChatProvider {
     }
     if (this.#trace) this.#write(`SCRIPTED_ECHO TURN ${queue.turn + 1}: ${pyJsonString(text)}`);
     queue.turn += 1;
-    const script = parseEchoDsl(text);
+    // parsed as it streams: a scripted reply of 100,000 parts is not held parsed whole
+    const script = lazyEchoScriptStream(text);
     if (script.error) throw script.error;
-    if (script.parts.length === 0) {
+    if (script.parts === 0) {
       throw new ChatProviderError("ScriptedEchoChatProvider DSL produced no streamable parts.");
     }
-    return echoScriptStream(script);
+    return script.stream;
   }
 
   withThinking(_effort: ThinkingEffort): ChatProvider {

@@ -1,7 +1,8 @@
 /**
  * `replay`: the session's recorded wire messages sent again to a client (events as `event`
  * notifications, requests as `request`s, filtered for the client's protocol version), with
- * legacy record names normalised.
+ * legacy record names normalised. The file is streamed from disk a record at a time and sent
+ * with backpressure, so a 1 GB `wire.jsonl` replays in bounded memory.
  *
  * @module
  */
@@ -18,6 +19,12 @@ export interface ReplayOptions {
   send(msg: OutboundMessage): void;
   /** Wait until queued output is written (called every 64 records). */
   flush(): Promise<void>;
+  /**
+   * While the output backlog is too long (a big record counts as a full one), a promise that
+   * resolves when the current write ends; else null. Checked after every record, so a replay
+   * never holds more than a bounded backlog whatever the records' sizes.
+   */
+  lagging?(): Promise<void> | null;
   /** Stops the replay between records. */
   signal: AbortSignal;
   /** Replay only records written before this time (Unix seconds; default: all). */
@@ -51,6 +58,10 @@ export async function replayRecords(
       }
     }
     if (++n % 64 === 0) await opts.flush();
+    else {
+      const lag = opts.lagging?.();
+      if (lag) await lag;
+    }
   }
   return { events, requests };
 }

@@ -19,7 +19,10 @@ export interface RunWireOptions {
 /** Serve the wire protocol until the input ends or a termination signal; resolves with 0. */
 export async function runWire(app: KimiApp, opts: RunWireOptions = {}): Promise<number> {
   const transport = opts.transport ?? stdioTransport();
-  const server = new WireServer(app, { write: (text) => transport.write(text) });
+  const server = new WireServer(app, {
+    write: (text) => transport.write(text),
+    writePieces: transport.writePieces?.bind(transport),
+  });
   server.start();
   const stop = new AbortController();
   const onSignal = () => stop.abort();

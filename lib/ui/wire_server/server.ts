@@ -25,7 +25,7 @@ import {
 } from "../../wire/messages.ts";
 import type { WireFile } from "../../wire/recorder.ts";
 import { registerExternalTools } from "./external_tools.ts";
-import { OutputQueue } from "./output_queue.ts";
+import { OutputQueue, type OutputQueueOptions } from "./output_queue.ts";
 import { replayRecords } from "./replay.ts";
 import { answerFromClient, type SettleReason, settleUnanswered } from "./request_answers.ts";
 import {
@@ -61,6 +61,8 @@ const QUESTION_TOOL = "AskUserQuestion";
 export interface WireServerOptions {
   /** Writes one serialized line (a newline is appended by the server). */
   write: (text: string) => Promise<void>;
+  /** Writes one message given as JSON pieces plus a newline (see {@link OutputQueueOptions}). */
+  writePieces?: OutputQueueOptions["writePieces"];
   /** Where `set_plan_mode` records its StatusUpdate and `replay` reads (default: the session's). */
   wireFile?: WireFile;
   /**
@@ -94,7 +96,7 @@ export class WireServer {
   /** Create a server for an app. */
   constructor(app: KimiApp, opts: WireServerOptions) {
     this.#app = app;
-    this.#out = new OutputQueue(opts.write);
+    this.#out = new OutputQueue({ write: opts.write, writePieces: opts.writePieces });
     this.#wireFile = opts.wireFile ?? app.wireFile;
     this.#onActivity = opts.onActivity ?? (() => {});
   }
@@ -421,6 +423,7 @@ export class WireServer {
         client: this.#client,
         send: (msg) => this.#send(msg),
         flush: () => this.flush(),
+        lagging: () => this.#out.lagging(),
         signal: activity.abort.signal,
       });
       await this.flush();

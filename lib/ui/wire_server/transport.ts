@@ -7,6 +7,7 @@
  */
 import { log } from "../../log.ts";
 import { readLines } from "../../wire/line_reader.ts";
+import { type JsonPiece, recordBytes } from "../../session/json_pieces.ts";
 import type { WireServer } from "./server.ts";
 
 /** One connection's line stream in both directions. */
@@ -18,6 +19,12 @@ export interface WireTransport {
   receive(deliver: (line: string | null) => void, signal: AbortSignal): Promise<void>;
   /** Write one or more serialized lines (joined by "\n", no final newline). */
   write(text: string): Promise<void>;
+  /**
+   * Write one message given as JSON pieces (a huge string kept in slices, see
+   * `lib/session/json_pieces.ts`) followed by a newline; without it such a message is joined
+   * into one line and goes through {@link write}.
+   */
+  writePieces?(pieces: readonly JsonPiece[]): Promise<void>;
 }
 
 /** Options of {@link stdioTransport}. */
@@ -31,7 +38,15 @@ export interface StdioTransportOptions {
 const encoder = new TextEncoder();
 
 async function stdoutWrite(text: string): Promise<void> {
-  const data = encoder.encode(text + "\n");
+  await writeAll(encoder.encode(text + "\n"));
+}
+
+/** A message with a huge string, encoded and written a megabyte at a time. */
+async function stdoutWritePieces(pieces: readonly JsonPiece[]): Promise<void> {
+  for (const chunk of recordBytes([pieces])) await writeAll(chunk);
+}
+
+async function writeAll(data: Uint8Array): Promise<void> {
   let off = 0;
   while (off < data.length) off += await Deno.stdout.write(data.subarray(off));
 }
@@ -49,7 +64,9 @@ export function stdioTransport(opts: StdioTransportOptions = {}): WireTransport 
         log("WARNING", "wire", `input read failed: ${(err as Error).message}`);
       }
     },
-    write: opts.writeLine ?? stdoutWrite,
+    ...(opts.writeLine
+      ? { write: opts.writeLine }
+      : { write: stdoutWrite, writePieces: stdoutWritePieces }),
   };
 }
 

@@ -427,3 +427,36 @@ Deno.test("shortenTitle: collapse whitespace, word boundary, ellipsis, hard cut"
   assert(Array.from(t).length <= 50);
   assertEquals(t, "word ".repeat(9) + "word…");
 });
+
+Deno.test("shortenTitle: reads only the start of a huge text, with the same title as a whole-text pass", () => {
+  // the whole-text definition the title keeps (collapse every whitespace run, then cut)
+  const reference = (text: string, width: number, placeholder = "…") => {
+    const chars = Array.from(text.split(/\s+/).filter((w) => w !== "").join(" "));
+    if (chars.length <= width) return chars.join("");
+    const room = width - Array.from(placeholder).length;
+    if (room <= 0) return chars.slice(0, Math.max(0, width)).join("");
+    const head = chars.slice(0, room + 1);
+    const space = head.lastIndexOf(" ");
+    const kept = space > 0 ? head.slice(0, space) : chars.slice(0, room);
+    return kept.join("").trimEnd() + placeholder;
+  };
+  const alphabet = ["a", "bc", " ", "\n\t", "😀", "中", "\u00a0", "x".repeat(70), "😀".repeat(30)];
+  let seed = 7;
+  for (let n = 0; n < 400; n++) {
+    let text = "";
+    const len = n % 40;
+    for (let i = 0; i < len; i++) {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      text += alphabet[seed % alphabet.length];
+    }
+    for (const width of [1, 2, 5, 12, 50]) {
+      assertEquals(
+        shortenTitle(text, width),
+        reference(text, width),
+        JSON.stringify([text, width]),
+      );
+      assertEquals(shortenTitle(text, width, "..."), reference(text, width, "..."));
+    }
+  }
+  assertEquals(shortenTitle("y".repeat(50_000_000) + " tail"), "y".repeat(49) + "…");
+});

@@ -55,6 +55,36 @@ Deno.test("wire: raw keeps every chunk, merged follows the merge rules", async (
   ]);
 });
 
+Deno.test("wire: text pieces merge into one text, the raw pieces stay as sent", async () => {
+  const wire = new Wire();
+  const raw = drain(wire.subscribe({ merge: false }));
+  const merged = drain(wire.subscribe({ merge: true }));
+  const pieces = Array.from({ length: 1000 }, (_, i) => `p${i};`);
+  for (const text of pieces.slice(0, 500)) wire.send(partEvent({ type: "text", text }));
+  wire.send(partEvent({ type: "think", think: "t", encrypted: null }));
+  wire.send(partEvent({ type: "text", text: "solo" }));
+  wire.send(event("StepBegin", { n: 2 }));
+  // still buffered when the wire shuts down: published then
+  for (const text of pieces.slice(500)) wire.send(partEvent({ type: "text", text }));
+  wire.shutdown();
+  assertEquals(
+    (await raw).filter((m) => m.type === "ContentPart").map((m) => m.payload),
+    [
+      ...pieces.slice(0, 500).map((text) => ({ type: "text", text })),
+      { type: "think", think: "t", encrypted: null },
+      { type: "text", text: "solo" },
+      ...pieces.slice(500).map((text) => ({ type: "text", text })),
+    ],
+  );
+  assertEquals((await merged).map((m) => m.payload), [
+    { type: "text", text: pieces.slice(0, 500).join("") },
+    { type: "think", think: "t", encrypted: null },
+    { type: "text", text: "solo" },
+    { n: 2 },
+    { type: "text", text: pieces.slice(500).join("") },
+  ]);
+});
+
 Deno.test("envelopes: legacy names and fields are accepted; payloads are objects", () => {
   const a = fromEnvelope({
     type: "ApprovalRequestResolved",
