@@ -70,6 +70,14 @@ browserTest(
       // tab follows.
       await waitForText(page, '[role="alertdialog"]', "echo second-ok");
       await waitForText(page2, '[role="alertdialog"]', "echo second-ok");
+      // A third tab that opens while the approval waits gets the turn so far and the card.
+      const page3 = await ctx.browser.newPage();
+      ctx.watchPage(page3);
+      await page3.goto(`${server.base}/?session=${id}`);
+      await waitForText(page3, ".tool-card .shell-output", "first-ok");
+      await waitForText(page3, '[role="alertdialog"]', "echo second-ok");
+      assertEquals(await count(page3, ".msg.user"), 1);
+      assertEquals(await count(page3, ".tool-card"), 2);
       await page2.bringToFront();
       await page2.keyboard.press("1");
       await waitForText(page2, ".tool-card .shell-output", "second-ok");
@@ -78,6 +86,11 @@ browserTest(
         !document.querySelector('[role="alertdialog"]')?.textContent?.includes("second-ok")
       );
       assertEquals(await count(page2, ".msg.user"), 1);
+      await page3.waitForFunction(() =>
+        !document.querySelector('[role="alertdialog"]')?.textContent?.includes("second-ok")
+      );
+      await waitForText(page3, ".tool-card .shell-output", "second-ok");
+      await page3.close();
       await page2.close();
       await page.bringToFront();
 
