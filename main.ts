@@ -5,6 +5,7 @@
  * @module
  */
 import { lazyImport } from "./lib/lazy_import.ts";
+import { prepareDependencies } from "./lib/dependency_cache.ts";
 import { startupPermissionProblem } from "./lib/sandbox/startup_permissions.ts";
 import { VERSION } from "./lib/version.ts";
 
@@ -46,6 +47,14 @@ if (import.meta.main) {
   if (problem !== null) {
     console.error(problem);
     Deno.exit(1);
+  }
+  // A first run from a checkout fetches every npm package now, quietly, behind one line of its
+  // own: Deno's download progress would otherwise draw over the UI when a module loads late.
+  if (here.protocol === "file:") {
+    await prepareDependencies({
+      projectDir: decodeURIComponent(here.pathname).replace(/\/$/, ""),
+      say: (line) => console.error(line),
+    });
   }
   // A run-time specifier: Deno preloads literal dynamic imports, which would make even the
   // `--version` fast path above load the whole CLI graph. An agent run starts loading its

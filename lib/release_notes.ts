@@ -34,7 +34,46 @@ export const RELEASE_NOTES: readonly ReleaseNotes[] = [
       "(KIMI_MODEL_MAX_COMPLETION_TOKENS); empty reasoning content kept as a think part.",
     ],
   },
+  {
+    version: "1.46.0",
+    notes: [
+      "ACP: `session/load` replays the session's history to the editor.",
+      "MCP connections are closed when kimi shuts down.",
+    ],
+  },
+  {
+    version: "1.45.0",
+    notes: ["Shell: `/clear` is an alias of `/new` (it starts a new session)."],
+  },
+  {
+    version: "1.44.0",
+    notes: ["Slash command aliases: `/h` and `/?` for `/help`, `/status` for `/usage`."],
+  },
+  {
+    version: "1.43.0",
+    notes: ["OAuth tokens of MCP servers are kept in `~/.kimi/mcp-oauth/`."],
+  },
+  {
+    version: "1.42.0",
+    notes: [
+      "Wire protocol 1.10: `StepRetry` events while a model call is retried.",
+      "Windows: the Shell tool runs Git Bash.",
+    ],
+  },
+  {
+    version: "1.40.0",
+    notes: [
+      "`--afk` and `/afk`: approve actions and dismiss questions while away; yolo no longer " +
+      "dismisses questions.",
+      "The default `max_steps_per_turn` is 1000.",
+    ],
+  },
 ];
+
+/** The notes of the `count` newest releases (this one first). */
+export function recentReleaseNotes(count = 5): readonly ReleaseNotes[] {
+  return RELEASE_NOTES.slice(0, Math.max(1, count));
+}
 
 /** The notes of `version` (default: this program's), or null when none are shipped. */
 export function releaseNotesFor(version: string = VERSION): ReleaseNotes | null {

@@ -16,7 +16,8 @@ export const WIRE_PROTOCOL_VERSION = "1.10";
  * The wire protocol version spoken by `kimi --wire` (`initialize`, `kimi info`): 1.11 adds the
  * approval rule choices (`ApprovalRequest.grant_patterns`/`rule_file`/`options` and the
  * `approve_always` answer), 1.12 the goal and swarm events (`GoalUpdate`,
- * `SwarmUpdate`) and `Notification` events for finished background tasks.
+ * `SwarmUpdate`). `Notification` events for finished background tasks reach clients from 1.10
+ * on, as the reference sends them.
  * Clients declaring an older version get the messages of their version.
  */
 export const WIRE_SERVER_PROTOCOL_VERSION = "1.12";

@@ -21,6 +21,7 @@ import { readProcessEnv, shareDir } from "../lib/config/share_dir.ts";
 import { modelHostFromConfig, oauthHostFromConfig } from "../lib/sandbox/model_host.ts";
 import { findRipgrep } from "../lib/search/ripgrep.ts";
 import { DENO_V8_FLAGS_ARG } from "../lib/runtime_flags.ts";
+import { prepareDependencies } from "../lib/dependency_cache.ts";
 
 /** The permission profiles. */
 export const PROFILES = ["review", "workspace", "full"] as const;
@@ -247,9 +248,22 @@ async function main(argv: string[]): Promise<number> {
         "access.",
     );
   }
+  // A first run from a checkout fetches kimi's npm packages here, quietly, behind one line:
+  // the profile may not let kimi run Deno itself, and Deno's download progress would otherwise
+  // draw over kimi's screen.
+  const checkout = new URL("..", import.meta.url);
+  if (checkout.protocol === "file:") {
+    await prepareDependencies({
+      projectDir: decodeURIComponent(checkout.pathname).replace(/\/$/, ""),
+      say: (line) => console.error(line),
+      getEnv: readProcessEnv,
+    });
+  }
   const child = new Deno.Command(Deno.execPath(), {
     args,
     cwd,
+    // kimi names the profile when a tool it leaves out is called
+    env: { KIMI_PERMISSION_PROFILE: profile },
     stdin: "inherit",
     stdout: "inherit",
     stderr: "inherit",

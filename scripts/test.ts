@@ -55,6 +55,9 @@ await deno(
   ["cache", "--quiet", "--no-config", "--no-lock", ...SPAWNED_NPM_PACKAGES],
   "cache the npm packages the tests spawn",
 );
+// Every npm package of deno.json, as kimi's own first run fetches them (lib/dependency_cache.ts):
+// a child kimi then never stops to print "preparing kimi, first run …".
+await deno(["install", "--quiet"], "install the npm packages of deno.json");
 // Packages imported only at run time (through `lazyPackage`) are not in any static graph:
 // cache them through a throwaway module that names each, resolved by the import map.
 const lazyDir = await Deno.makeTempDir({ prefix: "kimi-precache-" });

@@ -11,6 +11,7 @@ import { renderPromptTemplate } from "./prompt_template.ts";
 import type { ResolvedAgentSpec } from "./spec.ts";
 import { listWorkDir } from "./work_dir_listing.ts";
 import type { ControlPath } from "../tooling/control_paths.ts";
+import { findGitBash, processGitBashSearch } from "../process/shell_info.ts";
 
 export { PromptTemplateError } from "./prompt_template.ts";
 
@@ -110,19 +111,15 @@ function envVar(name: string): string | undefined {
 }
 
 /**
- * The shell the Shell tool runs: on Windows Git Bash when found (else `bash.exe`); elsewhere
+ * The shell the Shell tool runs: on Windows Git Bash when found ({@link findGitBash}, else
+ * `bash.exe`); elsewhere
  * `$SHELL`, `/bin/bash`, `/usr/bin/bash`, `/usr/local/bin/bash`, whichever is a file first,
  * else `/bin/sh`.
  */
 export async function detectShellPath(os: string = Deno.build.os): Promise<string> {
   if (os === "windows") {
-    const candidates = [
-      envVar("KIMI_CLI_GIT_BASH_PATH"),
-      `${envVar("ProgramFiles") ?? "C:\\Program Files"}\\Git\\bin\\bash.exe`,
-      `${envVar("ProgramFiles(x86)") ?? "C:\\Program Files (x86)"}\\Git\\bin\\bash.exe`,
-    ];
-    for (const c of candidates) if (c && (await pathStatus(c)) === "file") return c;
-    return "bash.exe";
+    const found = findGitBash(processGitBashSearch());
+    return "path" in found ? found.path : "bash.exe";
   }
   const candidates = [envVar("SHELL"), "/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"];
   for (const c of candidates) if (c && (await pathStatus(c)) === "file") return c;

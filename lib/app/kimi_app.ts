@@ -30,7 +30,7 @@ import type { Session } from "../session/session.ts";
 import { loadState, saveState } from "../session/state.ts";
 import { shortenTitle } from "../session/title.ts";
 import { extractText } from "../llm/message.ts";
-import { type ControlPath, ControlPathSet } from "../tooling/control_paths.ts";
+import { type ControlPath, ControlPathSet, projectControlPaths } from "../tooling/control_paths.ts";
 import { ToolOutputFeed } from "../tooling/live_output.ts";
 import type { SessionRun } from "../tooling/session_run.ts";
 import { cacheControlPaths } from "../prebundle/location.ts";
@@ -70,6 +70,13 @@ import type { McpServers } from "../mcp/config.ts";
 import type { McpManager } from "../mcp/manager.ts";
 import { createMcpManager } from "../mcp/setup.ts";
 import { HookEngine } from "../hooks/engine.ts";
+import {
+  fireNotification,
+  goalAttention,
+  notifyApprovals,
+  questionAttention,
+  taskAttention,
+} from "../hooks/notification_hooks.ts";
 import { publishTaskNotifications, TaskNotificationQueue } from "../background/notifications.ts";
 import { BackgroundTaskManager } from "../background/task_manager.ts";
 import { backgroundSettings } from "../background/settings.ts";
@@ -277,6 +284,8 @@ export class KimiApp {
     const controls = new ControlPathSet(session.shareDir, {
       ...opts.controlPaths,
       cache: cacheControlPaths(opts.getEnv),
+      // The project's rules file: no tool of the agent writes it, the shell sandbox included.
+      project: projectControlPaths(session.workDir),
     });
     const resolved = resolveModel(config, { modelAlias: opts.modelAlias, getEnv: opts.getEnv });
     const thinking = opts.thinking ?? config.default_thinking;
@@ -322,12 +331,11 @@ export class KimiApp {
       additionalDirs: state.additional_dirs,
       modelHost: urlHost(resolved.provider.base_url),
     });
-    const disabled = new Set(
-      unavailableTools(runScope, scope, {
-        workDir: session.workDir,
-        searchHost: urlHost(config.services.moonshot_search?.base_url),
-      }).map((t) => t.name),
-    );
+    const leftOut = unavailableTools(runScope, scope, {
+      workDir: session.workDir,
+      searchHost: urlHost(config.services.moonshot_search?.base_url),
+    });
+    const disabled = new Set(leftOut.map((t) => t.name));
     // The agent's tool modules load while skills, context and the rest are set up.
     prefetchBuiltinTools(agent.tools.filter((name) => !disabled.has(name)));
 
@@ -380,6 +388,15 @@ export class KimiApp {
     }
 
     const toolset = new Toolset();
+    // a call to a tool this run's permissions leave out says so (not "not found")
+    const profile = opts.getEnv("KIMI_PERMISSION_PROFILE");
+    for (const t of leftOut) {
+      toolset.setUnavailable(
+        t.name,
+        `${t.name} is not available in ${profile ? `the ${profile} profile` : "this run"}: ` +
+          `${t.reason}. Do without it, or tell the user which permission would allow it.`,
+      );
+    }
     const rules = await PermissionRuleSet.load({
       userFile: opts.configFile === undefined
         ? join(session.shareDir, "config.toml")
@@ -399,10 +416,17 @@ export class KimiApp {
       ruleContext: {
         workDir: session.workDir,
         home: opts.getEnv("HOME") ?? opts.getEnv("USERPROFILE") ?? null,
+        // The rules files and every control file (config, MCP config, agent files): no shell
+        // command naming one is allowed by a rule or a grant.
         protectedPaths: [
-          ...(rules.userFile ? [rules.userFile] : []),
-          rules.projectFile,
-        ].map((p) => canonicalPath(p, session.workDir)),
+          ...new Set(
+            [
+              ...(rules.userFile ? [rules.userFile] : []),
+              rules.projectFile,
+              ...controls.list().filter((c) => c.kind === "file").map((c) => c.path),
+            ].map((p) => canonicalPath(p, session.workDir)),
+          ),
+        ],
       },
     });
     const plan = new PlanMode({
@@ -413,7 +437,11 @@ export class KimiApp {
     const goals = new GoalStore({
       store: { state: () => session.state, save: () => session.saveState() },
       nCheckpoints: () => context.nCheckpoints,
-      emit: (m) => soul.emit(m),
+      emit: (m) => {
+        soul.emit(m);
+        const ended = m.type === "GoalUpdate" ? goalAttention(m.payload) : null;
+        if (ended) fireNotification(hooks, ended);
+      },
       onChange: (goal) => offerGoalTools(toolset, goal !== null),
     });
     // Finished background tasks, told to the root agent at its next step (set up with `env`).
@@ -574,6 +602,7 @@ export class KimiApp {
           tool_call_id: toolCallId,
           questions,
         });
+        fireNotification(hooks, questionAttention(questions));
         soul.emit(req);
         return (await req.result).answers;
       },
@@ -629,7 +658,15 @@ export class KimiApp {
     offerGoalTools(toolset, goals.current() !== null);
     taskNotes = new TaskNotificationQueue(tasks);
     app.taskNotifications = taskNotes;
-    app.#stopNotifications = publishTaskNotifications(tasks, (p) => app.#publish(p));
+    const stopTasks = publishTaskNotifications(tasks, (p) => {
+      app.#publish(p);
+      fireNotification(hooks, taskAttention(p));
+    });
+    const stopApprovals = notifyApprovals(soul.approval.subscribe(), hooks);
+    app.#stopNotifications = () => {
+      stopTasks();
+      stopApprovals();
+    };
     app.mcp = mcp;
     mcp?.start(); // connects in the background; the first turn waits
     return app;

@@ -17,8 +17,18 @@ import {
 } from "../config/schema.ts";
 import type { EnvReader } from "../config/share_dir.ts";
 import { log } from "../log.ts";
-import { deleteToken, saveToken, type StoredToken } from "./credentials.ts";
+import {
+  credentialsDir,
+  credentialsPath,
+  deleteToken,
+  loadToken,
+  saveToken,
+  type StoredToken,
+} from "./credentials.ts";
+import { atomicWriteText } from "../fs/atomic_write.ts";
+import { join } from "node:path";
 import { commonHeaders } from "./device.ts";
+import { tokenManagerFor } from "./token_manager.ts";
 import {
   KIMI_CODE_OAUTH_KEY,
   KIMI_CODE_PROVIDER_KEY,
@@ -91,14 +101,24 @@ export interface PlatformModel {
   contextLength: number;
   /** Whether it can think. */
   supportsReasoning: boolean;
+  /** Whether it takes images (`supports_image_in`). */
+  supportsImageIn?: boolean;
+  /** Whether it takes videos (`supports_video_in`). */
+  supportsVideoIn?: boolean;
   /** Display name, when given. */
   displayName: string | null;
 }
 
-/** Capabilities of a listed model. */
+/**
+ * Capabilities of a listed model, for every model id: what the list says it supports
+ * (`supports_reasoning`, `supports_image_in`, `supports_video_in`), plus `thinking` and
+ * `always_thinking` for a "thinking" model.
+ */
 export function platformModelCapabilities(m: PlatformModel): ModelCapability[] {
   const caps = new Set<ModelCapability>();
   if (m.supportsReasoning) caps.add("thinking");
+  if (m.supportsImageIn) caps.add("image_in");
+  if (m.supportsVideoIn) caps.add("video_in");
   if (m.id.toLowerCase().includes("thinking")) {
     caps.add("thinking");
     caps.add("always_thinking");
@@ -136,6 +156,8 @@ export async function listPlatformModels(
       id: item.id,
       contextLength: Number(item.context_length) || 0,
       supportsReasoning: Boolean(item.supports_reasoning),
+      supportsImageIn: Boolean(item.supports_image_in),
+      supportsVideoIn: Boolean(item.supports_video_in),
       displayName: typeof item.display_name === "string" ? item.display_name : null,
     });
   }
@@ -216,7 +238,10 @@ export async function* loginKimiCode(opts: AuthFlowOptions): AsyncGenerator<OAut
         if (!printedWait) {
           yield {
             type: "waiting",
-            message: `Waiting for user authorization...: ${poll.description.trim()}`,
+            // the reference's words; without a description no dangling ": "
+            message: poll.description.trim()
+              ? `Waiting for user authorization...: ${poll.description.trim()}`
+              : "Waiting for user authorization...",
             data: { error: poll.error, error_description: poll.description },
           };
           printedWait = true;
@@ -267,6 +292,13 @@ export async function* loginKimiCode(opts: AuthFlowOptions): AsyncGenerator<OAut
     .catch(() => opts.config);
   const config = applyKimiCodeConfig(current, { baseUrl, models, ref });
   try {
+    // what logout restores: the default before the first login (a re-login keeps it)
+    if (!isManagedModel(current, current.default_model)) {
+      await savePreviousDefault(opts.shareDir, {
+        default_model: current.default_model,
+        default_thinking: current.default_thinking,
+      });
+    }
     await saveConfig(config, opts.defaultConfigPath);
   } catch (err) {
     yield { type: "error", message: `Failed to save the config: ${(err as Error).message}` };
@@ -321,33 +353,148 @@ export function applyKimiCodeConfig(
   return config;
 }
 
-/** The config without Kimi Code (provider, its models, the services). Returns a copy. */
-export function removeKimiCodeConfig(base: Config): Config {
+/** Options of {@link refreshKimiCodeModels}. */
+export interface RefreshModelsOptions {
+  /** Share dir (credentials). */
+  shareDir: string;
+  /** Environment (host overrides). */
+  getEnv: EnvReader;
+  /** Fetch (tests). */
+  fetch?: typeof fetch;
+}
+
+/**
+ * The config with the managed Kimi Code models as the login's model list has them now (new
+ * models added, gone ones removed, capabilities and context sizes updated); the default model
+ * and thinking mode stay unless the default model is gone. Null when there is no Kimi Code
+ * login or nothing changed. Throws an Error naming the cause when the list cannot be read.
+ */
+export async function refreshKimiCodeModels(
+  config: Config,
+  opts: RefreshModelsOptions,
+): Promise<Config | null> {
+  const provider = config.providers[KIMI_CODE_PROVIDER_KEY];
+  if (!provider?.oauth) return null;
+  const token = await tokenManagerFor(opts.shareDir, opts.getEnv).accessToken(provider.oauth.key);
+  if (!token) return null;
+  const headers = await commonHeaders(opts.shareDir);
+  const models = await listPlatformModels(provider.base_url, token, headers, opts.fetch);
+  if (models.length === 0) return null;
+  const next = applyKimiCodeConfig(config, {
+    baseUrl: provider.base_url,
+    models,
+    ref: provider.oauth,
+  });
+  if (Object.hasOwn(next.models, config.default_model)) {
+    next.default_model = config.default_model;
+    next.default_thinking = config.default_thinking;
+  }
+  next.services = config.services;
+  return JSON.stringify(next) === JSON.stringify(config) ? null : next;
+}
+
+/** The default model and thinking mode before the login, restored by logout. */
+export interface PreviousDefault {
+  /** `default_model` before the login ("" for none). */
+  default_model: string;
+  /** `default_thinking` before the login. */
+  default_thinking: boolean;
+}
+
+/** Whether `alias` names a model of the managed Kimi Code provider. */
+function isManagedModel(config: Config, alias: string): boolean {
+  return config.models[alias]?.provider === KIMI_CODE_PROVIDER_KEY;
+}
+
+/** Where login keeps {@link PreviousDefault} (beside the tokens, out of the agent's reach). */
+function previousDefaultPath(shareDir: string): string {
+  return join(credentialsDir(shareDir), "kimi-code.before-login.json");
+}
+
+async function savePreviousDefault(shareDir: string, prev: PreviousDefault): Promise<void> {
+  await Deno.mkdir(credentialsDir(shareDir), { recursive: true, mode: 0o700 });
+  await atomicWriteText(previousDefaultPath(shareDir), JSON.stringify(prev), { mode: 0o600 });
+}
+
+async function loadPreviousDefault(shareDir: string): Promise<PreviousDefault | null> {
+  try {
+    const data = JSON.parse(await Deno.readTextFile(previousDefaultPath(shareDir)));
+    if (typeof data?.default_model !== "string") return null;
+    return { default_model: data.default_model, default_thinking: data.default_thinking === true };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The config without Kimi Code (provider, its models, the services). When the default was a
+ * managed model, the default from before the login comes back (`previous`, when that model is
+ * still configured), else there is none. Returns a copy.
+ */
+export function removeKimiCodeConfig(
+  base: Config,
+  previous: PreviousDefault | null = null,
+): Config {
   const config = structuredClone(base);
+  const defaultWasManaged = isManagedModel(config, config.default_model);
   delete config.providers[KIMI_CODE_PROVIDER_KEY];
   for (const [key, m] of Object.entries(config.models)) {
-    if (m.provider !== KIMI_CODE_PROVIDER_KEY) continue;
-    delete config.models[key];
-    if (config.default_model === key) config.default_model = "";
+    if (m.provider === KIMI_CODE_PROVIDER_KEY) delete config.models[key];
+  }
+  if (defaultWasManaged) {
+    const back = previous && Object.hasOwn(config.models, previous.default_model) ? previous : null;
+    config.default_model = back?.default_model ?? "";
+    if (back) config.default_thinking = back.default_thinking;
   }
   config.services.moonshot_search = null;
   config.services.moonshot_fetch = null;
   return config;
 }
 
-/** Delete the tokens and remove Kimi Code from the config; yields the events. */
+/** Whether anything of a Kimi Code login is present (tokens or managed config). */
+async function hasKimiCodeLogin(opts: AuthFlowOptions): Promise<boolean> {
+  if (await loadToken(opts.shareDir, KIMI_CODE_OAUTH_KEY)) return true;
+  try {
+    await Deno.stat(credentialsPath(opts.shareDir, KIMI_CODE_OAUTH_KEY));
+    return true; // present but unreadable: still something to remove
+  } catch {
+    // none
+  }
+  const c = opts.config;
+  return Object.hasOwn(c.providers, KIMI_CODE_PROVIDER_KEY) ||
+    Object.values(c.models).some((m) => m.provider === KIMI_CODE_PROVIDER_KEY);
+}
+
+/**
+ * Delete the tokens and remove Kimi Code from the config, restoring the default model from
+ * before the login; yields the events. Without a login there is nothing to do, and it says so.
+ */
 export async function* logoutKimiCode(opts: AuthFlowOptions): AsyncGenerator<OAuthEvent> {
   const guard = configGuard(opts, "Logout");
   if (guard) {
     yield guard;
     return;
   }
+  if (!(await hasKimiCodeLogin(opts))) {
+    yield { type: "info", message: "Not logged in to Kimi Code: there is nothing to log out." };
+    return;
+  }
+  let restored = "";
   try {
+    const previous = await loadPreviousDefault(opts.shareDir);
     await deleteToken(opts.shareDir, KIMI_CODE_OAUTH_KEY);
-    await saveConfig(removeKimiCodeConfig(opts.config), opts.defaultConfigPath);
+    const config = removeKimiCodeConfig(opts.config, previous);
+    await saveConfig(config, opts.defaultConfigPath);
+    await Deno.remove(previousDefaultPath(opts.shareDir)).catch(() => {});
+    if (config.default_model !== opts.config.default_model) restored = config.default_model;
   } catch (err) {
     yield { type: "error", message: `Logout failed: ${(err as Error).message}` };
     return;
   }
-  yield { type: "success", message: "Logged out successfully." };
+  yield {
+    type: "success",
+    message: restored
+      ? `Logged out successfully. The default model is ${restored} again.`
+      : "Logged out successfully.",
+  };
 }

@@ -54,8 +54,8 @@ export async function runMain(args: string[]): Promise<number> {
       // the default spelling below
     }
     if (err instanceof Error) log("ERROR", "cli", `Fatal error: ${err.stack ?? msg}`);
-    console.error(fatalErrorText(msg, dir));
-    if (debug && err instanceof Error && err.stack) console.error(err.stack);
+    const traceback = debug ? (err instanceof Error ? err.stack ?? msg : msg) : null;
+    console.error(fatalErrorText(msg, dir, traceback));
     return 1;
   }
 }

@@ -191,11 +191,12 @@ export async function printInfo(json: boolean): Promise<void> {
   );
   const setting = `sandbox.require_shell_confinement = ${sc.required}`;
   console.log(
-    sc.shell === "confined"
-      ? `shell commands: confined (${setting})`
-      : sc.shell === "refused"
-      ? `shell commands: refused (${setting}; confinement is needed but unavailable: install ` +
-        "bubblewrap and allow running it, or set sandbox.require_shell_confinement = false)"
+    sc.shell === "confined" ? `shell commands: confined (${setting})` : sc.shell === "refused"
+      // the actual cause: not installed, installed but not allowed to run, or not working
+      ? `shell commands: refused (${setting}; confinement is needed but unavailable: ` +
+        `${sc.reason}${
+          /was not found/.test(sc.reason) ? " (install it, e.g. apt-get install bubblewrap)" : ""
+        }; fix that, or set sandbox.require_shell_confinement = false)`
       : sc.needed
       ? `shell commands: unconfined (${setting}: opted out of confinement)`
       : "shell commands: unconfined (full scope: the run may write anywhere and use the network)",

@@ -6,7 +6,12 @@
 import { lazyImport } from "../lazy_import.ts";
 import { CommanderError } from "./commander.ts";
 import { commanderOutput } from "./commander_output.ts";
-import { commanderUsageMessage, USAGE_EXIT_CODE, usageErrorText } from "./usage_errors.ts";
+import {
+  clickUsage,
+  commanderUsageMessage,
+  USAGE_EXIT_CODE,
+  usageErrorText,
+} from "./usage_errors.ts";
 import { VERSION } from "../version.ts";
 import { resolvePath, rootCommand, UsageError, validateOptions } from "./options.ts";
 import { registerMcpCommands } from "./mcp_commands.ts";
@@ -19,19 +24,56 @@ import { registerPluginCommands } from "./plugin_commands.ts";
 export const ACP_FLAG_DEPRECATED =
   "`kimi --acp` is deprecated. Update your ACP client settings to use `kimi acp` without any flags or options.";
 
-function usageFailure(message: string): number {
-  console.error(usageErrorText(message));
+function usageFailure(message: string, where?: ErrorSite): number {
+  console.error(usageErrorText(message, where?.command, where?.usage));
   return USAGE_EXIT_CODE;
+}
+
+/** The subcommand a parse error happened in: its full name and usage (Click's spelling). */
+interface ErrorSite {
+  command: string;
+  usage: string;
+}
+
+/** Where each subcommand's parse errors are tagged with the subcommand (see {@link ErrorSite}). */
+const ERROR_SITE = Symbol("kimi.errorSite");
+
+type CommandLike = {
+  name(): string;
+  commands: readonly CommandLike[];
+  registeredArguments: readonly { name(): string; required: boolean; variadic: boolean }[];
+  exitOverride(fn: (err: InstanceType<typeof CommanderError>) => never): unknown;
+};
+
+/** Make every subcommand's parse errors carry the subcommand, so its own usage is printed. */
+function tagSubcommandErrors(cmd: CommandLike, path: string): void {
+  for (const sub of cmd.commands) {
+    const command = `${path} ${sub.name()}`;
+    const usage = clickUsage({
+      hasCommands: sub.commands.length > 0,
+      args: sub.registeredArguments.map((a) => ({
+        name: a.name(),
+        required: a.required,
+        variadic: a.variadic,
+      })),
+    });
+    sub.exitOverride((err) => {
+      (err as unknown as Record<symbol, ErrorSite>)[ERROR_SITE] ??= { command, usage };
+      throw err;
+    });
+    tagSubcommandErrors(sub, command);
+  }
 }
 
 /**
  * The error for words given where a command or option was expected: the nearest subcommand
- * for a near-miss (`kimi exprot`), else the `-p` command that sends the words as a prompt
- * (`kimi "fix the bug"`).
+ * for a near-miss (`kimi exprot`, `kimi mpc list`), else the `-p` command that sends the words
+ * as a prompt (`kimi "fix the bug"`).
  */
 export function strayArgumentsMessage(args: string[], commands: string[]): string {
   const first = args[0];
-  if (args.length === 1 && !/\s/.test(first)) {
+  // a near-miss of a subcommand, even with its own arguments after it (`kimi mpc list`)
+  if (!/\s/.test(first)) {
     const near = commands
       .map((c) => ({ c, d: editDistance(first.toLowerCase(), c) }))
       .filter((x) => x.d <= Math.max(1, Math.floor(first.length / 3)) + 1)
@@ -142,6 +184,7 @@ export async function main(args: string[]): Promise<number> {
       m,
     ) => m.runAgent(opts));
   });
+  tagSubcommandErrors(program as unknown as CommandLike, "kimi");
   try {
     await program.parseAsync(args, { from: "user" });
     return await result;
@@ -150,7 +193,8 @@ export async function main(args: string[]): Promise<number> {
     if (err instanceof CommanderError) {
       if (err.exitCode === 0) return 0;
       const message = commanderUsageMessage(err, program.args);
-      return message === null ? 0 : usageFailure(message);
+      const site = (err as unknown as Record<symbol, ErrorSite | undefined>)[ERROR_SITE];
+      return message === null ? 0 : usageFailure(message, site);
     }
     throw err;
   }

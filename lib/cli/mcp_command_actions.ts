@@ -117,6 +117,8 @@ export interface AddOptions {
   header: string[];
   /** `--auth`. */
   auth?: string;
+  /** `--force`: replace a server of the same name. */
+  force?: boolean;
 }
 
 /** `kimi mcp add`. */
@@ -150,9 +152,21 @@ export async function add(name: string, targets: string[], o: AddOptions): Promi
     }
     if (o.auth) server.auth = o.auth;
   }
-  serversOf(raw)[name] = server;
+  const servers = serversOf(raw);
+  const replaced = Object.hasOwn(servers, name);
+  if (replaced && !o.force) {
+    fail(
+      `MCP server '${name}' already exists in ${file}. Use --force to replace it, or ` +
+        `\`kimi mcp remove ${name}\` first.`,
+    );
+  }
+  servers[name] = server;
   await save(file, raw);
-  console.log(`Added MCP server '${name}' to ${file}.`);
+  console.log(
+    replaced
+      ? `Replaced MCP server '${name}' in ${file}.`
+      : `Added MCP server '${name}' to ${file}.`,
+  );
 }
 
 /** `kimi mcp list`. */

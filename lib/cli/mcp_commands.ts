@@ -40,6 +40,7 @@ export function registerMcpCommands(
     .option("-e, --env <KEY=VALUE>", "Environment variable (repeatable).", collect, [] as string[])
     .option("-H, --header <KEY:VALUE>", "HTTP header (repeatable).", collect, [] as string[])
     .option("-a, --auth <type>", "Authorization type (e.g. 'oauth').")
+    .option("-f, --force", "Replace a server of the same name.")
     .action((name, targets, o) => run((a) => a.add(name, targets, o as AddOptions)));
   mcp.command("list").description("List all MCP servers.").action(() => run((a) => a.list()));
   mcp.command("remove").description("Remove an MCP server.")

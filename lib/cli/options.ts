@@ -95,7 +95,7 @@ export function rootCommand() {
       [] as string[],
     )
     .option("-S, --session [id]", "Resume a session by id (created when missing).")
-    .addOption(new Option("-r, --resume [id]").hideHelp())
+    .option("-r, --resume [id]", "Same as --session.")
     .option("-C, --continue", "Continue the previous session of the working directory.")
     .option(
       "--wait-for-session",

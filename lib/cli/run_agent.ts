@@ -7,7 +7,7 @@
 import { lazyImport } from "../lazy_import.ts";
 import { withDiscoveredModel } from "./env_model.ts";
 import { ConfigError } from "../config/errors.ts";
-import { loadConfig } from "../config/load.ts";
+import { loadConfig, loadConfigFromText } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
 import { ensureShareDir } from "../config/share_dir.ts";
 import { configureLog, log, withLogSession } from "../log.ts";
@@ -20,6 +20,7 @@ import { UsageError } from "./options.ts";
 import { loadRunMcpServers, type RunResources } from "./mcp_run.ts";
 import { fatalErrorText } from "./fatal_error.ts";
 import type { ShellSwitch } from "../ui/shell/commands/command.ts";
+import { findGitBash, processGitBashSearch } from "../process/shell_info.ts";
 import { cliControlPaths } from "./cli_control_paths.ts";
 import { BackgroundTaskManager } from "../background/task_manager.ts";
 import { backgroundSettings } from "../background/settings.ts";
@@ -67,6 +68,16 @@ function prefetchUi(ui: CliOptions["ui"]): void {
 
 /** Run the agent in the selected UI; resolves with the exit code. */
 export async function runAgent(opts: CliOptions): Promise<number> {
+  // A bad `--config` text is a usage error of that flag (exit 2), whatever the terminal is
+  // (`kimi --config --help` takes `--help` as the text).
+  if (opts.configText !== undefined) {
+    try {
+      loadConfigFromText(opts.configText);
+    } catch (err) {
+      if (err instanceof ConfigError) throw new UsageError(err.message, "--config");
+      throw err;
+    }
+  }
   // refuse before anything starts (MCP servers, a session dir): nothing would use them
   // (`--acp` runs the shell UI here too, as before)
   if ((opts.ui === "shell" || opts.ui === "acp") && !Deno.stdin.isTerminal()) {
@@ -81,12 +92,8 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     const piped = Deno.stdin.isTerminal()
       ? ""
       : (await new Response(Deno.stdin.readable).text()).trim();
-    if (!piped) {
-      throw new UsageError(
-        'Print mode needs a prompt: pass it with -p "..." or pipe it on standard input ' +
-          '(e.g. echo "fix the bug" | kimi --print).',
-      );
-    }
+    // No command: nothing runs, nothing is printed (the reference's print mode).
+    if (!piped) return 0;
     opts = { ...opts, prompt: piped };
   }
   prefetchUi(opts.ui);
@@ -106,13 +113,23 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     // A bad `--config` text is a usage error of that flag (exit 2); a bad config file is a
     // fatal error of the run: logged, and reported with where the log is (exit 1).
     if (opts.configText !== undefined) throw new UsageError(err.message, "--config");
-    log("ERROR", "cli", `Invalid configuration: ${err.message}`);
-    console.error(fatalErrorText(err.message, shareDir));
+    const traceback = opts.debug ? (err.stack ?? err.message) : null;
+    log("ERROR", "cli", `Invalid configuration: ${traceback ?? err.message}`);
+    console.error(fatalErrorText(err.message, shareDir, traceback));
     return 1;
   }
   for (const notice of notices) {
     log("WARNING", "config", notice);
     console.error(notice);
+  }
+  if (Deno.build.os === "windows") {
+    // as the reference: the Shell tool needs Git Bash, and its absence is said at start
+    const bash = findGitBash(processGitBashSearch());
+    if ("error" in bash) {
+      log("ERROR", "cli", bash.error);
+      console.error(bash.error);
+      return 1;
+    }
   }
   // The model's provider SDK loads while MCP config and the session are set up.
   KimiApp.prefetch(
@@ -387,8 +404,10 @@ async function runUI(
         import.meta.url,
       );
       const shell = await runShell(app, {
-        createApp: async (s, c, model) => {
+        createApp: async (s, c, model, thinking) => {
           const current = (run.app ?? app).session;
+          // a thinking mode chosen in /model holds for the rest of the run (over --thinking)
+          if (thinking !== undefined) appOptions.thinking = thinking;
           await locks.take(s); // refused while another process holds the session
           let next: KimiApp;
           try {

@@ -24,10 +24,36 @@ export class UsageError extends Error {
   }
 }
 
-/** The full text printed for a usage error of `command` (`kimi`, `kimi mcp add`, ...). */
-export function usageErrorText(message: string, command = "kimi"): string {
-  return `Usage: ${command} [OPTIONS] COMMAND [ARGS]...\nTry '${command} -h' for help.\n\n` +
-    `Error: ${message}`;
+/**
+ * The full text printed for a usage error of `command` (`kimi`, `kimi mcp add`, ...), whose
+ * usage line reads `usage` after the command (Click's spelling: `[OPTIONS] COMMAND [ARGS]...`,
+ * `[OPTIONS] NAME [TARGET]...`).
+ */
+export function usageErrorText(
+  message: string,
+  command = "kimi",
+  usage = "[OPTIONS] COMMAND [ARGS]...",
+): string {
+  return `Usage: ${command} ${usage}\nTry '${command} -h' for help.\n\nError: ${message}`;
+}
+
+/** What {@link clickUsage} reads of a command. */
+export interface UsageShape {
+  /** Whether it has subcommands. */
+  hasCommands: boolean;
+  /** Its positional arguments. */
+  args: readonly { name: string; required: boolean; variadic: boolean }[];
+}
+
+/** A command's usage after its name, in Click's spelling (`[OPTIONS] NAME [TARGET]...`). */
+export function clickUsage(shape: UsageShape): string {
+  const parts = ["[OPTIONS]"];
+  if (shape.hasCommands) parts.push("COMMAND [ARGS]...");
+  for (const a of shape.args) {
+    const name = a.name.toUpperCase();
+    parts.push((a.required ? name : `[${name}]`) + (a.variadic ? "..." : ""));
+  }
+  return parts.join(" ");
 }
 
 /**

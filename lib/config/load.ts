@@ -14,9 +14,10 @@ import { looksBinary } from "../excerpt.ts";
 import { atomicWriteText } from "../fs/atomic_write.ts";
 import { ConfigError } from "./errors.ts";
 import { describeJsonSyntaxError } from "./json_syntax.ts";
-import { type Config, defaultConfig, validateConfigData } from "./schema.ts";
+import { type Config, ConfigSchema, defaultConfig, validateConfigData } from "./schema.ts";
 import { describeFsError } from "./share_dir.ts";
 import { unsupportedConfigNotices } from "./unsupported.ts";
+import { unknownConfigKeyNotices } from "./unknown_keys.ts";
 
 export { ConfigError } from "./errors.ts";
 
@@ -36,7 +37,10 @@ export interface LoadedConfig {
   config: Config;
   /** Absolute path of the source file, or `null` when loaded from `--config` text. */
   path: string | null;
-  /** Keys the user set that this build does not act on, one line each (report them once). */
+  /**
+   * Keys the user set that this build does not act on or does not know, one line each (report
+   * them once).
+   */
   notices?: string[];
 }
 
@@ -59,7 +63,7 @@ export async function loadConfig(opts: LoadConfigOptions): Promise<LoadedConfig>
     return {
       config,
       path: null,
-      notices: unsupportedConfigNotices(parseConfigText(opts.configText)),
+      notices: configNotices(parseConfigText(opts.configText)),
     };
   }
   const defaultFile = resolve(defaultConfigPath(opts.shareDir));
@@ -111,7 +115,12 @@ export async function loadConfig(opts: LoadConfigOptions): Promise<LoadedConfig>
   if (!result.ok) {
     throw new ConfigError(`Invalid configuration file ${file}: ${result.problems}`);
   }
-  return { config: result.config, path: file, notices: unsupportedConfigNotices(data) };
+  return { config: result.config, path: file, notices: configNotices(data) };
+}
+
+/** Notices about keys of valid raw config `data`: unsupported values, then unknown keys. */
+function configNotices(data: unknown): string[] {
+  return [...unsupportedConfigNotices(data), ...unknownConfigKeyNotices(ConfigSchema, data)];
 }
 
 /**

@@ -2,7 +2,8 @@
  * The configuration file schema (`config.toml` / `config.json`), with every default, the
  * bounds of numeric settings and the cross-field checks (default model and model providers).
  *
- * Unknown keys are accepted and dropped (the legacy `skip_yolo_prompt_injection` among them).
+ * Unknown keys are accepted and dropped (the legacy `skip_yolo_prompt_injection` among them);
+ * `unknown_keys.ts` reports the ones a user wrote.
  * Key order of the schemas is the order used when the config is written back.
  *
  * @module
@@ -123,9 +124,17 @@ export const SwarmConfigSchema = z.object({
 /** AgentSwarm settings. */
 export type SwarmConfig = z.infer<typeof SwarmConfigSchema>;
 
-/** `notifications`: notification runtime settings. */
+/**
+ * `notifications`: notification runtime settings. `terminal_bell` and `desktop` (this build's
+ * additions) say how the shell calls for attention when an approval or a question waits or a
+ * background task or goal finishes: the terminal bell, and a desktop notification sent through
+ * the terminal (OSC 9, or OSC 777 where the terminal speaks that). Both only while the terminal
+ * is not focused, when it reports focus.
+ */
 export const NotificationConfigSchema = z.object({
   claim_stale_after_ms: int().min(1000).default(15000),
+  terminal_bell: z.boolean().default(true),
+  desktop: z.boolean().default(true),
 });
 /** Notification settings. */
 export type NotificationConfig = z.infer<typeof NotificationConfigSchema>;

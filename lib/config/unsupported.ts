@@ -1,6 +1,8 @@
 /**
  * Configuration keys the reference accepts that this build does not act on. They are never
- * silently ignored: each one a user sets is reported once per run, with what happens instead.
+ * silently ignored: each one a user sets to something other than its default is reported once
+ * per run, with what happens instead. A key at its default value (as every config kimi writes
+ * itself holds it) asks for nothing this build lacks and is not reported.
  *
  * @module
  */
@@ -9,8 +11,8 @@
 interface UnsupportedKey {
   /** Dotted path, `*` for any map key (e.g. a provider name). */
   readonly path: string;
-  /** Whether the user's value asks for behaviour this build lacks (default: any value). */
-  readonly applies?: (value: unknown) => boolean;
+  /** The default value: the key at this value asks for nothing this build lacks. */
+  readonly defaultValue: unknown;
   /** What happens instead. */
   readonly instead: string;
 }
@@ -18,13 +20,9 @@ interface UnsupportedKey {
 const UNSUPPORTED: readonly UnsupportedKey[] = [
   {
     path: "notifications.claim_stale_after_ms",
+    defaultValue: 15000,
     instead: "notifications are delivered in memory by the kimi process that owns the session, " +
       "so there are no stale claims to take over",
-  },
-  {
-    path: "telemetry",
-    applies: (v) => v === true,
-    instead: "this build sends no telemetry",
   },
 ];
 
@@ -33,7 +31,7 @@ export function unsupportedConfigNotices(data: unknown): string[] {
   const out: string[] = [];
   for (const key of UNSUPPORTED) {
     for (const [path, value] of lookup(data, key.path.split("."), [])) {
-      if (key.applies && !key.applies(value)) continue;
+      if (value === key.defaultValue) continue;
       out.push(
         `Config: \`${path}\` is not supported by this build and is ignored: ${key.instead}.`,
       );

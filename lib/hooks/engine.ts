@@ -167,6 +167,8 @@ export class HookEngine {
   #emit: ((event: WireEvent) => void) | null;
   #sendWire: WireHookSender | null = null;
   readonly #last = new Map<object, HookLastRun>();
+  /** Hooks started by {@link fire} and not finished yet. */
+  readonly #inflight = new Set<Promise<unknown>>();
 
   /** Create an engine. */
   constructor(opts: HookEngineOptions) {
@@ -323,10 +325,23 @@ export class HookEngine {
     return verdict;
   }
 
-  /** Trigger without waiting (PostToolUse, StopFailure, PostCompact, ...). Never throws. */
+  /**
+   * Trigger without waiting (PostToolUse, StopFailure, PostCompact, Notification, ...). Never
+   * throws. {@link settle} waits for the hooks started this way.
+   */
   fire(event: HookEvent, opts: TriggerOptions = {}): void {
     if (!this.hasHooksFor(event)) return;
-    this.trigger(event, opts).catch(() => {});
+    const run = this.trigger(event, opts).catch(() => {});
+    this.#inflight.add(run);
+    void run.finally(() => this.#inflight.delete(run));
+  }
+
+  /**
+   * Wait until the hooks started by {@link fire} have finished (each is bounded by its own
+   * timeout), so a run that ends does not cut them off.
+   */
+  async settle(): Promise<void> {
+    while (this.#inflight.size > 0) await Promise.all([...this.#inflight]);
   }
 
   async #askClient(

@@ -27,8 +27,13 @@ export async function runSessionStart(hooks: HookEngine, wireFilePath: string): 
   await hooks.trigger("SessionStart", { target: source, input: { source } }).catch(() => {});
 }
 
-/** Run the SessionEnd hooks, each capped at {@link SESSION_END_TIMEOUT_S}. Never throws. */
+/**
+ * Let the hooks still running from the session (fire-and-forget ones such as PostToolUse or
+ * Notification) finish, then run the SessionEnd hooks, each capped at
+ * {@link SESSION_END_TIMEOUT_S}. Never throws.
+ */
 export async function runSessionEnd(hooks: HookEngine, reason = "exit"): Promise<void> {
+  await hooks.settle().catch(() => {});
   if (!hooks.hasHooksFor("SessionEnd")) return;
   await hooks.trigger("SessionEnd", {
     target: reason,

@@ -25,6 +25,29 @@ export class APIConnectionError extends ChatProviderError {
   }
 }
 
+/**
+ * Deno's permissions do not let this run reach the provider's host (a permission profile
+ * started before the host was configured). Not retryable: the same run can never reach it.
+ */
+export class NetworkDeniedError extends ChatProviderError {
+  /** The host (`host[:port]`) that was denied, when Deno named it. */
+  readonly host: string | null;
+  /** Create the error for `host`. */
+  constructor(host: string | null, options?: ErrorOptions) {
+    const where = host ? `\`${host}\`` : "the model's host";
+    const flag = host ? `--allow-net=${host}` : "--allow-net=<host>";
+    super(
+      `This run has no network access to ${where} (Deno was started without ${flag}), so the ` +
+        "model cannot be reached. Restart kimi with that permission: the permission profiles " +
+        "(`kimi-review`, `deno task review`) read the model host from the config when they " +
+        `start, or add ${flag} to the deno command.`,
+      options,
+    );
+    this.name = "NetworkDeniedError";
+    this.host = host;
+  }
+}
+
 /** The provider did not answer in time. */
 export class APITimeoutError extends ChatProviderError {
   /** Create a timeout error. */

@@ -67,9 +67,8 @@ export function mcpTool(opts: McpToolOptions): Tool<Record<string, unknown>> {
     async call(args: Record<string, unknown>, ctx: ToolCallContext): Promise<ToolReturnValue> {
       const outcome = await ctx.requestApproval({
         action: `mcp:${info.name}`,
-        description: `Call MCP tool \`${info.name}\` of server \`${server}\` with ${
-          describeArguments(args)
-        }.`,
+        // The reference's wording; the server and the arguments are in the display block.
+        description: `Call MCP tool \`${info.name}\`.`,
         display: [
           brief(
             `MCP server: ${server}\nTool: ${info.name}\nArguments: ${

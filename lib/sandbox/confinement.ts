@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { basename, dirname, join } from "node:path";
 import { isPermissionError, pathStatusSync } from "../fs/exists.ts";
 import { type CommandWrapper, PASSTHROUGH_WRAPPER } from "../process/command_wrapper.ts";
 import { type ControlPath, controlPaths } from "../tooling/control_paths.ts";
@@ -166,6 +167,8 @@ export interface BwrapArgvOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Control paths to protect (default: the share dir's, {@link controlPaths}). */
   readonly controlPaths?: readonly ControlPath[];
+  /** The host's bound Unix sockets (default: {@link listeningUnixSockets}). */
+  readonly hostSockets?: () => readonly string[];
 }
 
 function realPathOrNull(path: string): string | null {
@@ -243,7 +246,8 @@ export function bwrapArgv(
     writeAll ? visible(p) : plan.writable.some((w) => bound.includes(w) && isWithin(p, w));
   // Parents before children, so a masked file inside a read-only share dir stays masked.
   // Masks go on real paths (a share dir reached through a symlink is masked where it is).
-  const controls = [...(opts.controlPaths ?? controlPaths(opts.shareDir))]
+  const all = [...(opts.controlPaths ?? controlPaths(opts.shareDir))];
+  const controls = all
     .map((c) => ({ ...c, path: realPathOrNull(c.path) }))
     .filter((c): c is ControlPath => c.path !== null)
     .sort((a, b) => a.path.length - b.path.length);
@@ -259,6 +263,34 @@ export function bwrapArgv(
     } else if (writableAt(c.path)) {
       out.push("--ro-bind", c.path, c.path);
     }
+  }
+  // A control file whose folder is guarded (a project's `.kimi/config.toml`) can be neither
+  // replaced by renaming its folder nor created when missing: the folder is mounted read-only,
+  // or, when it is missing too, an empty read-only folder takes its place (bwrap leaves that
+  // empty folder behind as its mount point). A writable root itself (the work dir) is not
+  // frozen whole: there the file's own read-only mount is what protects it.
+  const frozen = new Set<string>();
+  for (const c of all) {
+    if (c.kind !== "file" || !c.guardFolder) continue;
+    const parent = dirname(c.path);
+    const realParent = realPathOrNull(parent);
+    if (realParent !== null) {
+      if (
+        kindOf(realParent) !== "dir" || frozen.has(realParent) || !visible(realParent) ||
+        !writableAt(realParent) || plan.writable.includes(realParent) || realParent === opts.cwd
+      ) continue;
+      out.push("--ro-bind", realParent, realParent);
+      frozen.add(realParent);
+      continue;
+    }
+    const grand = realPathOrNull(dirname(parent));
+    if (grand === null || kindOf(grand) !== "dir" || !visible(grand) || !writableAt(grand)) {
+      continue;
+    }
+    const target = join(grand, basename(parent));
+    if (frozen.has(target)) continue;
+    out.push("--tmpfs", target, "--remount-ro", target);
+    frozen.add(target);
   }
   if (plan.network) {
     // /run stays (DNS), but not the sockets that control the host or the user's session.
@@ -278,8 +310,48 @@ export function bwrapArgv(
   if (agent !== null && kindOf(agent) === "file" && visible(agent)) {
     out.push("--dev-bind", "/dev/null", agent);
   }
+  if (!plan.network) {
+    // Every host service listening on a Unix socket outside the work dir (a rootless docker
+    // in the home dir, a gpg or ssh agent, an X server, a database): unreachable without the
+    // network, wherever its socket lies. The project's own sockets stay usable.
+    const masked = new Set<string>();
+    for (const sock of (opts.hostSockets ?? listeningUnixSockets)()) {
+      const real = realPathOrNull(sock);
+      if (real === null || masked.has(real) || masked.size >= MAX_MASKED_SOCKETS) continue;
+      if (isWithin(real, opts.cwd) || plan.writable.some((w) => w !== "/" && isWithin(real, w))) {
+        continue;
+      }
+      if (kindOf(real) !== "file" || !visible(real)) continue;
+      out.push("--dev-bind", "/dev/null", real);
+      masked.add(real);
+    }
+  }
   out.push("--chdir", opts.cwd, "--", ...argv);
   return out;
+}
+
+/** At most this many host sockets are masked one by one (the rest lie under hidden dirs). */
+const MAX_MASKED_SOCKETS = 512;
+
+/**
+ * The paths of the Unix sockets bound in this network namespace (`/proc/net/unix`; abstract
+ * ones are left out: a sandbox without the network has its own). Empty when it cannot be read.
+ */
+export function listeningUnixSockets(): string[] {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync("/proc/net/unix");
+  } catch {
+    return [];
+  }
+  const out = new Set<string>();
+  for (const line of text.split("\n").slice(1)) {
+    const fields = line.trim().split(/\s+/);
+    if (fields.length < 8) continue;
+    const path = fields.slice(7).join(" ");
+    if (path.startsWith("/")) out.add(path);
+  }
+  return [...out];
 }
 
 /** Options of {@link confinementWrapper}. */

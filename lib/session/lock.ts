@@ -1,10 +1,14 @@
 /**
- * One session, one writer: a process that appends to a session holds `<session>/session.lock`,
- * a small JSON file naming it (pid, process start time, hostname, since when). The file is
- * created atomically (written aside, then hard-linked into place, which fails when it exists),
- * so a reader never sees a half-written lock. A lock whose process is gone (the pid is not
- * alive, or it is alive but started at another time: a reused pid) is stale and taken over;
- * takeovers are serialized by a second exclusive file so two processes never both win.
+ * One session, one writer: a process that appends to a session holds an exclusive lock on the
+ * open file `<session>/session.lock` (`flock`, through `Deno.FsFile.tryLock`), and writes into
+ * it who it is (pid, process start time, hostname, since when) for the messages of the others.
+ *
+ * The kernel holds the lock for the open file, not for a pid: it is released when its holder
+ * lets go or dies, however it dies, and it is seen by every process on the machine, in any pid
+ * namespace (a sandboxed or containerized kimi whose pid means nothing here). No process ever
+ * guesses from a pid whether a holder is alive, so a live lock is never taken over or deleted.
+ * The holder removes the file when it lets go; a process that locked a file which was removed
+ * meanwhile (it lost that race) notices that the path now names another file and tries again.
  * Read-only uses (listing, export, replay) never take the lock.
  *
  * @module
@@ -16,7 +20,7 @@ export const LOCK_FILE = "session.lock";
 
 /** What a lock file says about its holder. */
 export interface LockHolder {
-  /** Process id. */
+  /** Process id (in the holder's pid namespace). */
   pid: number;
   /** Host the process runs on. */
   hostname: string;
@@ -28,19 +32,20 @@ export interface LockHolder {
 
 /** The session is held by another live process. */
 export class SessionLockedError extends Error {
-  /** The holder, as its lock file says. */
-  readonly holder: LockHolder;
-  /**
-   * Create the error. `lockPath` is named when the holder could not be checked (another host,
-   * no process table), so a user can clear a lock whose process is gone.
-   */
-  constructor(sessionId: string, holder: LockHolder, lockPath?: string) {
-    const host = holder.hostname === hostname() ? "" : ` on ${holder.hostname}`;
+  /** The holder, as its lock file says (null when it has not written it yet). */
+  readonly holder: LockHolder | null;
+
+  /** Create the error. */
+  constructor(sessionId: string, holder: LockHolder | null) {
+    const who = holder === null
+      ? ""
+      : ` (pid ${holder.pid}${
+        holder.hostname === hostname() ? "" : ` on ${holder.hostname}`
+      }, since ${holder.since})`;
     super(
-      `Session ${sessionId} is in use by another kimi process (pid ${holder.pid}${host}, since ` +
-        `${holder.since}). Two processes writing one session would interleave its records. ` +
-        "Close the other kimi, start a new session, or pass --wait-for-session to wait for it." +
-        (lockPath ? ` If that process no longer exists, delete ${lockPath}.` : ""),
+      `Session ${sessionId} is in use by another kimi process${who}. Two processes writing ` +
+        "one session would interleave its records. Close the other kimi, start a new " +
+        "session, or pass --wait-for-session to wait for it.",
     );
     this.name = "SessionLockedError";
     this.holder = holder;
@@ -63,52 +68,53 @@ export interface AcquireLockOptions {
 export class SessionLock {
   /** Path of the lock file. */
   readonly path: string;
-  readonly #holder: LockHolder;
+  readonly #file: Deno.FsFile;
   #released = false;
 
-  private constructor(path: string, holder: LockHolder) {
+  private constructor(path: string, file: Deno.FsFile) {
     this.path = path;
-    this.#holder = holder;
+    this.#file = file;
   }
 
   /**
    * Take the lock of the session in `dir`.
    *
-   * @throws {SessionLockedError} when another live process holds it (and `wait` is off).
+   * @throws {SessionLockedError} when another process holds it (and `wait` is off).
    */
   static async acquire(dir: string, opts: AcquireLockOptions): Promise<SessionLock> {
     const path = join(dir, LOCK_FILE);
-    const me = ownHolder();
     for (;;) {
       opts.signal?.throwIfAborted();
-      if (await tryCreate(path, me)) return new SessionLock(path, me);
-      const holder = await readHolder(path);
-      if (holder === "missing") continue; // released meanwhile: try again
-      if (holder !== "unreadable" && isStale(holder)) {
-        if (await takeOver(path, holder, me)) return new SessionLock(path, me);
-        continue;
-      }
-      if (holder === "unreadable") {
-        // Only a crash between our own write and link could leave this; treat an old one as stale.
-        if (await olderThan(path, 10_000)) {
-          await Deno.remove(path).catch(() => {});
-          continue;
+      const file = await Deno.open(path, { read: true, write: true, create: true, mode: 0o600 });
+      let locked = false;
+      try {
+        locked = await file.tryLock(true);
+        if (locked && await sameFile(file, path)) {
+          const me = ownHolder();
+          await file.truncate(0);
+          await writeAll(file, new TextEncoder().encode(JSON.stringify(me) + "\n"));
+          return new SessionLock(path, file);
         }
-      } else if (!opts.wait) {
-        const checkable = holder.hostname === hostname() && pidAlive(holder.pid) !== null;
-        throw new SessionLockedError(opts.sessionId, holder, checkable ? undefined : path);
+      } catch (err) {
+        file.close();
+        throw err;
       }
+      // Held by another process, or we locked a file its holder had just removed.
+      file.close();
+      if (locked) continue;
+      if (!opts.wait) throw new SessionLockedError(opts.sessionId, await readHolder(path));
       await sleep(opts.pollMs ?? 500, opts.signal);
     }
   }
 
-  /** Let go of the lock (idempotent; only removes the file while it is still ours). */
+  /** Let go of the lock (idempotent): the file is removed while still locked, then unlocked. */
   async release(): Promise<void> {
     if (this.#released) return;
     this.#released = true;
-    const current = await readHolder(this.path);
-    if (typeof current === "object" && sameHolder(current, this.#holder)) {
-      await Deno.remove(this.path).catch(() => {});
+    try {
+      if (await sameFile(this.#file, this.path)) await Deno.remove(this.path).catch(() => {});
+    } finally {
+      this.#file.close(); // closing the file releases the lock
     }
   }
 }
@@ -130,10 +136,6 @@ function ownHolder(): LockHolder {
   };
 }
 
-function sameHolder(a: LockHolder, b: LockHolder): boolean {
-  return a.pid === b.pid && a.hostname === b.hostname && a.since === b.since;
-}
-
 /** Start time of a process from `/proc/<pid>/stat` (field 22), or null when unavailable. */
 function processStart(pid: number): number | null {
   try {
@@ -147,116 +149,51 @@ function processStart(pid: number): number | null {
   }
 }
 
-/** Whether `pid` is a live process: null when it cannot be told (no /proc, no permission). */
-function pidAlive(pid: number): boolean | null {
+/** Whether `path` still names the open `file` (same device and inode). */
+async function sameFile(file: Deno.FsFile, path: string): Promise<boolean> {
   try {
-    Deno.statSync(`/proc/${pid}`);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) {
-      // No such process, unless this system has no /proc at all.
-      try {
-        Deno.statSync("/proc/self");
-        return false;
-      } catch {
-        return null;
+    const [open, named] = await Promise.all([file.stat(), Deno.stat(path)]);
+    // Without inode numbers (Windows) the path is taken to name the file still.
+    if (open.ino === null || named.ino === null) return true;
+    return open.ino === named.ino && open.dev === named.dev;
+  } catch {
+    return false;
+  }
+}
+
+async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
+  let done = 0;
+  while (done < bytes.length) done += await file.write(bytes.subarray(done));
+}
+
+/**
+ * The holder a lock file names, for messages. It writes the file right after locking it: an
+ * empty or half-written file is read again a few times before giving up (null).
+ */
+async function readHolder(path: string): Promise<LockHolder | null> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    let text = "";
+    try {
+      text = await Deno.readTextFile(path);
+    } catch {
+      return null;
+    }
+    try {
+      const v = JSON.parse(text);
+      if (typeof v?.pid === "number" && typeof v?.hostname === "string") {
+        return {
+          pid: v.pid,
+          hostname: v.hostname,
+          process_start: typeof v.process_start === "number" ? v.process_start : null,
+          since: typeof v.since === "string" ? v.since : "an unknown time",
+        };
       }
+    } catch {
+      // not written yet
     }
-    return null;
+    await sleep(25);
   }
-}
-
-/**
- * A lock is stale when it names this host and its process is gone, or a different process now
- * has its pid (another start time). A lock of another host, or one whose process cannot be
- * checked, is never stale: failing closed keeps two writers apart.
- */
-function isStale(holder: LockHolder): boolean {
-  if (holder.hostname !== hostname()) return false;
-  if (holder.pid === Deno.pid) return false;
-  const alive = pidAlive(holder.pid);
-  if (alive === false) return true;
-  if (alive === null) return false;
-  const start = processStart(holder.pid);
-  return holder.process_start !== null && start !== null && start !== holder.process_start;
-}
-
-async function tryCreate(path: string, holder: LockHolder): Promise<boolean> {
-  const tmp = `${path}.${holder.pid}.${crypto.randomUUID().slice(0, 8)}.tmp`;
-  await Deno.writeTextFile(tmp, JSON.stringify(holder) + "\n", { mode: 0o600 });
-  try {
-    await Deno.link(tmp, path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.AlreadyExists) return false;
-    throw err;
-  } finally {
-    await Deno.remove(tmp).catch(() => {});
-  }
-}
-
-async function readHolder(path: string): Promise<LockHolder | "missing" | "unreadable"> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(path);
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return "missing";
-    throw err;
-  }
-  try {
-    const v = JSON.parse(text);
-    if (typeof v?.pid === "number" && typeof v?.hostname === "string") {
-      return {
-        pid: v.pid,
-        hostname: v.hostname,
-        process_start: typeof v.process_start === "number" ? v.process_start : null,
-        since: typeof v.since === "string" ? v.since : "an unknown time",
-      };
-    }
-  } catch {
-    // fall through
-  }
-  return "unreadable";
-}
-
-/**
- * Replace a stale lock with ours. Takeovers are serialized by `<lock>.takeover` (created
- * exclusively): the winner re-reads the lock, and only when it is still the same stale holder
- * swaps it for ours. Returns whether we now hold the lock.
- */
-async function takeOver(path: string, stale: LockHolder, me: LockHolder): Promise<boolean> {
-  const guard = `${path}.takeover`;
-  let file: Deno.FsFile;
-  try {
-    file = await Deno.open(guard, { createNew: true, write: true, mode: 0o600 });
-  } catch (err) {
-    if (!(err instanceof Deno.errors.AlreadyExists)) throw err;
-    // Someone else is taking over; a guard left by a crash is cleared after a while.
-    if (await olderThan(guard, 10_000)) await Deno.remove(guard).catch(() => {});
-    await sleep(50);
-    return false;
-  }
-  file.close();
-  try {
-    const current = await readHolder(path);
-    if (typeof current === "object" && sameHolder(current, stale)) {
-      await Deno.remove(path);
-    } else if (current !== "missing") {
-      return false;
-    }
-    return await tryCreate(path, me);
-  } finally {
-    await Deno.remove(guard).catch(() => {});
-  }
-}
-
-async function olderThan(path: string, ms: number): Promise<boolean> {
-  try {
-    const { mtime } = await Deno.stat(path);
-    return mtime !== null && Date.now() - mtime.getTime() > ms;
-  } catch {
-    return false;
-  }
+  return null;
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

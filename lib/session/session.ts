@@ -20,7 +20,14 @@ import {
   setLastSessionId,
   updateMetadata,
 } from "./metadata.ts";
-import { defaultState, loadState, saveState, type SessionState, stateFilePath } from "./state.ts";
+import {
+  defaultState,
+  loadState,
+  saveState,
+  type SessionState,
+  stateFilePath,
+  updateState,
+} from "./state.ts";
 import { shortenTitle } from "./title.ts";
 
 /** A session-store problem the user can act on (no previous session, bad id). */
@@ -140,7 +147,10 @@ export class Session {
   }
 
   /**
-   * The work dir's last session (`last_session_id` in `kimi.json`).
+   * The session `--continue` resumes: the work dir's `last_session_id` in `kimi.json` (the
+   * session of the last clean exit) when it still holds something, else the work dir's newest
+   * session with content (see {@link list}) — a run that failed, or one whose last session was
+   * empty, leaves no usable id behind.
    *
    * @throws {SessionError} `No previous session found for the working directory`.
    */
@@ -148,6 +158,9 @@ export class Session {
     const metadata = await loadMetadata(opts.shareDir);
     const last = findWorkDir(metadata, opts.workDir)?.last_session_id ?? null;
     const session = last === null ? null : await Session.find({ ...opts, id: last });
+    if (session && !(await session.isEmpty())) return session;
+    const [newest] = await Session.list(opts);
+    if (newest) return newest;
     if (!session) throw new SessionError("No previous session found for the working directory");
     return session;
   }
@@ -251,6 +264,18 @@ export class Session {
    */
   async saveState(): Promise<void> {
     await saveState(this.dir, this.state);
+  }
+
+  /**
+   * Set the custom title (`/title`) and persist it. The title is one of the fields
+   * {@linkcode Session.saveState} takes from disk, so it is written through
+   * {@linkcode updateState}, which keeps every other field as it is on disk.
+   */
+  async setTitle(title: string): Promise<void> {
+    const saved = await updateState(this.dir, (state) => {
+      state.custom_title = title;
+    });
+    this.state.custom_title = saved.custom_title;
   }
 
   /** Record this session as the work dir's `last_session_id` in `kimi.json`. */

@@ -322,6 +322,8 @@ export class ApprovalRuntime {
     const display = [...opts.ask.display];
     if (asked?.unparsable) {
       display.push(brief(`Approval rules could not be applied: ${asked.unparsable}.`));
+    } else if (asked?.control) {
+      display.push(brief(`No rule or grant may approve this: ${asked.control}.`));
     } else if (asked?.rule) {
       display.push(
         brief(

@@ -100,6 +100,38 @@ export interface SoulCommand {
   run(ctx: SoulCommandContext): Promise<void>;
 }
 
+/**
+ * The one message for an unknown slash command, in every front end (the reference's words,
+ * `Unknown slash command "/x".`), with the nearest known command when one is close.
+ */
+export function unknownSlashCommandText(name: string, known: readonly string[]): string {
+  let best: string | null = null;
+  let bestDistance = Infinity;
+  for (const k of known) {
+    const d = editDistance(name.toLowerCase(), k);
+    if (d < bestDistance) {
+      best = k;
+      bestDistance = d;
+    }
+  }
+  const near = best !== null && bestDistance <= Math.max(1, Math.floor(name.length / 3))
+    ? ` Did you mean /${best}?`
+    : "";
+  return `Unknown slash command "/${name}".${near}`;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[b.length];
+}
+
 /** `/clear` (`/reset`): rotate the context and start again with the same system prompt. */
 export const clearCommand: SoulCommand = {
   name: "clear",

@@ -16,7 +16,7 @@ import {
   usageTotal,
 } from "../llm/message.ts";
 import type { LLM, ModelCapability, ToolSpec } from "../llm/provider.ts";
-import { estimatePreambleTokens, estimateTextTokens } from "../llm/token_estimate.ts";
+import { estimatePreambleTokens } from "../llm/token_estimate.ts";
 import { rejectionOf } from "../tooling/result.ts";
 import type { ToolCallContext, ToolReturnValue } from "../tooling/tool.ts";
 import type { Wire } from "../wire/channel.ts";
@@ -38,7 +38,11 @@ import { DenwaRenji, dmailMessage, dmailRestoreNote } from "./dmail.ts";
 import type { FileSnapshots } from "../session/file_snapshots.ts";
 import { isContextOverflowError } from "../llm/errors.ts";
 import type { PlanMode, PlanModeSource } from "./plan_mode.ts";
-import type { CommandServices, SoulCommand } from "./slash_commands.ts";
+import {
+  type CommandServices,
+  type SoulCommand,
+  unknownSlashCommandText,
+} from "./slash_commands.ts";
 import type { StopReason, TurnResult } from "./turn.ts";
 import { systemReminder, toolResultToMessage } from "./tool_result_message.ts";
 import type { Toolset } from "./toolset.ts";
@@ -388,7 +392,10 @@ export class KimiSoul {
       if (this.isRoot && this.#goals?.active) result = (await this.runGoal(null)).result;
       return (await this.#stopHook()) ?? result;
     } catch (err) {
-      if (opts.signal.aborted) throw new RunCancelled();
+      if (opts.signal.aborted) {
+        if (begun && !isCommand) await this.#noteInterruption().catch(() => {});
+        throw new RunCancelled();
+      }
       throw err;
     } finally {
       if (begun) this.#wire?.send(event("TurnEnd", {}));
@@ -398,6 +405,21 @@ export class KimiSoul {
       this.#source = null;
       if (begun && !isCommand) await this.#afterUserTurn(input).catch(() => {});
     }
+  }
+
+  /**
+   * After the user interrupted a prompt's turn: the prompt stays in the context and the
+   * interrupted step's answer is not kept (reference §6.9); a short user message,
+   * {@link INTERRUPTED_BY_USER}, then tells the model so, or the next prompt would reach it glued
+   * to the interrupted one as a single request.
+   */
+  async #noteInterruption(): Promise<void> {
+    const last = this.context.history.at(-1);
+    if (!last || extractText(last.content, "") === INTERRUPTED_BY_USER) return;
+    await this.context.append({
+      role: "user",
+      content: [{ type: "text", text: INTERRUPTED_BY_USER }],
+    });
   }
 
   /** The Stop hook (once per turn): a block with a reason runs one more turn with it. */
@@ -410,7 +432,8 @@ export class KimiSoul {
   async #runCommand(name: string, args: string): Promise<void> {
     const cmd = this.#commands.find((c) => c.name === name || c.aliases.includes(name));
     if (!cmd) {
-      this.emit(partEvent({ type: "text", text: `Unknown slash command "/${name}".` }));
+      const known = this.#commands.flatMap((c) => [c.name, ...c.aliases]);
+      this.emit(partEvent({ type: "text", text: unknownSlashCommandText(name, known) }));
       return;
     }
     await cmd.run({
@@ -524,11 +547,11 @@ export class KimiSoul {
     const chars = (ms: readonly NormalizedMessage[]) =>
       ms.reduce((n, m) => n + extractText(m.content).length, 0);
     const preserved = result.messages.slice(1);
-    // the system prompt is sent with every request: it counts in the context size
-    const tokens = estimateTextTokens(prompt) +
-      (result.usage
-        ? result.usage.output + Math.floor(chars(preserved) / 4)
-        : Math.floor(chars(result.messages) / 4));
+    // What the reference counts: the compacted context (the summary's output tokens and the
+    // preserved messages), not the system prompt or the tool schemas.
+    const tokens = result.usage
+      ? result.usage.output + Math.floor(chars(preserved) / 4)
+      : Math.floor(chars(result.messages) / 4);
     await this.context.updateTokenCount(tokens);
     this.emit(event("CompactionEnd", {}));
     if (hookSite) soulHooks.firePostCompact(hookSite, hookTrigger, tokens);
@@ -601,9 +624,17 @@ export class KimiSoul {
 
     let calls: ToolCall[] = [];
     let pending: Promise<ToolReturnValue>[] = [];
+    // Tools start while the reply streams. Each attempt has its own abort, so the tools of an
+    // attempt that failed (a retry, a cancel) are stopped rather than left running; a bounded
+    // number run at once, and none starts once the step is aborted.
+    let attempt: AbortController | null = null;
     this.toolset.beginStep();
     const result: GenerateResult = await withRetry(
       () => {
+        attempt?.abort(new RunCancelled());
+        attempt = new AbortController();
+        const stepSignal = AbortSignal.any([signal, attempt.signal]);
+        const limit = concurrencyLimit(MAX_PARALLEL_TOOL_CALLS, stepSignal);
         calls = [];
         pending = [];
         return generate(llm.provider, {
@@ -619,7 +650,10 @@ export class KimiSoul {
           },
           onToolCall: (call) => {
             calls.push(call);
-            pending.push(this.#runTool(call, signal));
+            const run = limit(() => this.#runTool(call, stepSignal));
+            // Awaited below when the step goes on; when it does not, its failure is expected.
+            run.catch(() => {});
+            pending.push(run);
           },
         });
       },
@@ -636,7 +670,10 @@ export class KimiSoul {
             status_code: r.statusCode,
           })),
       },
-    );
+    ).catch((err) => {
+      (attempt as AbortController | null)?.abort(err);
+      throw err;
+    });
 
     this.emit(event("StatusUpdate", this.#statusPayload(llm, result.usage, result.id)));
     if (result.usage) {
@@ -705,6 +742,9 @@ interface StepOutcome {
   message: NormalizedMessage | null;
 }
 
+/** The user message recorded after an interrupted turn (the words Claude Code uses). */
+export const INTERRUPTED_BY_USER = "[Request interrupted by user]";
+
 /** A user message from user input. */
 export function userMessage(input: UserInput): NormalizedMessage {
   return {
@@ -723,7 +763,31 @@ function requiredCapabilities(parts: readonly ContentPart[]): ModelCapability[] 
   return [...out];
 }
 
+/** How many tool calls of one reply run at once (the rest wait for a free slot). */
+export const MAX_PARALLEL_TOOL_CALLS = 16;
+
+/**
+ * A limit of `max` concurrent runs: a run waits for a free slot, and one that would start
+ * after `signal` aborted is refused with its reason instead.
+ */
+function concurrencyLimit(max: number, signal: AbortSignal) {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(run: () => Promise<T>): Promise<T> => {
+    if (active >= max) await new Promise<void>((resolve) => waiting.push(resolve));
+    active++;
+    try {
+      if (signal.aborted) throw signal.reason;
+      return await run();
+    } finally {
+      active--;
+      waiting.shift()?.();
+    }
+  };
+}
+
 async function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  p.catch(() => {}); // its outcome no longer matters once the race is lost
   if (signal.aborted) throw signal.reason;
   let onAbort: () => void = () => {};
   const aborted = new Promise<never>((_, reject) => {

@@ -81,6 +81,8 @@ export type AfterToolCall = (
 export class Toolset {
   readonly #tools = new Map<string, Tool>();
   readonly #hidden = new Set<string>();
+  /** Tools this run's permissions leave out, with why (said when the model calls one). */
+  readonly #unavailable = new Map<string, string>();
   #specCache: ToolSpec[] | null = null;
   #stepCalls = new Map<string, Promise<ToolReturnValue>>();
   #seenKeys = new Set<string>();
@@ -103,6 +105,14 @@ export class Toolset {
   remove(name: string): void {
     this.#tools.delete(name);
     this.#specCache = null;
+  }
+
+  /**
+   * Record that `name` is left out of this run and why (e.g. `WriteFile is not available in
+   * the review profile: …`): a call to it gets that message instead of "not found".
+   */
+  setUnavailable(name: string, message: string): void {
+    this.#unavailable.set(name, message);
   }
 
   /** Hide a tool from the model's list (it stays callable by name). */
@@ -206,6 +216,10 @@ export class Toolset {
     const name = call.function.name;
     const tool = this.#tools.get(name);
     if (!tool) {
+      const unavailable = this.#unavailable.get(name);
+      if (unavailable !== undefined) {
+        return toolError({ message: unavailable, brief: `${name} is not available` });
+      }
       return toolError({
         message: `Tool \`${name}\` not found`,
         brief: `Tool \`${name}\` not found`,

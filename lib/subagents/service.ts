@@ -11,7 +11,6 @@ import type { LLM } from "../llm/provider.ts";
 import { RunCancelled } from "../soul/errors.ts";
 import type { KimiSoul } from "../soul/soul.ts";
 import type { Tool, ToolEnv } from "../tooling/tool.ts";
-import type { WireMessage } from "../wire/messages.ts";
 import type { InProcessOutcome, InProcessTaskIO } from "../background/task_manager.ts";
 import { isTerminalStatus, type TaskRecord } from "../background/task_record.ts";
 import * as soulHooks from "../hooks/soul_hooks.ts";
@@ -32,6 +31,7 @@ import type {
 } from "../tooling/subagent_service.ts";
 import { SwarmRegistry } from "./swarm.ts";
 import { runWithSummaryContinuation, type SubagentForwarding } from "./turn_runner.ts";
+import { SubagentOutputWriter } from "./output_writer.ts";
 
 /** Options of {@link SubagentManager}. */
 export interface SubagentManagerOptions {
@@ -228,24 +228,15 @@ export class SubagentManager implements SubagentService {
     rawPrompt: string,
     io: InProcessTaskIO,
   ): Promise<InProcessOutcome> {
+    // The transcript goes to the instance's output file and the task's output alike.
     const run = await this.#execute(prepared, rawPrompt, {
       signal: io.signal,
       taskId: io.taskId,
-      forwarding: {
-        parentToolCallId: "",
-        forwardEvents: false,
-        observe: (m) => {
-          const line = outputLine(m);
-          if (line) io.write(line);
-        },
-      },
+      mirror: (text) => io.write(text),
+      forwarding: { parentToolCallId: "", forwardEvents: false },
     });
     if (run.kind === "cancelled") return { ok: false, reason: "Subagent run was cancelled." };
-    if (run.kind === "failed") {
-      io.write(`\n[failed] ${run.failure.message}\n`);
-      return { ok: false, reason: run.failure.message };
-    }
-    io.write(`\n[summary]\n${run.text}\n`);
+    if (run.kind === "failed") return { ok: false, reason: run.failure.message };
     return { ok: true };
   }
 
@@ -257,31 +248,55 @@ export class SubagentManager implements SubagentService {
   async #execute(p: PreparedInstance, rawPrompt: string, opts: ExecuteOptions): Promise<RunEnd> {
     const { store } = this.#opts;
     const { agentId, actualType } = p;
-    const soul = await this.#buildSoul(p, opts.taskId);
-    const prompt = await this.#firstPrompt(p, rawPrompt);
-    await Deno.writeTextFile(store.promptPath(agentId), prompt);
-    const site = this.#hookSite(opts.signal);
-    if (site) await soulHooks.subagentStart(site, actualType, rawPrompt.slice(0, 500));
-    let outcome;
+    // The reference's transcript of the run, stage by stage.
+    const output = new SubagentOutputWriter(store.outputPath(agentId), opts.mirror ?? null);
     try {
-      outcome = await runWithSummaryContinuation(soul, prompt, {
-        signal: opts.signal,
-        forwarding: {
-          emit: (m) => this.#opts.parent.emit(m),
-          agentId,
-          subagentType: actualType,
-          wirePath: store.wirePath(agentId),
-          ...opts.forwarding,
-        },
-      });
-    } catch (err) {
-      if (err instanceof RunCancelled || opts.signal.aborted) return { kind: "cancelled" };
-      throw err;
+      output.stage("runner_started");
+      const soul = await this.#buildSoul(p, opts.taskId);
+      output.stage("agent_built");
+      output.stage("context_restored");
+      output.stage("context_ready");
+      const prompt = await this.#firstPrompt(p, rawPrompt);
+      await Deno.writeTextFile(store.promptPath(agentId), prompt);
+      const site = this.#hookSite(opts.signal);
+      if (site) await soulHooks.subagentStart(site, actualType, rawPrompt.slice(0, 500));
+      let outcome;
+      output.stage("run_soul_start");
+      try {
+        const observe = opts.forwarding.observe;
+        outcome = await runWithSummaryContinuation(soul, prompt, {
+          signal: opts.signal,
+          forwarding: {
+            emit: (m) => this.#opts.parent.emit(m),
+            agentId,
+            subagentType: actualType,
+            wirePath: store.wirePath(agentId),
+            ...opts.forwarding,
+            observe: (m) => {
+              output.wireMessage(m);
+              observe?.(m);
+            },
+          },
+        });
+      } catch (err) {
+        if (err instanceof RunCancelled || opts.signal.aborted) {
+          output.stage("cancelled");
+          return { kind: "cancelled" };
+        }
+        output.stage("failed_exception");
+        throw err;
+      }
+      if ("failure" in outcome) {
+        output.stage(`failed: ${outcome.failure.brief}`);
+        return { kind: "failed", failure: outcome.failure };
+      }
+      output.stage("run_soul_finished");
+      if (site) soulHooks.fireSubagentStop(site, actualType, outcome.text.slice(0, 500));
+      output.summary(outcome.text);
+      return { kind: "done", text: outcome.text };
+    } finally {
+      await output.flush();
     }
-    if ("failure" in outcome) return { kind: "failed", failure: outcome.failure };
-    await Deno.writeTextFile(store.outputPath(agentId), outcome.text).catch(() => {});
-    if (site) soulHooks.fireSubagentStop(site, actualType, outcome.text.slice(0, 500));
-    return { kind: "done", text: outcome.text };
   }
 
   /** Validate the request and create (or load) the instance, resolving its model. */
@@ -434,6 +449,8 @@ interface ExecuteOptions {
   signal: AbortSignal;
   /** The background task running it, if any. */
   taskId?: string;
+  /** Also writes the run's transcript here (a background task's output). */
+  mirror?: (text: string) => void;
   /** Forwarding settings beyond the instance's identity and wire file. */
   forwarding: Omit<SubagentForwarding, "emit" | "agentId" | "subagentType" | "wirePath">;
 }
@@ -450,26 +467,4 @@ interface PreparedInstance {
   resumed: boolean;
   typeSpec: ResolvedAgentSpec;
   llm: LLM | null;
-}
-
-/** The task-output text of one merged message of a background subagent ("" to skip). */
-export function outputLine(msg: WireMessage): string {
-  if (!("type" in msg)) return "";
-  const m = msg as { type: string; payload?: Record<string, unknown> };
-  const p = m.payload ?? {};
-  switch (m.type) {
-    case "ContentPart":
-      return p.type === "text" && typeof p.text === "string" ? p.text : "";
-    case "ToolCall": {
-      const fn = p.function as { name?: string; arguments?: string } | undefined;
-      return `\n[tool] ${fn?.name ?? "?"} ${fn?.arguments ?? ""}\n`;
-    }
-    case "ToolResult": {
-      const rv = p.return_value as { is_error?: boolean; message?: string } | undefined;
-      const label = rv?.is_error ? "error" : "ok";
-      return `[tool result] ${label}${rv?.message ? `: ${rv.message}` : ""}\n`;
-    }
-    default:
-      return "";
-  }
 }

@@ -25,6 +25,26 @@ export interface ControlPath {
   readonly secret: boolean;
   /** A directory below it that is not a control path (the share dir's `plans/`). */
   readonly exempt?: string;
+  /**
+   * For a file: the folder holding it is read-only in the shell sandbox too, so the file can be
+   * neither replaced by renaming the folder nor created while it is missing (a project's
+   * `.kimi/config.toml`).
+   */
+  readonly guardFolder?: boolean;
+}
+
+/**
+ * The control paths of a work dir: its `.kimi/config.toml`, whose approval rules a later run
+ * loads (created or changed only by the user, never by the agent).
+ */
+export function projectControlPaths(workDir: string): ControlPath[] {
+  return [{
+    path: join(resolve(workDir), ".kimi", "config.toml"),
+    kind: "file",
+    what: "the project's kimi configuration (approval rules a later run loads)",
+    secret: false,
+    guardFolder: true,
+  }];
 }
 
 /** Share-dir entries that are control paths, most specific first. */

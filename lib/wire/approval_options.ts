@@ -22,7 +22,11 @@ export function describeGrant(patterns: readonly string[]): string {
     const shell = /^Shell\((.*)\)$/s.exec(p);
     if (shell) {
       const arg = shell[1];
-      return arg.endsWith(" *") ? `\`${arg.slice(0, -2)}\` commands` : `\`${arg}\``;
+      // `\*` in a pattern is a literal star of the approved command.
+      const unescape = (t: string) => t.replace(/\\([\\*])/g, "$1");
+      return arg.endsWith(" *") && !arg.endsWith("\\ *")
+        ? `\`${unescape(arg.slice(0, -2))}\` commands`
+        : `exactly \`${unescape(arg)}\``;
     }
     const edit = /^Edit\((.*)\)$/s.exec(p);
     if (edit) {

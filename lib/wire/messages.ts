@@ -1,6 +1,6 @@
 /**
- * Every message type of wire protocol 1.12 (1.10 plus the approval rule choices of
- * 1.11 and the goal, swarm and Notification events of 1.12), as zod schemas with inferred types, plus the
+ * Every message type of wire protocol 1.12 (1.10, with its Notification event, plus the approval
+ * rule choices of 1.11 and the goal and swarm events of 1.12), as zod schemas with inferred types, plus the
  * `{type, payload}` envelope (with the legacy names older clients and files use).
  *
  * Field order in the schemas is the order on the wire; nullable fields are always present.

@@ -7,7 +7,8 @@
  *
  * @module
  */
-import { appendJsonRecords, appendRecords, readJsonlLines } from "../session/jsonl.ts";
+import { appendJsonRecords, appendRecords, fileChunks } from "../session/jsonl.ts";
+import { MAX_LINE_BYTES, readLines } from "./line_reader.ts";
 import { WIRE_PROTOCOL_VERSION } from "../version.ts";
 import type { Subscription } from "./broadcast.ts";
 import { type Envelope, toEnvelope, type WireMessage } from "./messages.ts";
@@ -44,8 +45,15 @@ export class WireFile {
     this.#headerChecked = true;
     let size = 0;
     try {
-      size = (await Deno.stat(this.path)).size;
-    } catch {
+      const info = await Deno.stat(this.path);
+      if (!info.isFile) {
+        // Appending to a FIFO would block the turn; to a device, lose the record.
+        this.#headerChecked = false;
+        throw new WireFileError(`${this.path} is not a regular file; no record was written`);
+      }
+      size = info.size;
+    } catch (err) {
+      if (err instanceof WireFileError) throw err;
       size = 0;
     }
     if (size === 0) {
@@ -91,46 +99,85 @@ export class WireFile {
   }
 
   /**
-   * Read every well-formed record in order, skipping malformed lines. The file is streamed from
-   * disk one line at a time (a 1 GB `wire.jsonl` is never held whole); stop iterating to stop
-   * reading.
+   * Read every well-formed record in order, skipping malformed lines (a torn line, bytes that
+   * are not JSON, a line longer than {@link MAX_RECORD_BYTES}). The file is streamed from disk one
+   * line at a time through one reused buffer (a 1 GB `wire.jsonl` is never held whole); stop
+   * iterating to stop reading. A missing or unreadable file has no records; with `strict`, a
+   * path that is not a regular file (a FIFO, a device, a directory: reading it would block or
+   * never end) and a failed read are errors ({@link WireFileError}) instead.
    */
-  async *records(): AsyncGenerator<WireRecord> {
-    let lines: AsyncGenerator<string>;
+  async *records(opts: { strict?: boolean } = {}): AsyncGenerator<WireRecord> {
+    let file: Deno.FsFile;
     try {
-      lines = readJsonlLines(this.path);
-      // opens the file: a missing or unreadable file has no records
-      const first = await lines.next();
-      if (first.done) return;
-      lines = prepend(first.value, lines);
-    } catch {
-      return;
-    }
-    for await (const line of lines) {
-      let obj: unknown;
-      try {
-        obj = JSON.parse(line);
-      } catch {
-        continue;
+      const info = await Deno.stat(this.path);
+      if (!info.isFile) {
+        if (!opts.strict) return;
+        throw new WireFileError(
+          `${this.path} is not a regular file, so its records cannot be read; move it aside ` +
+            "to start the session's record afresh",
+        );
       }
-      const rec = obj as Partial<WireRecord> & { type?: string };
-      if (rec?.type === "metadata") continue;
-      const m = rec?.message;
-      if (!m || typeof m !== "object" || typeof m.type !== "string") continue;
-      yield {
-        timestamp: typeof rec.timestamp === "number" ? rec.timestamp : 0,
-        message: { type: m.type, payload: (m.payload ?? {}) as Record<string, unknown> },
-      };
+      file = await Deno.open(this.path, { read: true });
+    } catch (err) {
+      if (err instanceof WireFileError) throw err;
+      if (err instanceof Deno.errors.NotFound || !opts.strict) return;
+      throw new WireFileError(`${this.path} cannot be read (${errorText(err)})`);
+    }
+    try {
+      for await (const line of readLines(fileChunks(file), MAX_RECORD_BYTES)) {
+        if (line === null) continue; // longer than any record: damage, skipped
+        const rec = parseRecord(line);
+        if (rec) yield rec;
+      }
+    } catch (err) {
+      if (!opts.strict) return;
+      throw new WireFileError(`reading ${this.path} failed (${errorText(err)})`);
+    } finally {
+      try {
+        file.close();
+      } catch {
+        // already closed
+      }
     }
   }
 }
 
-async function* prepend(
-  first: string,
-  rest: AsyncGenerator<string>,
-): AsyncGenerator<string> {
-  yield first;
-  yield* rest;
+/** The longest line read back as a record (longer ones are damage and skipped). */
+export const MAX_RECORD_BYTES = MAX_LINE_BYTES;
+
+/** `wire.jsonl` cannot be read back. */
+export class WireFileError extends Error {
+  /** Create the error. */
+  constructor(message: string) {
+    super(message);
+    this.name = "WireFileError";
+  }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** One line of `wire.jsonl` as a record, or null for the header and malformed lines. */
+function parseRecord(line: string): WireRecord | null {
+  if (!line.trim()) return null;
+  let obj: unknown;
+  try {
+    obj = JSON.parse(line);
+  } catch {
+    return null;
+  }
+  const rec = obj as Partial<WireRecord> & { type?: string };
+  if (rec?.type === "metadata") return null;
+  const m = rec?.message;
+  if (!m || typeof m !== "object" || typeof m.type !== "string") return null;
+  const payload = m.payload !== null && typeof m.payload === "object" && !Array.isArray(m.payload)
+    ? m.payload as Record<string, unknown>
+    : {};
+  return {
+    timestamp: typeof rec.timestamp === "number" ? rec.timestamp : 0,
+    message: { type: m.type, payload },
+  };
 }
 
 function appendText(path: string, text: string): Promise<void> {

@@ -17,6 +17,20 @@ export function parseProtocolVersion(text: string | null | undefined): ProtocolV
   return m ? [Number(m[1]), Number(m[2])] : null;
 }
 
+/**
+ * The protocol version a connection speaks: the lower of the client's and the server's (a
+ * client that declares 1.10 reads "1.10"); the server's when the client's does not parse.
+ */
+export function negotiatedProtocolVersion(
+  client: string | null | undefined,
+  server: string,
+): string {
+  const c = parseProtocolVersion(client);
+  const s = parseProtocolVersion(server);
+  if (c === null || s === null) return server;
+  return atLeast(c, s) ? server : `${c[0]}.${c[1]}`;
+}
+
 /** Whether `v` is at least `min`. */
 export function atLeast(v: ProtocolVersion, min: ProtocolVersion): boolean {
   return v[0] !== min[0] ? v[0] > min[0] : v[1] >= min[1];
@@ -30,10 +44,9 @@ export const GOALS_AND_SWARMS_VERSION: ProtocolVersion = [1, 12];
 
 /**
  * The version that added `Notification` events (finished background tasks and agents, sent
- * between turns too). The reference emits them at 1.10 already; kimi for Deno gates them with
- * the other 1.12 additions so 1.11 clients, which never saw one from us, are not surprised.
+ * between turns too): 1.10, as the reference (Kimi-Py) sends them to 1.10 clients.
  */
-export const NOTIFICATIONS_VERSION: ProtocolVersion = [1, 12];
+export const NOTIFICATIONS_VERSION: ProtocolVersion = [1, 10];
 
 /** The version that introduced each message type (types not listed exist since 1.0). */
 export const MESSAGE_MIN_VERSION: Readonly<Record<string, ProtocolVersion>> = {

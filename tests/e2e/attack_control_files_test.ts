@@ -148,7 +148,11 @@ async function attack(setup: Setup): Promise<void> {
 
     if (setup === "review") {
       for (const id of ["w-mcp", "w-hook", "w-link", "w-oauth", "w-file"]) {
-        assertEquals(res(id), "<system>ERROR: Tool `WriteFile` not found</system>");
+        // left out by the profile: said so, never run (issue 32 item 16)
+        assert(
+          res(id).startsWith("<system>ERROR: WriteFile is not available in this run: "),
+          res(id),
+        );
       }
     } else if (setup === "full") {
       // Full access, but print mode has no user to give the explicit approval.

@@ -38,14 +38,14 @@ Deno.test("cli: stray words, a mistyped subcommand and an unknown option get one
   }
 });
 
-Deno.test("cli: --print without a prompt and with empty stdin is a usage error", async () => {
+Deno.test("cli: --print with an empty piped stdin runs nothing and exits 0 silently (reference §11)", async () => {
   const sb = await kimiSandbox();
   try {
     const config = await sb.scriptedConfig(["text: never"]);
-    const r = await sb.run(["--print", "--config-file", config], { stdin: "  \n" });
-    assertEquals(r.code, 2);
-    assertStringIncludes(r.stderr, 'Error: Print mode needs a prompt: pass it with -p "..."');
-    assertEquals(r.stdout, "");
+    for (const format of [[], ["--output-format", "text"]]) {
+      const r = await sb.run(["--print", ...format, "--config-file", config], { stdin: "  \n" });
+      assertEquals([r.code, r.stdout, r.stderr], [0, "", ""], format.join(" "));
+    }
     assertEquals(await sb.sessionDirs(), []);
   } finally {
     await sb.cleanup();

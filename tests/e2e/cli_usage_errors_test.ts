@@ -44,7 +44,6 @@ const CASES: [string[], string][] = [
     "Invalid value for --config: Invalid configuration text: Expecting property name enclosed " +
     "in double quotes: line 1 column 2 (char 1); illegal character in key at line 1, column 1",
   ],
-  [["mcp", "bogus"], "No such command 'bogus'."],
 ];
 
 Deno.test("CLI usage errors exit 2 with the reference's wording", async () => {

@@ -182,7 +182,7 @@ Deno.test("acp: permission allow-always, then the same action runs without a req
     assertEquals(write.toolCall.content, [{
       type: "diff",
       path: `${sb.workDir}/out.txt`,
-      oldText: "",
+      oldText: null, // a new file (issue 32 item 17)
       newText: "hi",
     }]);
     const failed = client.of(sid).find((u) =>
@@ -293,7 +293,11 @@ Deno.test("acp: session/load replays history; list and resume", async () => {
         cwd: sb.workDir,
         mcpServers: [],
       })),
-      { code: -32002, message: "Resource not found", data: { sessionId: "no-such-session" } },
+      {
+        code: -32002,
+        message: `Session not found: no-such-session (no such session in ${sb.workDir})`,
+        data: { sessionId: "no-such-session" },
+      },
     );
     assertEquals((await second.finish()).code, 0);
   } finally {
@@ -382,6 +386,33 @@ Deno.test("acp: the Deno permission floor applies before the client writes", asy
     assertEquals(client.buffers.get(`${sb.workDir}/inside.txt`), "y");
     assertEquals((await client.finish()).code, 0);
   } finally {
+    await sb.cleanup();
+  }
+});
+
+Deno.test("acp: a client terminal runs with the cleaned environment of local Shell, not the editor's", async () => {
+  // The editor's own environment (the test client spawns terminals with it, as editors do).
+  const secret = "sk-editor-secret-0123456789";
+  Deno.env.set("KIMI_TEST_EDITOR_SECRET", secret);
+  const { sb, client } = await start([
+    toolCallLine("tc-1", "Shell", {
+      command:
+        'echo "[${KIMI_TEST_EDITOR_SECRET:-clean}] [${KIMI_SHARE_DIR:-none}] [${PATH:+path}]"',
+    }),
+    "text: seen",
+  ], { rootArgs: ["--yolo"] });
+  try {
+    await client.initialize({ terminal: true });
+    const { sessionId: sid } = await client.newSession(sb.workDir);
+    assertEquals(await client.prompt(sid, "run"), { stopReason: "end_turn" });
+    const [[, term]] = [...client.terminals];
+    assertEquals(term.output, "[clean] [none] [path]\n");
+    assertEquals(term.request.command, "env");
+    assertEquals(term.request.args?.[0], "-i");
+    assert(!JSON.stringify(term.request).includes(secret));
+    assertEquals((await client.finish()).code, 0);
+  } finally {
+    Deno.env.delete("KIMI_TEST_EDITOR_SECRET");
     await sb.cleanup();
   }
 });
@@ -501,7 +532,7 @@ Deno.test("acp: bad requests get precise errors and the process lives on", async
     });
     assertEquals(await rpcError(client.prompt("nope", "hi")), {
       code: -32002,
-      message: "Resource not found",
+      message: "Session not found: nope",
       data: { sessionId: "nope" },
     });
     const { sessionId: sid } = await client.newSession(sb.workDir);

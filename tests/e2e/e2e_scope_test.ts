@@ -74,16 +74,21 @@ Deno.test("review scope: the write tools are not offered; the turn and the sessi
     ], ["--allow-read", "--allow-env", `--allow-write=${sb.shareDir}`]);
     assertEquals(r.code, 0, r.stderr);
     const results = toolResults(r.stdout);
-    assertEquals(results.get("w1"), "<system>ERROR: Tool `WriteFile` not found</system>");
-    assertEquals(results.get("w2"), "<system>ERROR: Tool `WriteFile` not found</system>");
-    assertEquals(results.get("w3"), "<system>ERROR: Tool `StrReplaceFile` not found</system>");
+    // a tool the run leaves out says why, not "not found" (issue 32 item 16)
+    const left = (name: string) =>
+      `<system>ERROR: ${name} is not available in this run: this run may not write the work ` +
+      `dir \`${sb.workDir}\` (needs --allow-write=${sb.workDir}). Do without it, or tell the ` +
+      "user which permission would allow it.</system>";
+    assertEquals(results.get("w1"), left("WriteFile"));
+    assertEquals(results.get("w2"), left("WriteFile"));
+    assertEquals(results.get("w3"), left("StrReplaceFile"));
     assertEquals(jsonLines(r.stdout).at(-1), {
       role: "assistant",
       content: "Still here after the denials.",
     });
     assertEquals(await exists(`${sb.workDir}/a.txt`, { noFollow: true }), false);
     assertEquals(await exists("/etc/x", { noFollow: true }), false);
-    await assertSessionIntact(sb, ["Tool `WriteFile` not found"]);
+    await assertSessionIntact(sb, ["WriteFile is not available in this run"]);
     // The system prompt says what the run lacks.
     const [dir] = await sb.sessionDirs();
     const context = await Deno.readTextFile(`${dir}/context.jsonl`);
@@ -115,7 +120,11 @@ Deno.test("workspace scope: /etc, `..` and a symlink escape are denied with the 
     );
     assertEquals(results.get("e2"), denied("write", `${sb.root}/escape.txt`));
     assertEquals(results.get("e3"), denied("write", `${sb.root}/outside/x.txt`));
-    assertEquals(results.get("e4"), "<system>ERROR: Tool `Shell` not found</system>");
+    assertEquals(
+      results.get("e4"),
+      "<system>ERROR: Shell is not available in this run: this run may not run `bash` (needs " +
+        "--allow-run). Do without it, or tell the user which permission would allow it.</system>",
+    );
     assertEquals(
       results.get("ok"),
       "<system>File successfully overwritten. Current size: 5 bytes.</system>",

@@ -69,7 +69,7 @@ Deno.test("wire: initialize golden, external tools accepted/rejected, round trip
       jsonrpc: "2.0",
       id: "init",
       result: {
-        protocol_version: "1.12",
+        protocol_version: "1.10", // the client said 1.10: the connection speaks 1.10
         server: { name: "Kimi Code CLI", version: "<VERSION>" },
         slash_commands: [
           {

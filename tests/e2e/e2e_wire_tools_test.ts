@@ -45,7 +45,7 @@ async function start(
   const config = await sb.scriptedConfig(scripts);
   const wire = spawnWire(sb, ["--config-file", config, ...extraArgs]);
   const init = await wire.call("init", "initialize", { protocol_version: "1.10" });
-  assertEquals(init.response.result.protocol_version, "1.12");
+  assertEquals(init.response.result.protocol_version, "1.10");
   return { sb, wire };
 }
 

@@ -71,7 +71,8 @@ Deno.test(
         assertMatch(screen, /last run \d\d:\d\d:\d\d: allowed in \d+ ms/);
 
         screen = await send(t, "/feedback", "Diagnostics saved to");
-        assertStringIncludes(screen, "Report bugs and ideas at https://");
+        assertStringIncludes(screen, "Report problems with this build (kimi for Deno");
+        assert(!screen.includes("MoonshotAI/kimi-cli"), screen);
         const feedbackDir = `${sb.shareDir}/feedback`;
         const files = await Array.fromAsync(Deno.readDir(feedbackDir));
         assertEquals(files.length, 1);

@@ -165,14 +165,14 @@ Deno.test(
 );
 
 Deno.test(
-  "wire: 1.11 clients get no Notification event (the model still does)",
+  "wire: 1.9 clients get no Notification event (the model still does)",
   opts,
   () =>
     withSandbox(async (sb) => {
       const config = await sb.scriptedConfig([BACKGROUND, "text: Started.", "text: Seen."]);
       const wire = spawnWire(sb, ["--config-file", config, "--yolo"]);
       try {
-        await init(wire, "1.11");
+        await init(wire, "1.9");
         await wire.call("p1", "prompt", { user_input: "start it" });
         await Deno.writeTextFile(`${sb.workDir}/go`, "");
         // wait until the task is recorded as finished

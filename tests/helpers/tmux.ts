@@ -28,6 +28,8 @@ export class TmuxKimi {
       permissions?: string[];
       /** Extra Deno flags after `-A` (e.g. `--deny-net=host`). */
       denoFlags?: string[];
+      /** The entry point (default the checkout's `main.ts`). */
+      main?: string;
     } = {},
   ): Promise<TmuxKimi> {
     const socket = `kimi-e2e-${crypto.randomUUID().slice(0, 8)}`;
@@ -51,7 +53,7 @@ export class TmuxKimi {
       "--no-prompt",
       ...(opts.permissions ?? ["-A"]),
       ...(opts.denoFlags ?? []),
-      MAIN_TS,
+      opts.main ?? MAIN_TS,
       ...args,
     ].map(shellQuote).join(" ");
     const t = new TmuxKimi(sb, socket);
@@ -103,6 +105,19 @@ export class TmuxKimi {
   async history(): Promise<string> {
     const text = await this.tmux(["capture-pane", "-p", "-t", "0", "-S", "-", "-E", "-"]);
     return text.replace(/\s+$/, "");
+  }
+
+  /**
+   * Append every byte the program writes from now on (control sequences included: bells, OSC
+   * strings tmux does not draw) to `path`.
+   */
+  async recordOutput(path: string): Promise<void> {
+    await this.tmux(["pipe-pane", "-O", "-t", "0", `cat >> ${shellQuote(path)}`]);
+  }
+
+  /** Send raw bytes to the program, as the terminal would (e.g. a focus report). */
+  async sendBytes(bytes: number[]): Promise<void> {
+    await this.tmux(["send-keys", "-t", "0", "-H", ...bytes.map((b) => b.toString(16))]);
   }
 
   /** Resize the pane's window (the program gets SIGWINCH). */

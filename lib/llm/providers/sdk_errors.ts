@@ -10,6 +10,7 @@ import {
   APIStatusError,
   APITimeoutError,
   ChatProviderError,
+  NetworkDeniedError,
 } from "../errors.ts";
 
 /** Context of an error conversion. */
@@ -92,13 +93,10 @@ export function convertFetchError(err: unknown, ctx: ErrorContext): unknown {
   return new ChatProviderError(`Error: ${msg}`, { cause: err });
 }
 
-function deniedError(cause: Error, apiKey: string): APIConnectionError {
-  return new APIConnectionError(
-    `Connection error: network access was denied by the permission sandbox (${
-      scrub(errorMessage(cause), apiKey)
-    }).`,
-    { cause },
-  );
+/** A denied connection: the host Deno named (`Requires net access to "host:port"`). */
+function deniedError(cause: Error, _apiKey: string): NetworkDeniedError {
+  const m = /net access to "([^"]+)"/.exec(errorMessage(cause));
+  return new NetworkDeniedError(m ? m[1] : null, { cause });
 }
 
 /** Remove every occurrence of the API key from a message. */

@@ -20,8 +20,8 @@ export const addDirCommand: SoulCommand = {
     if (!args) {
       say(
         dirs.length === 0
-          ? `Workspace: ${services.workDir}\nNo additional directories. Use /add-dir <path> to add one.`
-          : `Workspace: ${services.workDir}\nAdditional directories:\n${
+          ? `Workspace: ${services.workDir}\n\nNo additional directories. Use /add-dir <path> to add one.`
+          : `Workspace: ${services.workDir}\n\nAdditional directories:\n\n${
             dirs.map((d) => `- ${d}`).join("\n")
           }`,
       );

@@ -96,11 +96,16 @@ export function clientTerminalBackend(opts: ClientTerminalOptions): TerminalBack
       run.signal.throwIfAborted();
       let handle: acp.TerminalHandle;
       try {
+        // The client starts the command in its own (the editor's) environment plus `env`:
+        // `env -i` makes it exactly the cleaned environment local Shell commands get.
         handle = await client.createTerminal({
           sessionId,
-          command: run.argv[0],
-          args: run.argv.slice(1),
-          env: Object.entries(run.env).map(([name, value]) => ({ name, value })),
+          command: "env",
+          args: [
+            "-i",
+            ...Object.entries(run.env).map(([name, value]) => `${name}=${value}`),
+            ...run.argv,
+          ],
           cwd: run.cwd,
           outputByteLimit: TERMINAL_OUTPUT_LIMIT,
         });

@@ -210,7 +210,7 @@ export class AcpServer {
 
   #session(id: string): AcpSession {
     const s = this.#sessions.get(id);
-    if (!s) throw acp.RequestError.sessionNotFound(id);
+    if (!s) throw sessionNotFound(id);
     return s;
   }
 
@@ -237,8 +237,8 @@ export class AcpServer {
     } catch (err) {
       if (err instanceof SessionLockedError) {
         throw new acp.RequestError(-32603, err.message, {
-          pid: err.holder.pid,
-          since: err.holder.since,
+          pid: err.holder?.pid ?? null,
+          since: err.holder?.since ?? null,
         });
       }
       throw err;
@@ -343,7 +343,7 @@ export class AcpServer {
     await checkCwd(params.cwd);
     let s = this.#sessions.get(params.sessionId);
     if (s && s.app.session.workDir !== canonicalWorkDir(params.cwd)) {
-      throw acp.RequestError.sessionNotFound(params.sessionId); // not a session of this cwd
+      throw sessionNotFound(params.sessionId, params.cwd); // not a session of this cwd
     }
     if (!s) {
       const session = await Session.find({
@@ -351,7 +351,7 @@ export class AcpServer {
         workDir: params.cwd,
         id: params.sessionId,
       });
-      if (!session) throw acp.RequestError.sessionNotFound(params.sessionId);
+      if (!session) throw sessionNotFound(params.sessionId, params.cwd);
       s = await this.#open(session, client, {
         mcpServers: params.mcpServers ?? [],
         resumed: true,
@@ -450,4 +450,16 @@ export async function runAcp(opts: RunAcpOptions): Promise<number> {
     await server.shutdown();
   }
   return 0;
+}
+
+/**
+ * ACP's "session not found" (-32002, the session id in `data` as the SDK puts it) with a
+ * message that names the id (and the work dir it was looked for in), not "Resource not found".
+ */
+function sessionNotFound(sessionId: string, cwd?: string): acp.RequestError {
+  return new acp.RequestError(
+    -32002,
+    `Session not found: ${sessionId}${cwd ? ` (no such session in ${cwd})` : ""}`,
+    { sessionId },
+  );
 }

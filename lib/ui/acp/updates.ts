@@ -73,7 +73,13 @@ export function diffContent(display: readonly DisplayBlock[]): acp.ToolCallConte
   for (const b of display) {
     if (b.type !== "diff" || !("path" in b)) continue;
     const d = b as Extract<DisplayBlock, { type: "diff"; path: string }>;
-    out.push({ type: "diff", path: d.path, oldText: d.old_text, newText: d.new_text });
+    // a created file has no old text: ACP says null, not "" (an empty old file)
+    out.push({
+      type: "diff",
+      path: d.path,
+      oldText: d.old_text === "" ? null : d.old_text,
+      newText: d.new_text,
+    });
   }
   return out;
 }
@@ -195,15 +201,18 @@ export class TurnMapper {
         };
         this.#calls.set(call.id, state);
         this.#last = state;
+        // Arguments still streaming are not shown: the content and raw input appear once they
+        // are whole JSON (in this update, or in the update that completes them).
+        const parsed = parseArgs(state.args);
         return [{
           sessionUpdate: "tool_call",
           toolCallId: state.acpId,
-          title: toolTitle(state.name, state.args),
+          title: parsed ? toolTitle(state.name, state.args) : state.name,
           kind: toolKind(state.name),
           status: "in_progress",
-          content: state.args ? [textContent(state.args)] : [],
-          locations: toolLocations(state.name, state.args, this.#opts.workDir),
-          ...(parseArgs(state.args) ? { rawInput: parseArgs(state.args) } : {}),
+          content: state.args && parsed ? [textContent(state.args)] : [],
+          locations: parsed ? toolLocations(state.name, state.args, this.#opts.workDir) : [],
+          ...(parsed ? { rawInput: parsed } : {}),
         }];
       }
       case "ToolCallPart": {
@@ -212,13 +221,14 @@ export class TurnMapper {
         if (!state || !part) return [];
         state.args += part;
         const parsed = parseArgs(state.args);
+        if (!parsed) return [];
         return [{
           sessionUpdate: "tool_call_update",
           toolCallId: state.acpId,
           title: toolTitle(state.name, state.args),
           content: [textContent(state.args)],
           locations: toolLocations(state.name, state.args, this.#opts.workDir),
-          ...(parsed ? { rawInput: parsed } : {}),
+          rawInput: parsed,
         }];
       }
       case "ToolResult":

@@ -14,7 +14,11 @@ const MAX_DIFF_LINES = 40;
  * A diff block as coloured lines with line numbers (long diffs are cut); `context` unchanged
  * lines around each change (0: only the changed lines).
  */
-export function formatDiff(block: DiffBlock, context = 2): string[] {
+export function formatDiff(
+  block: DiffBlock,
+  context = 2,
+  maxLines: number = MAX_DIFF_LINES,
+): string[] {
   const patch = structuredPatch(block.path, block.path, block.old_text, block.new_text, "", "", {
     context,
   });
@@ -26,7 +30,7 @@ export function formatDiff(block: DiffBlock, context = 2): string[] {
     if (out.length > 1) out.push(style.dim("  ⋮"));
     for (const line of hunk.lines) {
       if (line.startsWith("\\")) continue;
-      if (++count > MAX_DIFF_LINES) {
+      if (++count > maxLines) {
         out.push(style.dim(`  … (diff truncated)`));
         return out;
       }
@@ -60,10 +64,14 @@ export function formatTodos(items: TodoItem[]): string[] {
 }
 
 /** Lines for any display block except briefs (shown inline by the caller). */
-export function formatBlock(block: DisplayBlock, diffContext = 2): string[] {
+export function formatBlock(
+  block: DisplayBlock,
+  diffContext = 2,
+  opts: { full?: boolean } = {},
+): string[] {
   switch (block.type) {
     case "diff":
-      return formatDiff(block as DiffBlock, diffContext);
+      return formatDiff(block as DiffBlock, diffContext, opts.full ? Infinity : MAX_DIFF_LINES);
     case "todo":
       return formatTodos((block as { items: TodoItem[] }).items);
     case "shell": {

@@ -9,7 +9,7 @@ export interface Key {
   /**
    * Key name: `char` (printable text in `text`), `paste` (text in `text`), `enter`, `newline`
    * (Ctrl-J / Alt-Enter), `tab`, `backspace`, `delete`, `up`, `down`, `left`, `right`, `home`,
-   * `end`, `escape`, `ctrl-<letter>`, `alt-<char>`, `unknown`.
+   * `end`, `escape`, `ctrl-<letter>`, `alt-<char>`, `focus-in`, `focus-out`, `unknown`.
    */
   name: string;
   /** Text of a `char` or `paste` key. */
@@ -31,6 +31,9 @@ const CSI_KEYS: Record<string, string> = {
   "5~": "pageup",
   "6~": "pagedown",
   Z: "shift-tab",
+  // focus reports (CSI ? 1004 h): the terminal window gained or lost focus
+  I: "focus-in",
+  O: "focus-out",
 };
 
 const CSI_RE = new RegExp("^\u001b(\\[[0-9;]*[A-Za-z~]|O[A-Za-z])");

@@ -46,8 +46,10 @@ export interface EditorAccess {
 
 /** What the editor does with keys while a turn runs (see {@link LineEditor.attachTurn}). */
 export interface TurnInputHandlers {
-  /** Enter on a non-empty line: the text (the buffer is then cleared). */
+  /** Enter on a non-empty line: the text, queued for after the turn (the buffer is cleared). */
   onSubmit(text: string): void;
+  /** Ctrl-S on a non-empty line: the text, steered into the running turn (buffer cleared). */
+  onSteer(text: string): void;
   /** Ctrl-C: interrupt the turn (the typed text is kept). */
   onInterrupt(): void;
   /** Redraw the live area that embeds {@link LineEditor.frame}. */
@@ -193,6 +195,17 @@ export class LineEditor {
           this.#setBuffer("");
           this.#histIndex = this.#opts.history.entries.length;
           handlers.onSubmit(text);
+        }
+        break;
+      }
+      case "ctrl-s": {
+        const text = this.#buf;
+        this.#hint = "";
+        this.#menu = null;
+        if (text.trim()) {
+          this.#setBuffer("");
+          this.#histIndex = this.#opts.history.entries.length;
+          handlers.onSteer(text);
         }
         break;
       }

@@ -55,7 +55,11 @@ export async function runPermissionsCommand(
   if (!verb || verb === "list") return formatPermissions(approval);
   if (verb === "add") {
     const decision = rest[0] as RuleDecision | undefined;
-    if (!decision || !RULE_DECISIONS.includes(decision)) return PERMISSIONS_USAGE;
+    if (!decision) return PERMISSIONS_USAGE;
+    if (!RULE_DECISIONS.includes(decision)) {
+      return `Unknown decision "${decision}": use ${RULE_DECISIONS.join(", ")}.\n` +
+        PERMISSIONS_USAGE;
+    }
     const project = rest.includes("--project");
     const pattern = rest.slice(1).filter((w) => w !== "--project").join(" ")
       .replace(/^(["'])(.*)\1$/s, "$2");
@@ -100,5 +104,5 @@ export async function runPermissionsCommand(
       return `Not removed: ${err instanceof Error ? err.message : err}`;
     }
   }
-  return PERMISSIONS_USAGE;
+  return `Unknown subcommand "${verb}".\n${PERMISSIONS_USAGE}`;
 }

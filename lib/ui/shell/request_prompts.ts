@@ -28,6 +28,7 @@ export interface ApprovalContext {
 export function approvalLines(
   p: PendingRequest<"ApprovalRequest">["payload"],
   ctx: ApprovalContext = {},
+  full = false,
 ): string[] {
   const who = p.subagent_type ? ` (subagent ${p.subagent_type})` : "";
   const mcpTool = p.action.startsWith("mcp:") ? p.action.slice(4) : null;
@@ -37,7 +38,7 @@ export function approvalLines(
       style.warn(`⚠ ${p.sender}${who} wants to call tool `) +
       style.accent(mcpTool) + server + style.warn(":"),
     ];
-    lines.push(...formatArgs(ctx.args));
+    lines.push(...formatArgs(ctx.args, full));
     return lines;
   }
   const lines = [style.warn(`⚠ ${p.sender}${who} wants to ${p.action}:`)];
@@ -45,13 +46,13 @@ export function approvalLines(
   const shown = p.display.some((b) => b.type === "shell" || b.type === "diff");
   if (p.description && !shown) lines.push(`  ${p.description}`);
   // only the changed lines: the file's surroundings are not what is being approved
-  lines.push(...p.display.flatMap((b) => formatBlock(b, 0)));
+  lines.push(...p.display.flatMap((b) => formatBlock(b, 0, { full })));
   return lines;
 }
 
 const MAX_ARG_LINES = 12;
 
-function formatArgs(args: string | undefined): string[] {
+function formatArgs(args: string | undefined, full = false): string[] {
   if (args === undefined) return [];
   let text = args;
   try {
@@ -61,12 +62,17 @@ function formatArgs(args: string | undefined): string[] {
     // show the raw text
   }
   const lines = text.split("\n");
+  if (full) return lines.map((l) => `  ${l}`);
   const out = lines.slice(0, MAX_ARG_LINES).map((l) => `  ${l}`);
   if (lines.length > MAX_ARG_LINES) {
     out.push(style.dim(`  … (${lines.length - MAX_ARG_LINES} more lines)`));
   }
   return out;
 }
+
+/** The keys of an approval: Esc rejects the call, Ctrl-C interrupts the whole turn. */
+export const APPROVAL_KEYS_HINT =
+  "↑/↓ move · Enter select · Esc reject · Ctrl-C reject and interrupt the turn";
 
 /** Ask the user about an approval request; prints the request and the outcome. */
 export async function promptApproval(
@@ -75,7 +81,11 @@ export async function promptApproval(
   ctx: ApprovalContext = {},
 ): Promise<RequestResult<"ApprovalRequest">> {
   const p = req.payload;
-  term.print(approvalLines(p, ctx).join("\n"));
+  const shown = approvalLines(p, ctx);
+  term.print(shown.join("\n"));
+  // a preview cut short (a long diff or arguments) can be shown whole with Ctrl-E
+  let rest: string[] | null = approvalLines(p, ctx, true);
+  if (rest.length === shown.length) rest = null;
   const id = p.id;
   const choices = approvalChoices(p);
   const what = describeGrant(p.grant_patterns);
@@ -85,6 +95,12 @@ export async function promptApproval(
       title: [style.bold("Allow this action?")],
       options: [...choices.map((c) => ({ label: c.label })), { label: REJECT_WITH_FEEDBACK_LABEL }],
       onInterrupt: () => (interrupted = true),
+      keysHint: rest ? `${APPROVAL_KEYS_HINT} · Ctrl-E show all` : APPROVAL_KEYS_HINT,
+      onKey: (key) => {
+        if (key.name !== "ctrl-e" || rest === null) return false;
+        term.print(rest.join("\n"));
+        return true;
+      },
     });
     if (interrupted) {
       term.print(style.warn("  ✗ Interrupted"));

@@ -5,6 +5,7 @@
  * @module
  */
 import { Session } from "../../session/session.ts";
+import { loadMetadata } from "../../session/metadata.ts";
 import { Terminal } from "./terminal.ts";
 import { style } from "./theme.ts";
 import { select } from "./widgets.ts";
@@ -24,6 +25,21 @@ export interface PickSessionOptions {
   current?: string;
   /** What Escape does, shown under the title. */
   escape: string;
+  /** The sessions of every work dir: Ctrl-A toggles between them and the work dir's. */
+  allSessions?: () => Promise<Session[]>;
+}
+
+/** The sessions of every work dir kimi has used, most recently updated first. */
+export async function sessionsOfAllWorkDirs(shareDir: string): Promise<Session[]> {
+  const meta = await loadMetadata(shareDir);
+  const all: { session: Session; updated: number }[] = [];
+  for (const wd of meta.work_dirs) {
+    if (wd.kaos !== "local") continue;
+    for (const session of await Session.list({ shareDir, workDir: wd.path })) {
+      all.push({ session, updated: await session.updatedAt() });
+    }
+  }
+  return all.sort((a, b) => b.updated - a.updated).map((x) => x.session);
 }
 
 /** Let the user pick one of `sessions` on `term`; null on Escape. */
@@ -33,20 +49,43 @@ export async function pickSession(
   opts: PickSessionOptions,
 ): Promise<Session | null> {
   const current = opts.current;
-  const options = [];
-  for (const s of sessions) {
-    const mark = (s.state.print_run ? " · --print run" : "") +
-      (s.id === current ? " (current)" : "");
-    options.push({
-      label: await s.title(),
-      hint: `${ago(await s.updatedAt())} · ${s.id.slice(0, 8)}${mark}`,
+  const here = sessions[0]?.workDir ?? null;
+  let all = false;
+  while (true) {
+    const shown = all && opts.allSessions ? await opts.allSessions() : sessions;
+    const options = [];
+    for (const s of shown) {
+      const mark = (s.state.print_run ? " · --print run" : "") +
+        (s.id === current ? " (current)" : "");
+      const where = all && s.workDir !== here ? ` · ${s.workDir}` : "";
+      options.push({
+        label: await s.title(),
+        hint: `${ago(await s.updatedAt())} · ${s.id.slice(0, 8)}${mark}${where}`,
+      });
+    }
+    let toggled = false;
+    const scope = opts.allSessions
+      ? ` · Ctrl-A: ${all ? "this work dir only" : "all work dirs"}`
+      : "";
+    const picked = await select(term, {
+      title: [
+        style.bold(all ? "Resume a session (all work dirs)" : "Resume a session"),
+        style.dim(opts.escape + scope),
+      ],
+      options: options.length > 0 ? options : [{ label: "(no sessions)" }],
+      onKey: (key) => {
+        if (key.name !== "ctrl-a" || !opts.allSessions) return false;
+        toggled = true;
+        term.inject({ name: "escape" });
+        return true;
+      },
     });
+    if (toggled) {
+      all = !all;
+      continue;
+    }
+    return picked === null ? null : shown[picked[0]] ?? null;
   }
-  const picked = await select(term, {
-    title: [style.bold("Resume a session"), style.dim(opts.escape)],
-    options,
-  });
-  return picked === null ? null : sessions[picked[0]];
 }
 
 /**

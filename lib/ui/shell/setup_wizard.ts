@@ -31,8 +31,10 @@ type ListingKind = "openai" | "anthropic" | "gemini";
 export interface Platform {
   /** Provider key in the config (a suffix is added when that key points elsewhere). */
   id: string;
-  /** Shown name. */
+  /** Its name in sentences (`API key for <name>`, `Saved <name> …`). */
   name: string;
+  /** Its line in the platform menu (the name with what to expect). */
+  menu: string;
   /** Provider type. */
   type: ProviderType;
   /** API base URL; null = ask the user. */
@@ -53,7 +55,8 @@ export function platforms(getEnv: (k: string) => string | undefined = readProces
   return [
     {
       id: "managed:kimi-code",
-      name: "Kimi Code — sign in with your Kimi account",
+      name: "Kimi Code",
+      menu: "Kimi Code — sign in with your Kimi account",
       type: "kimi",
       baseUrl: kimiCode,
       listing: "openai",
@@ -62,7 +65,8 @@ export function platforms(getEnv: (k: string) => string | undefined = readProces
     },
     {
       id: "kimi-code",
-      name: "Kimi Code — API key",
+      name: "Kimi Code",
+      menu: "Kimi Code — API key",
       type: "kimi",
       baseUrl: kimiCode,
       listing: "openai",
@@ -70,7 +74,8 @@ export function platforms(getEnv: (k: string) => string | undefined = readProces
     },
     {
       id: "moonshot-ai",
-      name: "Moonshot AI Open Platform (api.moonshot.ai)",
+      name: "Moonshot AI Open Platform",
+      menu: "Moonshot AI Open Platform (api.moonshot.ai)",
       type: "kimi",
       baseUrl: "https://api.moonshot.ai/v1",
       listing: "openai",
@@ -78,7 +83,8 @@ export function platforms(getEnv: (k: string) => string | undefined = readProces
     },
     {
       id: "moonshot-cn",
-      name: "Moonshot AI Open Platform, China (api.moonshot.cn)",
+      name: "Moonshot AI Open Platform, China",
+      menu: "Moonshot AI Open Platform, China (api.moonshot.cn)",
       type: "kimi",
       baseUrl: "https://api.moonshot.cn/v1",
       listing: "openai",
@@ -86,28 +92,32 @@ export function platforms(getEnv: (k: string) => string | undefined = readProces
     },
     {
       id: "openai",
-      name: "OpenAI (api.openai.com)",
+      name: "OpenAI",
+      menu: "OpenAI (api.openai.com)",
       type: "openai_responses",
       baseUrl: "https://api.openai.com/v1",
       listing: "openai",
     },
     {
       id: "anthropic",
-      name: "Anthropic (api.anthropic.com)",
+      name: "Anthropic",
+      menu: "Anthropic (api.anthropic.com)",
       type: "anthropic",
       baseUrl: "https://api.anthropic.com",
       listing: "anthropic",
     },
     {
       id: "gemini",
-      name: "Google Gemini (generativelanguage.googleapis.com)",
+      name: "Google Gemini",
+      menu: "Google Gemini (generativelanguage.googleapis.com)",
       type: "gemini",
       baseUrl: "https://generativelanguage.googleapis.com",
       listing: "gemini",
     },
     {
       id: "openai-compatible",
-      name: "Any OpenAI-compatible API (enter its base URL)",
+      name: "the OpenAI-compatible API",
+      menu: "Any OpenAI-compatible API (enter its base URL)",
       type: "openai_legacy",
       baseUrl: null,
       listing: "openai",
@@ -295,7 +305,7 @@ export async function runSetup(ctx: ShellContext): Promise<boolean> {
   const list = platforms();
   const picked = await select(term, {
     title: [style.bold("Select a platform")],
-    options: list.map((p) => ({ label: p.name })),
+    options: list.map((p) => ({ label: p.menu })),
   });
   if (picked === null) return cancelled(ctx);
   const platform = list[picked[0]];

@@ -6,13 +6,17 @@
  */
 import { lazyImport } from "../../lazy_import.ts";
 import { saveConfig } from "../../config/load.ts";
+import type { Config } from "../../config/schema.ts";
+import { KIMI_CODE_PROVIDER_KEY } from "../../auth/kimi_code.ts";
+import { processEnv } from "./attention.ts";
+import { deriveCapabilities } from "../../config/model_resolution.ts";
 import { extractText } from "../../llm/message.ts";
 import { Session } from "../../session/session.ts";
 import { VERSION } from "../../version.ts";
 import type { ShellContext } from "./shell_context.ts";
 import { runLogout, runSetup } from "./setup_wizard.ts";
 import { setTheme, style, type ThemeName } from "./theme.ts";
-import { pickSession } from "./session_picker.ts";
+import { pickSession, sessionsOfAllWorkDirs } from "./session_picker.ts";
 import { select } from "./widgets.ts";
 
 import type { ShellCommand } from "./commands/command.ts";
@@ -69,7 +73,7 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
     aliases: [],
     description: "Switch the model (saved as the default)",
     async run(ctx, args) {
-      const config = ctx.app.config;
+      const config = await refreshManagedModels(ctx);
       const aliases = Object.keys(config.models);
       if (aliases.length === 0) {
         ctx.print("No models are configured. Run /setup to add one.");
@@ -77,6 +81,7 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
       }
       const current = ctx.app.llm?.modelAlias ?? config.default_model;
       let alias = args.trim();
+      let thinking: boolean | undefined;
       if (!alias) {
         const picked = await select(ctx.term, {
           title: [style.bold("Select a model")],
@@ -88,16 +93,34 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
         });
         if (picked === null) return;
         alias = aliases[picked[0]];
+        // as the reference: a model that can think but need not asks whether it should
+        const caps = deriveCapabilities(config.models[alias]);
+        if (caps.has("thinking") && !caps.has("always_thinking")) {
+          const effort = ctx.app.llm?.provider.thinkingEffort;
+          const on = effort ? effort !== "off" : config.default_thinking;
+          const answer = await select(ctx.term, {
+            title: [style.bold("Enable thinking mode?")],
+            options: [{ label: "Yes" }, { label: "No" }],
+            initial: on ? 0 : 1,
+          });
+          if (answer === null) return;
+          thinking = answer[0] === 0;
+        }
       }
       if (!config.models[alias]) {
         ctx.print(`Unknown model "${alias}". Configured models: ${aliases.join(", ")}.`);
         return;
       }
-      const next = { ...config, default_model: alias };
+      const next = {
+        ...config,
+        default_model: alias,
+        ...(thinking === undefined ? {} : { default_thinking: thinking }),
+      };
       if (ctx.configPath) await saveConfig(next, ctx.configPath);
-      await ctx.replaceApp({ config: next, modelAlias: alias });
+      await ctx.replaceApp({ config: next, modelAlias: alias, thinking });
       ctx.print(
         `Switched to model ${alias}` +
+          (thinking === undefined ? "" : ` with thinking ${thinking ? "on" : "off"}`) +
           (ctx.configPath
             ? ` (saved as the default in ${ctx.configPath}).`
             : " (not saved: --config)."),
@@ -118,10 +141,19 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
       const chosen = await pickSession(ctx.term, sessions, {
         current: ctx.app.session.id,
         escape: "Esc keeps the current session",
+        allSessions: () => sessionsOfAllWorkDirs(shareDir),
       });
       if (chosen === null) return;
       if (chosen.id === ctx.app.session.id) {
         ctx.print("That is the current session.");
+        return;
+      }
+      if (chosen.workDir !== workDir) {
+        // the tools of this run work in this work dir: another one's session starts there
+        ctx.print(
+          `That session belongs to ${chosen.workDir}. Resume it there: ` +
+            `kimi --work-dir ${chosen.workDir} --session ${chosen.id}`,
+        );
         return;
       }
       await ctx.replaceApp({ session: chosen });
@@ -155,8 +187,7 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
         ctx.print(`The title is too long (${title.length} characters; at most ${TITLE_MAX}).`);
         return;
       }
-      session.state.custom_title = title;
-      await session.saveState();
+      await session.setTitle(title);
       ctx.print(`Session title set to: ${title}`);
     },
   },
@@ -216,8 +247,21 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
   {
     name: "editor",
     aliases: [],
-    description: "Compose the next message in $EDITOR",
-    async run(ctx) {
+    description: "Compose the next message in the editor; /editor <command> sets and saves it",
+    async run(ctx, args) {
+      const command = args.trim();
+      if (command) {
+        // `/editor code --wait`: the editor for /editor and Ctrl-O, saved as default_editor
+        ctx.app.config.default_editor = command;
+        if (ctx.configPath) await saveConfig(ctx.app.config, ctx.configPath);
+        ctx.print(
+          `Editor set to \`${command}\`` +
+            (ctx.configPath
+              ? ` (saved as default_editor in ${ctx.configPath}).`
+              : " (not saved: --config)."),
+        );
+        return;
+      }
       const { composeInEditor } = await lazyImport<typeof import("./editor.ts")>(
         "./editor.ts",
         import.meta.url,
@@ -237,8 +281,12 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
     description: "Switch the colour theme (dark or light)",
     async run(ctx, args) {
       const name = args.trim();
-      if (name !== "dark" && name !== "light") {
+      if (!name) {
         ctx.print(`Theme: ${ctx.app.config.theme}. Usage: /theme dark|light`);
+        return;
+      }
+      if (name !== "dark" && name !== "light") {
+        ctx.print(`Unknown theme "${name}". Valid themes: dark, light.`);
         return;
       }
       setTheme(name as ThemeName);
@@ -249,6 +297,33 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
   },
   ...MORE_SHELL_COMMANDS,
 ];
+
+/**
+ * Bring the managed Kimi Code models up to date with the login's model list (at start and in
+ * `/model`): saved to the config file and into the running app's config. Returns the config to
+ * use; a failure is shown in one line and changes nothing.
+ */
+export async function refreshManagedModels(ctx: ShellContext): Promise<Config> {
+  const config = ctx.app.config;
+  if (!config.providers[KIMI_CODE_PROVIDER_KEY]?.oauth) return config;
+  try {
+    const { refreshKimiCodeModels } = await lazyImport<typeof import("../../auth/login.ts")>(
+      "../../auth/login.ts",
+      import.meta.url,
+    );
+    const next = await refreshKimiCodeModels(config, {
+      shareDir: ctx.app.session.shareDir,
+      getEnv: processEnv,
+    });
+    if (next === null) return config;
+    if (ctx.configPath) await saveConfig(next, ctx.configPath);
+    config.models = next.models;
+    return next;
+  } catch (err) {
+    ctx.print(style.dim(`Could not refresh the Kimi Code models: ${(err as Error).message}`));
+    return config;
+  }
+}
 
 /** Find a shell command by name or alias. */
 export function findShellCommand(name: string): ShellCommand | undefined {
@@ -262,8 +337,10 @@ function helpText(ctx: ShellContext): string {
   for (const c of SHELL_COMMANDS) lines.push(row(c.name, c.aliases, c.description));
   lines.push(style.bold("Agent commands"));
   for (const c of ctx.app.soul.commands) {
-    if (findShellCommand(c.name)) continue;
-    lines.push(row(c.name, c.aliases, c.description));
+    // a name the shell takes for itself (`/clear` starts a new session) is listed there; the
+    // agent command keeps its other names (`/reset` clears the context)
+    const [name, ...aliases] = [c.name, ...c.aliases].filter((n) => !findShellCommand(n));
+    if (name) lines.push(row(name, aliases, c.description));
   }
   lines.push(style.bold("Keys"));
   lines.push("  Enter send · Ctrl-J or Alt-Enter newline · Tab complete /commands and @paths");

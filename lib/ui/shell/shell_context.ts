@@ -25,7 +25,9 @@ export interface ShellContext {
   /** Print text above the prompt. */
   print(text: string): void;
   /** Replace the app: another session and/or config and/or model alias. */
-  replaceApp(opts: { session?: Session; config?: Config; modelAlias?: string }): Promise<void>;
+  replaceApp(
+    opts: { session?: Session; config?: Config; modelAlias?: string; thinking?: boolean },
+  ): Promise<void>;
   /**
    * Read the configuration and MCP server files again (null when the front end cannot), for
    * `/reload`; the caller then rebuilds the app with {@link replaceApp}.

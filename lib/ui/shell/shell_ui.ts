@@ -14,8 +14,10 @@ import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "../..
 import type { KimiApp } from "../../app/kimi_app.ts";
 import { runTurn } from "../../soul/run_turn.ts";
 import { parseSlashCommand } from "../../soul/soul.ts";
+import { unknownSlashCommandText } from "../../soul/slash_commands.ts";
 import type { Subscription } from "../../wire/broadcast.ts";
 import {
+  type Envelope,
   isRequest,
   type PendingRequest,
   type UserInput,
@@ -25,26 +27,39 @@ import { lazyImport } from "../../lazy_import.ts";
 import { AttachmentError, PromptAttachments } from "./attachments.ts";
 import { shellKeyBindings } from "./key_bindings.ts";
 import { notificationLine } from "./side_lines.ts";
+import {
+  approvalAttention,
+  type Attention,
+  goalAttention,
+  questionAttention,
+  taskAttention,
+} from "../../hooks/notification_hooks.ts";
+import { attentionSequence, processEnv } from "./attention.ts";
 import { askBeside, sideQuestionOf } from "./side_question.ts";
 import { providerErrorHint } from "../provider_hint.ts";
 import { historyFile, HistoryStore } from "./history_store.ts";
 import { LineEditor, type ReadResult, truncateRow, type TurnInputHandlers } from "./line_editor.ts";
 import { loadMarkdown } from "./markdown.ts";
 import { promptApproval, promptQuestions } from "./request_prompts.ts";
-import { findShellCommand, SHELL_COMMANDS } from "./shell_commands.ts";
+import { findShellCommand, refreshManagedModels, SHELL_COMMANDS } from "./shell_commands.ts";
 import type { ShellSwitch } from "./commands/command.ts";
 import type { ShellContext } from "./shell_context.ts";
 import { runSetup } from "./setup_wizard.ts";
 import { formatStatusLine } from "./status_line.ts";
 import { Terminal } from "./terminal.ts";
 import { setTheme, style } from "./theme.ts";
-import { formatTranscript } from "./transcript.ts";
+import { formatTranscript, formatWireTranscript } from "./transcript.ts";
 import { TurnRenderer } from "./turn_renderer.ts";
 
 /** Options of {@link runShell}. */
 export interface ShellOptions {
   /** Build an app for a session and config (same CLI options otherwise). */
-  createApp(session: Session, config: Config, modelAlias?: string): Promise<KimiApp>;
+  createApp(
+    session: Session,
+    config: Config,
+    modelAlias?: string,
+    thinking?: boolean,
+  ): Promise<KimiApp>;
   /** Where `/setup`, `/model` and `/theme` save the config (null for `--config` text). */
   configPath: string | null;
   /** The terminal (defaults to the process's). */
@@ -93,6 +108,8 @@ class Shell implements ShellContext {
   prefill = "";
   readonly #opts: ShellOptions;
   readonly #original: Session;
+  /** The last session left (by `/new`, `/sessions`, `/fork`) that held something. */
+  #lastWithContent: Session | null = null;
   #history!: HistoryStore;
   #editor!: LineEditor;
   #hub: Subscription<WireMessage> | null = null;
@@ -173,6 +190,9 @@ class Shell implements ShellContext {
       return { code: this.#turnFailed ? 1 : 0, session: this.app.session };
     }
     this.#welcome();
+    // the login's model list may have changed since the last run (new models, capabilities)
+    void refreshManagedModels(this);
+    let session: Session;
     if (this.#opts.resumed) await this.showTranscript();
     if (this.#opts.notice) this.print(style.warn(this.#opts.notice));
     if (!this.app.llm) {
@@ -206,12 +226,15 @@ class Shell implements ShellContext {
     } finally {
       this.#hub?.unsubscribe();
       this.#stopNotifications?.();
+      session = this.app.session;
       if (this.app.session !== this.#original && await this.app.session.isEmpty()) {
         await this.app.session.delete().catch(() => {});
+        // the run's session is the last one that holds something (resume hint, --continue)
+        if (this.#lastWithContent) session = this.#lastWithContent;
       }
     }
     if (!this.#switchTo) this.print(style.dim("Bye!"));
-    return { code: 0, session: this.app.session, switchTo: this.#switchTo };
+    return { code: 0, session, switchTo: this.#switchTo };
   }
 
   /** Run one entered line: a shell command, a slash command or a turn. */
@@ -243,7 +266,9 @@ class Shell implements ShellContext {
         c.name === cmd.name || c.aliases.includes(cmd.name)
       );
       if (!known && !cmd.name.includes(":")) {
-        this.print(style.error(`Unknown command /${cmd.name}. Type /help to see the commands.`));
+        const names = [...SHELL_COMMANDS, ...this.app.soul.commands]
+          .flatMap((c) => [c.name, ...c.aliases]);
+        this.print(style.error(unknownSlashCommandText(cmd.name, names)));
         return;
       }
     }
@@ -266,7 +291,11 @@ class Shell implements ShellContext {
     const history = this.app.soul.context.history;
     if (!history.some((m) => m.role === "user")) return;
     const md = await loadMarkdown();
-    const text = formatTranscript(history, md, this.term.columns);
+    const recorded: Envelope[] = [];
+    for await (const r of this.app.wireFile.records()) recorded.push(r.message);
+    const text = recorded.some((m) => m.type === "TurnBegin")
+      ? formatWireTranscript(recorded, md, this.term.columns)
+      : formatTranscript(history, md, this.term.columns);
     if (text) this.print(text + "\n" + style.dim("─".repeat(Math.min(40, this.term.columns))));
   }
 
@@ -302,7 +331,9 @@ class Shell implements ShellContext {
     this.#stopNotifications?.();
     // finished background work is told here at once, even while idle at the prompt
     this.#stopNotifications = this.app.onNotification((e) => {
-      if (e.type === "Notification") this.print(notificationLine(e.payload));
+      if (e.type !== "Notification") return;
+      this.print(notificationLine(e.payload));
+      this.#attend(taskAttention(e.payload));
     });
     this.#hub?.unsubscribe();
     const hub = this.app.soul.approval.subscribe();
@@ -321,17 +352,37 @@ class Shell implements ShellContext {
     return this.#opts.reloadSources?.() ?? Promise.resolve(null);
   }
 
-  async replaceApp(o: { session?: Session; config?: Config; modelAlias?: string }): Promise<void> {
+  async replaceApp(
+    o: { session?: Session; config?: Config; modelAlias?: string; thinking?: boolean },
+  ): Promise<void> {
     const old = this.app;
     const session = o.session ?? old.session;
-    const next = await this.#opts.createApp(session, o.config ?? old.config, o.modelAlias);
+    const next = await this.#opts.createApp(
+      session,
+      o.config ?? old.config,
+      o.modelAlias,
+      o.thinking,
+    );
     old.closeNotifications();
-    if (session !== old.session && old.session !== this.#original && await old.session.isEmpty()) {
-      await old.session.delete().catch(() => {});
+    if (session !== old.session) {
+      if (!(await old.session.isEmpty())) this.#lastWithContent = old.session;
+      else if (old.session !== this.#original) await old.session.delete().catch(() => {});
     }
     this.app = next;
     this.contextUsage = null;
     this.#prepareApp();
+  }
+
+  /** Call the user back (bell, desktop notification), as `[notifications]` allows. */
+  #attend(a: Attention): void {
+    const n = this.app.config.notifications;
+    const seq = attentionSequence(a, {
+      terminalBell: n.terminal_bell,
+      desktop: n.desktop,
+      focused: this.term.focused,
+      env: processEnv,
+    });
+    if (seq) this.term.writeControl(seq);
   }
 
   #enqueueModal(req: PendingRequest): void {
@@ -346,6 +397,7 @@ class Shell implements ShellContext {
         if (req.type === "ApprovalRequest") {
           const ar = req as PendingRequest<"ApprovalRequest">;
           const callId = ar.payload.tool_call_id;
+          this.#attend(approvalAttention(ar.payload));
           const r = await promptApproval(this.term, ar, {
             args: this.#renderer?.callArgs(callId),
             mcpServer: this.#mcpServerOf(ar.payload.action),
@@ -354,8 +406,10 @@ class Shell implements ShellContext {
           this.#renderer?.approvalShown(callId);
           ar.resolve(r);
         } else if (req.type === "QuestionRequest") {
-          const r = await promptQuestions(this.term, req as PendingRequest<"QuestionRequest">);
-          (req as PendingRequest<"QuestionRequest">).resolve(r);
+          const qr = req as PendingRequest<"QuestionRequest">;
+          this.#attend(questionAttention(qr.payload.questions));
+          const r = await promptQuestions(this.term, qr);
+          qr.resolve(r);
         }
       } catch (err) {
         log("ERROR", "shell", `request prompt failed: ${(err as Error).message}`);
@@ -423,13 +477,20 @@ class Shell implements ShellContext {
         const side = sideQuestionOf(text);
         // a side question is answered now, beside the turn
         if (side !== null) void askBeside(this, side).then(() => renderer.redraw());
-        // other commands are not messages for the model: they run once the turn is over
-        else if (text.startsWith("/")) this.#afterTurn.push(text);
+        // everything else waits for the end of the turn (as in the reference); Ctrl-S steers
+        else this.#afterTurn.push(text);
+        renderer.redraw();
+      },
+      onSteer: (text) => {
+        void this.#history.add(text);
+        // a command is not a message for the model: it still waits for the turn's end
+        if (text.startsWith("/")) this.#afterTurn.push(text);
         else {
           const steer = this.#attachments.expandPastes(text);
           this.#steers.push(steer);
           this.app.soul.steer(steer);
         }
+        renderer.redraw();
       },
       onInterrupt: () => {
         if (!ac.signal.aborted) ac.abort(new RunCancelled());
@@ -456,6 +517,10 @@ class Shell implements ShellContext {
                 this.mcpStatus = msg.payload.mcp_status;
               }
               if (msg.type === "SteerInput") this.#steers.shift();
+              if (msg.type === "GoalUpdate") {
+                const ended = goalAttention(msg.payload);
+                if (ended) this.#attend(ended);
+              }
               await renderer.feed(msg);
             }
           })();

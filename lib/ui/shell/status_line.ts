@@ -34,7 +34,7 @@ export function formatStatusLine(s: StatusState): string {
   if (s.shellMode) flags.push("shell mode");
   if (flags.length > 0) parts.push(flags.join(" "));
   const keys = s.busy
-    ? "enter: steer · ctrl-c: interrupt"
+    ? "enter: queue · ctrl-s: steer · esc: interrupt"
     : s.shellMode
     ? "ctrl-x: agent mode"
     : "ctrl-x: shell mode · ctrl-j: newline";

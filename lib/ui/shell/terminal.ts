@@ -67,6 +67,7 @@ export class Terminal {
     cursor: null,
   };
   #reader: Promise<void> | null = null;
+  #focused: boolean | null = null;
   #closed = false;
   #suspended = false;
   #wakeReader: (() => void) | null = null;
@@ -87,10 +88,26 @@ export class Terminal {
     return this.#io.size().rows;
   }
 
-  /** Enter raw mode, enable bracketed paste and start reading keys. */
+  /**
+   * Whether the terminal window has focus: null until the terminal reports it (focus
+   * reporting is on while the shell runs; terminals without it never report).
+   */
+  get focused(): boolean | null {
+    return this.#focused;
+  }
+
+  /**
+   * Write control bytes that draw nothing (a bell, an OSC notification) without touching the
+   * live area.
+   */
+  writeControl(text: string): void {
+    this.#writeRaw(text);
+  }
+
+  /** Enter raw mode, enable bracketed paste and focus reports and start reading keys. */
   start(): void {
     this.#io.setRaw(true);
-    this.#writeRaw("\x1b[?2004h");
+    this.#writeRaw("\x1b[?2004h\x1b[?1004h");
     this.#reader = this.#readLoop();
     try {
       Deno.addSignalListener("SIGWINCH", this.#onResize);
@@ -108,7 +125,7 @@ export class Terminal {
     } catch {
       // ignore
     }
-    this.#writeRaw("\x1b[?2004l\x1b[?25h");
+    this.#writeRaw("\x1b[?1004l\x1b[?2004l\x1b[?25h");
     this.#io.setRaw(false);
   }
 
@@ -150,6 +167,10 @@ export class Terminal {
   }
 
   #dispatch(key: Key): void {
+    if (key.name === "focus-in" || key.name === "focus-out") {
+      this.#focused = key.name === "focus-in";
+      return;
+    }
     if (this.#suspended) return;
     if (this.#handler) this.#handler(key);
     else this.#queued.push(key);
@@ -159,14 +180,14 @@ export class Terminal {
   suspend(): void {
     this.clearLive();
     this.#suspended = true;
-    this.#writeRaw("\x1b[?2004l\x1b[?25h");
+    this.#writeRaw("\x1b[?1004l\x1b[?2004l\x1b[?25h");
     this.#io.setRaw(false);
   }
 
   /** Take the terminal back after {@link suspend}. */
   resume(): void {
     this.#io.setRaw(true);
-    this.#writeRaw("\x1b[?2004h");
+    this.#writeRaw("\x1b[?2004h\x1b[?1004h");
     this.#suspended = false;
     this.#wake();
   }

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { WireMessage } from "../../wire/messages.ts";
+import type { EventPayload, WireMessage } from "../../wire/messages.ts";
 import type { DisplayBlock } from "../../wire/display.ts";
 import type { ToolOutputFeed } from "../../tooling/live_output.ts";
 import { keyArgument } from "../tool_key_argument.ts";
@@ -192,27 +192,8 @@ export class TurnRenderer {
         await this.#flush();
         const call = this.#calls.get(msg.payload.tool_call_id);
         this.#calls.delete(msg.payload.tool_call_id);
-        const rv = msg.payload.return_value;
-        const name = call?.name ?? "tool";
-        const arg = call ? keyArgument(call.name, call.args) : "";
-        const head = `${rv.is_error ? style.error("✗") : style.ok("•")} Used ${style.accent(name)}${
-          arg ? ` (${arg})` : ""
-        }`;
-        const lines = [head];
-        const brief = briefOf(rv.display);
-        if (brief) lines.push(style.dim(`  ↳ ${brief}`));
-        else if (rv.is_error && rv.message) lines.push(style.error(`  ↳ ${firstLine(rv.message)}`));
-        if (name === "Shell" && !rv.is_error && typeof rv.output === "string" && rv.output.trim()) {
-          const out = rv.output.replace(/\n+$/, "").split("\n");
-          for (const l of out.slice(0, 3)) lines.push(style.dim(`  │ ${l}`));
-          if (out.length > 3) lines.push(style.dim(`  │ … (${out.length - 3} more lines)`));
-        }
         const approved = this.#approved.delete(msg.payload.tool_call_id);
-        for (const b of rv.display as DisplayBlock[]) {
-          if (b.type === "shell" || (approved && b.type === "diff")) continue;
-          lines.push(...formatBlock(b));
-        }
-        term.print(lines.join("\n"));
+        term.print(toolResultLines(call ?? null, msg.payload.return_value, approved).join("\n"));
         break;
       }
       case "SubagentEvent": {
@@ -251,6 +232,11 @@ export class TurnRenderer {
         break;
       }
       case "StepInterrupted":
+      // each step's text, a nested turn's (/init) and a command's own words are paragraphs of
+      // their own: text that follows them never runs on in the same line
+      case "StepBegin":
+      case "TurnBegin":
+      case "TurnEnd":
         await this.#flush();
         break;
       case "SteerInput": {
@@ -559,6 +545,40 @@ function formatCount(n: number): string {
 
 function truncate(row: string, cols: number): string {
   return wrapRows(row, cols)[0] ?? "";
+}
+
+/**
+ * The transcript lines of a finished tool call (live and in a resumed session's transcript):
+ * `• Used Name (key argument)` (`✗` when it failed or was rejected), its brief or error, the
+ * first lines of a Shell command's output, and its display blocks (a diff already shown in the
+ * approval is not repeated). `collapsed` (a resumed transcript) stops after the brief.
+ */
+export function toolResultLines(
+  call: { name: string; args: string } | null,
+  rv: EventPayload<"ToolResult">["return_value"],
+  approved: boolean,
+  opts: { collapsed?: boolean } = {},
+): string[] {
+  const name = call?.name ?? "tool";
+  const arg = call ? keyArgument(call.name, call.args) : "";
+  const head = `${rv.is_error ? style.error("✗") : style.ok("•")} Used ${style.accent(name)}${
+    arg ? ` (${arg})` : ""
+  }`;
+  const lines = [head];
+  const brief = briefOf(rv.display);
+  if (brief) lines.push(style.dim(`  ↳ ${brief}`));
+  else if (rv.is_error && rv.message) lines.push(style.error(`  ↳ ${firstLine(rv.message)}`));
+  if (opts.collapsed) return lines;
+  if (name === "Shell" && !rv.is_error && typeof rv.output === "string" && rv.output.trim()) {
+    const out = rv.output.replace(/\n+$/, "").split("\n");
+    for (const l of out.slice(0, 3)) lines.push(style.dim(`  │ ${l}`));
+    if (out.length > 3) lines.push(style.dim(`  │ … (${out.length - 3} more lines)`));
+  }
+  for (const b of rv.display as DisplayBlock[]) {
+    if (b.type === "shell" || (approved && b.type === "diff")) continue;
+    lines.push(...formatBlock(b));
+  }
+  return lines;
 }
 
 function shorten(text: string, max: number): string {

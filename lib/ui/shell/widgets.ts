@@ -29,6 +29,10 @@ export interface SelectOptions {
   multiple?: boolean;
   /** Called when Ctrl-C (rather than Escape) cancels the select. */
   onInterrupt?: () => void;
+  /** The key hint under the list (default: move, select, `Esc cancel`). */
+  keysHint?: string;
+  /** Another key: true when it was handled (the list is drawn again). */
+  onKey?: (key: Key) => boolean;
 }
 
 /**
@@ -53,13 +57,16 @@ export function select(term: Terminal, opts: SelectOptions): Promise<number[] | 
       const text = `${i + 1}. ${mark}${o.label}${o.hint ? style.dim(`  ${o.hint}`) : ""}`;
       rows.push(i === index ? style.accent(`› ${text}`) : `  ${text}`);
     });
-    const help = opts.multiple
-      ? "↑/↓ move · Space toggle · Enter confirm · Esc cancel"
-      : "↑/↓ move · Enter select · Esc cancel";
+    const help = opts.keysHint ??
+      (opts.multiple
+        ? "↑/↓ move · Space toggle · Enter confirm · Esc cancel"
+        : "↑/↓ move · Enter select · Esc cancel");
     rows.push(style.dim(help));
     term.render(rows.flatMap((r) => cut(r, term.columns)));
   };
+  let finished = false;
   const done = (r: number[] | null) => {
+    finished = true;
     term.setHandler(null);
     term.setRedraw(null);
     term.clearLive();
@@ -67,6 +74,7 @@ export function select(term: Terminal, opts: SelectOptions): Promise<number[] | 
   };
   term.setHandler((key: Key) => {
     const n = opts.options.length;
+    if (opts.onKey?.(key)) return finished ? undefined : draw();
     if (key.name === "up" || (key.name === "char" && key.text === "k")) index = (index + n - 1) % n;
     else if (
       key.name === "down" || key.name === "tab" || (key.name === "char" && key.text === "j")

@@ -39,7 +39,8 @@ export async function replayRecords(
   let events = 0;
   let requests = 0;
   let n = 0;
-  for await (const rec of wireFile.records()) {
+  // Strict: a session record that cannot be read at all is a clean error, not an endless wait.
+  for await (const rec of wireFile.records({ strict: true })) {
     if (opts.signal.aborted) break;
     if (opts.before !== undefined && rec.timestamp >= opts.before) break;
     const env = normalizeRecord(rec.message);

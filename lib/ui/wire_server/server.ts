@@ -23,7 +23,7 @@ import {
   type UserInput,
   type WireMessage,
 } from "../../wire/messages.ts";
-import type { WireFile } from "../../wire/recorder.ts";
+import { type WireFile, WireFileError } from "../../wire/recorder.ts";
 import { registerExternalTools } from "./external_tools.ts";
 import { OutputQueue, type OutputQueueOptions } from "./output_queue.ts";
 import { replayRecords } from "./replay.ts";
@@ -46,6 +46,7 @@ import { HOOK_EVENTS } from "../../hooks/engine.ts";
 import {
   type ClientProfile,
   filterForClient,
+  negotiatedProtocolVersion,
   parseProtocolVersion,
 } from "../../wire/version_filter.ts";
 
@@ -294,7 +295,10 @@ export class WireServer {
       name: params.client?.name ?? null,
     };
     const result: InitializeResult = {
-      protocol_version: WIRE_SERVER_PROTOCOL_VERSION,
+      protocol_version: negotiatedProtocolVersion(
+        params.protocol_version,
+        WIRE_SERVER_PROTOCOL_VERSION,
+      ),
       server: { name: SERVER_NAME, version: VERSION },
       slash_commands: soul.commands.map((c) => ({
         name: c.name,
@@ -431,7 +435,16 @@ export class WireServer {
       return resultResponse(id, "replay", { status, events, requests });
     } catch (err) {
       log("ERROR", "wire", `replay failed: ${errorText(err)}`);
-      return errorResponse(id, ErrorCodes.INTERNAL_ERROR, ErrorMessages.REPLAY_FAILED);
+      // The records sent so far stay sent; the cause of the stop goes with the error.
+      return {
+        jsonrpc: "2.0",
+        id,
+        error: {
+          code: ErrorCodes.INTERNAL_ERROR,
+          message: ErrorMessages.REPLAY_FAILED,
+          data: err instanceof WireFileError ? { reason: err.message } : null,
+        },
+      };
     } finally {
       this.#activity = null; // told to the host once the reply is queued (#dispatch)
     }

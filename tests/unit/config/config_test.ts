@@ -52,7 +52,7 @@ const DEFAULT_DUMP = {
     agent_task_timeout_s: 900,
     print_wait_ceiling_s: 3600,
   },
-  notifications: { claim_stale_after_ms: 15000 },
+  notifications: { claim_stale_after_ms: 15000, terminal_bell: true, desktop: true },
   services: { moonshot_search: null, moonshot_fetch: null },
   mcp: { client: { tool_call_timeout_ms: 60000, connect_timeout_ms: 180000 } },
   model_stream: {

@@ -1,7 +1,12 @@
 import { assert, assertEquals, assertRejects } from "../../helpers/assert.ts";
 import { startMockOpenAI } from "../../helpers/mock_openai.ts";
 import type { MockOpenAI } from "../../helpers/mock_openai.ts";
-import { APIConnectionError, APIStatusError, isRetryableError } from "../../../lib/llm/errors.ts";
+import {
+  APIConnectionError,
+  APIStatusError,
+  isRetryableError,
+  NetworkDeniedError,
+} from "../../../lib/llm/errors.ts";
 import { createOpenAIChatProvider } from "../../../lib/llm/providers/openai_chat.ts";
 import type { OpenAIChatOptions } from "../../../lib/llm/providers/openai_chat.ts";
 import type { NormalizedMessage } from "../../../lib/llm/message.ts";
@@ -406,7 +411,7 @@ Deno.test("mock server: models list, default reply and auto replies", async () =
   }
 });
 
-Deno.test("openai chat: a permission denial surfaces as APIConnectionError with NotCapable cause", async () => {
+Deno.test("openai chat: a permission denial surfaces as NetworkDeniedError (not retried) naming the host", async () => {
   const denied: typeof fetch = () =>
     Promise.reject(
       new Deno.errors.NotCapable(
@@ -422,13 +427,11 @@ Deno.test("openai chat: a permission denial surfaces as APIConnectionError with 
     fetch: denied,
   });
   await assertRejects(() => p.generate(req()), (err: unknown) => {
-    assert(err instanceof APIConnectionError, `got ${err}`);
+    assert(err instanceof NetworkDeniedError, `got ${err}`);
     assert(err.cause instanceof Deno.errors.NotCapable);
-    assertEquals(
-      err.message,
-      "Connection error: network access was denied by the permission sandbox " +
-        '(Requires net access to "api.example.com:443", run again with the --allow-net flag).',
-    );
+    assertEquals(err.host, "api.example.com:443");
+    assertEquals(isRetryableError(err), false);
+    assert(err.message.startsWith("This run has no network access to `api.example.com:443`"));
     return true;
   });
 });

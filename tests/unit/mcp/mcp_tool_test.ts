@@ -34,7 +34,7 @@ Deno.test("wrapped tool: name, description, schema, approval, result", async () 
   const rv = await tool.call({ text: "hi" }, ctx);
   assertEquals(ctx.approvals, [{
     action: "mcp:ping",
-    description: 'Call MCP tool `ping` of server `srv` with arguments {"text":"hi"}.',
+    description: "Call MCP tool `ping`.",
     display: [{
       type: "brief",
       text: 'MCP server: srv\nTool: ping\nArguments: {\n  "text": "hi"\n}',

@@ -124,7 +124,7 @@ Deno.test("commandPrefix: program and subcommand; exact for wrappers and expansi
     ["xargs rm", null],
     ["echo hello world", "echo"],
     ["docker compose up -d", "docker compose"],
-    ["git --version", "git"],
+    ["git --version", null],
   ];
   for (const [line, want] of golden) {
     const p = await parseShellLine(line);
@@ -157,9 +157,15 @@ Deno.test("evaluateRules: every command of a line must be allowed; deny wins; as
     ["git log", "allow"],
     ["ls > listing.txt", "ask grant=Edit(listing.txt)"],
     ["ls > /dev/null", "allow"],
-    ["echo 'unterminated", "ask unparsable"],
+    [
+      "echo 'unterminated",
+      "deny Shell(rm -rf /*) `rm -rf /*`, and this line could run it: what it runs cannot be " +
+      "told before it runs (the line does not parse: the command line has a syntax error)",
+    ],
   ];
   for (const [line, want] of golden) assertEquals(await verdict(rules, line), want, line);
+  // Without a Shell deny rule, a line that does not parse is asked.
+  assertEquals(await verdict([rule("Shell(ls *)", "allow")], "ls 'x"), "ask unparsable");
   // A deny rule still refuses an unparsable line that names it.
   assertEquals(
     await verdict([rule("Shell(*rm -rf*)", "deny")], "rm -rf / 'x"),
@@ -192,7 +198,11 @@ Deno.test("evaluateRules: deny and ask rules see through wrappers and shell -c c
     ["git rm file", "allow"],
     ["sudo ls", "allow"],
     ["bash -c 'ls -la'", "allow"],
-    [`bash -c "echo 'open"`, "ask unparsable"],
+    [
+      `bash -c "echo 'open"`,
+      "deny Shell(rm *) `rm *`, and this line could run it: what it runs cannot be told before " +
+      "it runs (the line does not parse: the code run by `bash` does not parse)",
+    ],
   ];
   for (const [line, want] of golden) assertEquals(await verdict(rules, line), want, line);
 });

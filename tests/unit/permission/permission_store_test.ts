@@ -173,7 +173,9 @@ Deno.test("approval runtime: deny rules hold in yolo; unparsable lines are refus
     assert(!denied.approved && denied.denial?.rule === "Shell(rm *)");
     assert(!denied.approved && denied.denial!.message.includes("Reason: use trash"));
     const unparsable = await run("echo 'open");
-    assert(!unparsable.approved && unparsable.denial?.rule === null);
+    // A line the parser cannot read could run anything: every Shell deny rule refuses it.
+    assert(!unparsable.approved && unparsable.denial?.rule === "Shell(rm *)");
+    assert(!unparsable.approved && unparsable.denial!.message.includes("does not parse"));
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -15,7 +15,7 @@ import {
   shellConfinementStatus,
   warnOnce,
 } from "../../../lib/sandbox/setup.ts";
-import type { ControlPath } from "../../../lib/tooling/control_paths.ts";
+import { type ControlPath, projectControlPaths } from "../../../lib/tooling/control_paths.ts";
 import { type AccessKind, FULL_SCOPE, type PermissionScope } from "../../../lib/tooling/scope.ts";
 import { assert, assertEquals, assertStringIncludes, assertThrows } from "../../helpers/assert.ts";
 import { childCacheEnv, denoDir, MAIN_TS, toolCallLine } from "../../helpers/kimi_process.ts";
@@ -164,41 +164,50 @@ Deno.test("bwrapArgv: exact argument vector, secrets hidden only where visible",
         .flatMap((f) => ["--dev-bind", "/dev/null", f!]),
     ];
     const run = Deno.statSync("/run").isDirectory ? ["--tmpfs", "/run"] : [];
-    assertEquals(bwrapArgv(plan, ["bash", "-c", "true"], { cwd: work, shareDir: share }), [
-      "bwrap",
-      "--die-with-parent",
-      "--unshare-pid",
-      "--unshare-net",
-      ...unset,
-      "--ro-bind",
-      "/",
-      "/",
-      "--dev",
-      "/dev",
-      "--proc",
-      "/proc",
-      "--tmpfs",
-      "/tmp",
-      ...run,
-      "--bind",
-      work,
-      work,
-      // The share dir is read-only, its secrets masked (parents first).
-      "--ro-bind",
-      share,
-      share,
-      "--dev-bind",
-      "/dev/null",
-      `${share}/config.toml`,
-      "--tmpfs",
-      `${share}/credentials`,
-      "--chdir",
-      work,
-      "--",
-      "bash",
-      "-c",
-      "true",
-    ]);
+    // (The host's own sockets are left out: they depend on what else runs on the machine.)
+    const noHostSockets = () => [];
+    assertEquals(
+      bwrapArgv(plan, ["bash", "-c", "true"], {
+        cwd: work,
+        shareDir: share,
+        hostSockets: noHostSockets,
+      }),
+      [
+        "bwrap",
+        "--die-with-parent",
+        "--unshare-pid",
+        "--unshare-net",
+        ...unset,
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
+        ...run,
+        "--bind",
+        work,
+        work,
+        // The share dir is read-only, its secrets masked (parents first).
+        "--ro-bind",
+        share,
+        share,
+        "--dev-bind",
+        "/dev/null",
+        `${share}/config.toml`,
+        "--tmpfs",
+        `${share}/credentials`,
+        "--chdir",
+        work,
+        "--",
+        "bash",
+        "-c",
+        "true",
+      ],
+    );
 
     // Share dir under the private /tmp and not bound: nothing to hide, no mount points made.
     // A read-only work dir under /tmp is bound back read-only; network kept when allowed.
@@ -212,30 +221,38 @@ Deno.test("bwrapArgv: exact argument vector, secrets hidden only where visible",
       scope: fakeScope({ writable: [], net: true }),
     });
     assertEquals(roPlan.writable, []);
-    assertEquals(bwrapArgv(roPlan, ["sh"], { cwd: work, shareDir: other, bwrap: "/b/bwrap" }), [
-      "/b/bwrap",
-      "--die-with-parent",
-      "--unshare-pid",
-      ...unset,
-      "--ro-bind",
-      "/",
-      "/",
-      "--dev",
-      "/dev",
-      "--proc",
-      "/proc",
-      "--tmpfs",
-      "/tmp",
-      "--ro-bind",
-      work,
-      work,
-      // Network on: /run stays, but not the per-user runtime dirs and host control sockets.
-      ...hostSockets,
-      "--chdir",
-      work,
-      "--",
-      "sh",
-    ]);
+    assertEquals(
+      bwrapArgv(roPlan, ["sh"], {
+        cwd: work,
+        shareDir: other,
+        bwrap: "/b/bwrap",
+        hostSockets: noHostSockets,
+      }),
+      [
+        "/b/bwrap",
+        "--die-with-parent",
+        "--unshare-pid",
+        ...unset,
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
+        "--ro-bind",
+        work,
+        work,
+        // Network on: /run stays, but not the per-user runtime dirs and host control sockets.
+        ...hostSockets,
+        "--chdir",
+        work,
+        "--",
+        "sh",
+      ],
+    );
   } finally {
     await Deno.remove(root, { recursive: true });
   }
@@ -753,6 +770,140 @@ Deno.test({
       assertStringIncludes(openText, "hiding them needs bubblewrap (bwrap) confinement");
     } finally {
       await e.cleanup();
+    }
+  },
+});
+
+Deno.test({
+  name: "bwrapArgv: a project's rules file cannot be written, replaced or created from inside",
+  ignore: !HAVE_BWRAP,
+  async fn() {
+    const root = await tempDir("/var/tmp");
+    try {
+      const share = `${root}/share`;
+      await Deno.mkdir(share);
+      const run = async (work: string, script: string) => {
+        const plan = planConfinement({
+          workDir: work,
+          additionalDirs: [],
+          shareDir: share,
+          scope: fakeScope({ writable: [work], net: false }),
+        });
+        const argv = bwrapArgv(plan, ["bash", "-c", script], {
+          cwd: work,
+          shareDir: share,
+          bwrap: BWRAP!,
+          controlPaths: projectControlPaths(work),
+        });
+        const out = await new Deno.Command(argv[0], { args: argv.slice(1), stderr: "piped" })
+          .output();
+        assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
+        return new TextDecoder().decode(out.stdout);
+      };
+      // The file exists: every way of changing it fails, the rest of the work dir is writable.
+      const work = `${root}/work`;
+      await Deno.mkdir(`${work}/.kimi`, { recursive: true });
+      await Deno.writeTextFile(`${work}/.kimi/config.toml`, "# rules\n");
+      const text = await run(
+        work,
+        [
+          "echo evil >> .kimi/config.toml 2>/dev/null || echo append-denied",
+          "cp /dev/null .kimi/config.toml 2>/dev/null || echo cp-denied",
+          "mv .kimi .kimi-old 2>/dev/null || echo rename-denied",
+          "touch .kimi/other 2>/dev/null || echo sibling-denied",
+          "ln -sf /tmp/x .kimi/config.toml 2>/dev/null || echo ln-denied",
+          "echo ok > notes.txt && echo work-writable",
+        ].join("\n"),
+      );
+      assertEquals(text.trim().split("\n"), [
+        "append-denied",
+        "cp-denied",
+        "rename-denied",
+        "sibling-denied",
+        "ln-denied",
+        "work-writable",
+      ]);
+      assertEquals(await Deno.readTextFile(`${work}/.kimi/config.toml`), "# rules\n");
+      // Neither the file nor its folder exists: they cannot be created.
+      const bare = `${root}/bare`;
+      await Deno.mkdir(bare);
+      const created = await run(
+        bare,
+        "mkdir -p .kimi 2>/dev/null; echo '[permission]' > .kimi/config.toml 2>/dev/null || " +
+          "echo create-denied",
+      );
+      assertEquals(created.trim(), "create-denied");
+      assert(!(await exists(`${bare}/.kimi/config.toml`, { noFollow: true })));
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "bwrapArgv: without the network, host services on Unix sockets outside the work dir are unreachable",
+  ignore: !HAVE_BWRAP,
+  async fn() {
+    const root = await tempDir("/var/tmp");
+    const servers: Deno.Listener[] = [];
+    try {
+      const work = `${root}/work`;
+      const share = `${root}/share`;
+      const home = `${root}/home/.docker/run`;
+      for (const d of [work, share, home]) await Deno.mkdir(d, { recursive: true });
+      // A rootless docker's socket in the home dir, and the project's own socket.
+      const outside = `${home}/docker.sock`;
+      const inside = `${work}/app.sock`;
+      for (const path of [outside, inside]) {
+        const l = Deno.listen({ transport: "unix", path });
+        servers.push(l);
+        (async () => {
+          for await (const conn of l) {
+            await conn.write(new TextEncoder().encode("hello\n")).catch(() => {});
+            conn.close();
+          }
+        })();
+      }
+      const plan = planConfinement({
+        workDir: work,
+        additionalDirs: [],
+        shareDir: share,
+        scope: fakeScope({ writable: [work], net: false }),
+      });
+      // A client: Deno itself (no imports: nothing to download), its cache on the private /tmp.
+      const client = "const c = await Deno.connect({ transport: 'unix', path: Deno.args[0] }); " +
+        "const b = new Uint8Array(16); const n = await c.read(b); " +
+        "console.log(new TextDecoder().decode(b.subarray(0, n ?? 0)).trim());";
+      const probe = (path: string) =>
+        `DENO_DIR=/tmp/deno-dir DENO_NO_UPDATE_CHECK=1 ${Deno.execPath()} eval --quiet ` +
+        `"${client}" ${path} 2>/dev/null || echo refused`;
+      const argv = bwrapArgv(plan, ["bash", "-c", `${probe(outside)}; ${probe(inside)}`], {
+        cwd: work,
+        shareDir: share,
+        bwrap: BWRAP!,
+      });
+      const out = await new Deno.Command(argv[0], { args: argv.slice(1), stderr: "piped" })
+        .output();
+      assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
+      assertEquals(new TextDecoder().decode(out.stdout).trim().split("\n"), ["refused", "hello"]);
+      // With the network on, the same socket stays reachable (only control sockets are hidden).
+      const netPlan = planConfinement({
+        workDir: work,
+        additionalDirs: [],
+        shareDir: share,
+        scope: fakeScope({ writable: [work], net: true }),
+      });
+      const netArgv = bwrapArgv(netPlan, ["bash", "-c", probe(outside)], {
+        cwd: work,
+        shareDir: share,
+        bwrap: BWRAP!,
+      });
+      const netOut = await new Deno.Command(netArgv[0], { args: netArgv.slice(1) }).output();
+      assertEquals(new TextDecoder().decode(netOut.stdout).trim(), "hello");
+    } finally {
+      for (const l of servers) l.close();
+      await Deno.remove(root, { recursive: true });
     }
   },
 });

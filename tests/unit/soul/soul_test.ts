@@ -5,7 +5,7 @@ import { ApprovalRuntime, ApprovalState } from "../../../lib/soul/approval.ts";
 import { Context } from "../../../lib/soul/context.ts";
 import { MaxStepsReached, RunCancelled } from "../../../lib/soul/errors.ts";
 import { runTurn } from "../../../lib/soul/run_turn.ts";
-import { KimiSoul } from "../../../lib/soul/soul.ts";
+import { INTERRUPTED_BY_USER, KimiSoul } from "../../../lib/soul/soul.ts";
 import { Toolset } from "../../../lib/soul/toolset.ts";
 import { toolOk } from "../../../lib/tooling/result.ts";
 import type { Tool } from "../../../lib/tooling/tool.ts";
@@ -160,7 +160,7 @@ Deno.test("soul: max steps raises before the next StepBegin and TurnEnd is still
   assertEquals(msgs[msgs.length - 1].type, "TurnEnd");
 });
 
-Deno.test("soul: cancel kills running tools, keeps context clean, emits TurnEnd", async () => {
+Deno.test("soul: cancel kills running tools, keeps context clean (the prompt, then the interruption marker), emits TurnEnd", async () => {
   const { soul, log, context } = await setup([
     { parts: [call("a", "Sleep", { ms: 5000, tag: "a" })] },
   ]);
@@ -174,7 +174,8 @@ Deno.test("soul: cancel kills running tools, keeps context clean, emits TurnEnd"
   assertEquals(log, ["start a", "killed a"]);
   assertEquals(msgs[msgs.length - 1].type, "TurnEnd");
   assert(!msgs.some((m) => m.type === "StepInterrupted"));
-  assertEquals(context.history.map((m) => m.role), ["user"]);
+  assertEquals(context.history.map((m) => m.role), ["user", "user"]);
+  assertEquals(context.history[1].content, [{ type: "text", text: INTERRUPTED_BY_USER }]);
 });
 
 Deno.test("soul: unknown tool and bad JSON get the reference messages", async () => {

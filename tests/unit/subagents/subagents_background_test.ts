@@ -137,9 +137,22 @@ Deno.test("print: Agent(run_in_background) runs as an agent task; TaskList/TaskO
     assertEquals(spec.session_id, session.split("/").pop());
     const meta = JSON.parse(await Deno.readTextFile(`${session}/subagents/${agentId}/meta.json`));
     assertEquals([meta.status, meta.last_task_id], ["idle", taskId]);
+    // The instance's output file is the reference's transcript: stage lines, the streamed
+    // text, then the summary.
     assertEquals(
       await Deno.readTextFile(`${session}/subagents/${agentId}/output`),
-      LONG_SUMMARY,
+      [
+        "[stage] runner_started",
+        "[stage] agent_built",
+        "[stage] context_restored",
+        "[stage] context_ready",
+        "[stage] run_soul_start",
+        `${LONG_SUMMARY}[stage] run_soul_finished`,
+        "",
+        "[summary]",
+        LONG_SUMMARY,
+        "",
+      ].join("\n"),
     );
     // The subagent's own wire log has its turn; the parent saw no SubagentEvent for it.
     const childWire = await Deno.readTextFile(`${session}/subagents/${agentId}/wire.jsonl`);

@@ -185,14 +185,15 @@ Deno.test("approval rule choices: fields and approve_always only from wire 1.11"
   assertEquals(filterForVersion(null, resp)!.payload.response, "approve_always");
 });
 
-Deno.test("Notification events exist from 1.12 on", () => {
+Deno.test("Notification events exist from 1.10 on, as the reference sends them", () => {
   const note = {
     type: "Notification",
     payload: { id: "n1", category: "task", type: "task.completed", title: "t" },
   };
-  assertEquals(knowsType(v("1.11"), "Notification"), false);
-  assertEquals(filterForVersion(v("1.10"), note), null);
-  assertEquals(filterForVersion(v("1.11"), note), null);
+  assertEquals(knowsType(v("1.9"), "Notification"), false);
+  assertEquals(filterForVersion(v("1.9"), note), null);
+  assertEquals(filterForVersion(v("1.10"), note), note);
+  assertEquals(filterForVersion(v("1.11"), note), note);
   assertEquals(filterForVersion(v("1.12"), note), note);
   assertEquals(filterForVersion(null, note), note);
 });

@@ -12,8 +12,13 @@ import type { ShellContext } from "../shell_context.ts";
 import { style } from "../theme.ts";
 import type { ShellCommand } from "./command.ts";
 
-/** Where problems are reported. */
-export const FEEDBACK_URL = "https://github.com/MoonshotAI/kimi-cli/issues";
+/**
+ * Where problems with this build are reported: to its own maintainers, never to the upstream
+ * Python project's tracker (which does not know this program).
+ */
+export const FEEDBACK_WHERE = "Report problems with this build (kimi for Deno, a TypeScript " +
+  "re-implementation, not the Python Kimi Code CLI) to the people you got it from, not to the " +
+  "Python project's issue tracker.";
 
 /** Log lines included in the export. */
 const LOG_LINES = 200;
@@ -102,7 +107,7 @@ export const feedbackCommand: ShellCommand = {
     ctx.print(
       [
         style.bold("Send feedback"),
-        `  Report bugs and ideas at ${FEEDBACK_URL}`,
+        `  ${FEEDBACK_WHERE}`,
         "  Say what you did, what you expected and what happened; attach the file below.",
         `  ${saved}`,
         `  To share a conversation too: /export writes it as Markdown.`,
