@@ -47,8 +47,30 @@ export interface ProbeOptions {
 
 const NPM_PATH = /\/npm\/[^/]+\/((?:@[^/]+\/)?[^/]+)\/([^/]+)\//;
 
-/** Run a script under `--inspect-wait` and report which modules V8 compiled. */
+/** The DevTools session with the probed process failed before its program ran. */
+export class InspectorSessionError extends Error {
+  /** Create the error. */
+  constructor(message: string) {
+    super(message);
+    this.name = "InspectorSessionError";
+  }
+}
+
+/**
+ * Run a script under `--inspect-wait` and report which modules V8 compiled. A DevTools session
+ * that fails before the program ran (the inspector's socket, not the program) is tried once more
+ * with a fresh process: what the program loads is then still observed whole.
+ */
 export async function probeModules(opts: ProbeOptions): Promise<ModuleProbe> {
+  try {
+    return await probeOnce(opts);
+  } catch (e) {
+    if (!(e instanceof InspectorSessionError)) throw e;
+    return await probeOnce(opts);
+  }
+}
+
+async function probeOnce(opts: ProbeOptions): Promise<ModuleProbe> {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "--inspect-wait=127.0.0.1:0", ...opts.denoFlags, ...opts.scriptArgs],
     cwd: opts.cwd,
@@ -88,11 +110,19 @@ export async function probeModules(opts: ProbeOptions): Promise<ModuleProbe> {
 
   const urls = new Set<string>();
   const socket = new WebSocket(wsUrl);
-  const closed = new Promise<void>((resolve) => {
-    socket.onclose = () => resolve();
-    socket.onerror = () => resolve();
-  });
   const debuggerEnabled = Promise.withResolvers<void>();
+  const closed = new Promise<void>((resolve) => {
+    const gone = () => {
+      // A session that ends before the debugger answered would leave the probe waiting forever.
+      debuggerEnabled.reject(
+        new InspectorSessionError(`The inspector session at ${wsUrl} ended before it was set up`),
+      );
+      resolve();
+    };
+    socket.addEventListener("close", gone);
+    socket.addEventListener("error", gone);
+  });
+  debuggerEnabled.promise.catch(() => {});
   let enableId = -1;
   socket.onmessage = (ev) => {
     const msg = JSON.parse(String(ev.data));
@@ -101,16 +131,39 @@ export async function probeModules(opts: ProbeOptions): Promise<ModuleProbe> {
     // Deno keeps the process alive until the debugger disconnects once the program is done.
     else if (msg.method === "Runtime.executionContextDestroyed") socket.close();
   };
-  await new Promise<void>((resolve, reject) => {
-    socket.onopen = () => resolve();
-    socket.onerror = () => reject(new Error(`Could not attach to the inspector at ${wsUrl}`));
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      socket.onopen = () => resolve();
+      socket.onerror = () =>
+        reject(new InspectorSessionError(`Could not attach to the inspector at ${wsUrl}`));
+    });
+  } catch (e) {
+    clearTimeout(timer);
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already gone */ }
+    await child.status;
+    await drain;
+    await stdoutPromise;
+    throw e;
+  }
   let id = 0;
   const send = (method: string) => socket.send(JSON.stringify({ id: ++id, method }));
   send("Runtime.enable");
   send("Debugger.enable");
   enableId = id;
-  await debuggerEnabled.promise;
+  try {
+    await debuggerEnabled.promise;
+  } catch (e) {
+    clearTimeout(timer);
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already gone */ }
+    await child.status;
+    await drain;
+    await stdoutPromise;
+    throw e;
+  }
   send("Runtime.runIfWaitingForDebugger");
 
   const status = await child.status;
