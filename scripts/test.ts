@@ -15,14 +15,14 @@ import { SPAWNED_NPM_PACKAGES } from "../tests/helpers/npm_servers.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
-/** Every `.ts` file under `dirs` (relative to the repo root), sorted. */
+/** Every `.ts`/`.tsx` file under `dirs` (relative to the repo root), sorted. */
 async function tsFiles(dirs: string[]): Promise<string[]> {
   const out: string[] = [];
   const walk = async (dir: string): Promise<void> => {
     for await (const e of Deno.readDir(`${ROOT}${dir}`)) {
       const rel = `${dir}/${e.name}`;
       if (e.isDirectory) await walk(rel);
-      else if (e.isFile && e.name.endsWith(".ts")) out.push(rel);
+      else if (e.isFile && /\.tsx?$/.test(e.name)) out.push(rel);
     }
   };
   for (const dir of dirs) await walk(dir);

@@ -15,6 +15,8 @@ import { VERSION } from "../version.ts";
 import { resolvePath, rootCommand, UsageError, validateOptions } from "./options.ts";
 import { registerMcpCommands } from "./mcp_commands.ts";
 import { registerAuthCommands } from "./auth_commands.ts";
+import { registerWebCommands } from "./web_commands.ts";
+import { registerVisCommand } from "./vis_command.ts";
 import { registerPluginCommands } from "./plugin_commands.ts";
 
 /** The answer of the deprecated `kimi --acp` (reference §12); the exit code is 1. */
@@ -116,6 +118,12 @@ export async function main(args: string[]): Promise<number> {
     result = r;
   });
   registerAuthCommands(program, (r) => {
+    result = r;
+  });
+  registerWebCommands(program, () => validateOptions(program.opts(), Deno.cwd()), (r) => {
+    result = r;
+  });
+  registerVisCommand(program, (r) => {
     result = r;
   });
   registerPluginCommands(program, (r) => {

@@ -18,6 +18,7 @@ import type { CliOptions } from "./options.ts";
 import { UsageError } from "./options.ts";
 import { loadRunMcpServers, type RunResources } from "./mcp_run.ts";
 import { fatalErrorText } from "./fatal_error.ts";
+import type { ShellSwitch } from "../ui/shell/commands/command.ts";
 import { findGitBash, processGitBashSearch } from "../process/shell_info.ts";
 import { cliControlPaths } from "./cli_control_paths.ts";
 import { BackgroundTaskManager } from "../background/task_manager.ts";
@@ -202,12 +203,15 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     }
   }
 
+  const handoff: ShellHandoff = {};
+  let code: number;
   try {
-    return await withLogSession(
+    code = await withLogSession(
       id,
       () =>
         runUI(opts, { config, path: configPath }, session, resumed, run, locks, {
           newSessionNote,
+          handoff,
         }),
     );
   } finally {
@@ -222,6 +226,32 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     }
     await locks.releaseAll();
   }
+  if (handoff.switchTo === "web" && handoff.session) {
+    // `/web`: the session (kept only when it holds something) goes to the browser
+    const kept = await Deno.stat(handoff.session.dir).then(() => true, () => false);
+    const { runWebFromShell } = await import("./run_web.ts");
+    return await runWebFromShell(opts, kept ? handoff.session.id : null);
+  }
+  if (handoff.switchTo === "vis" && handoff.session) {
+    // `/vis`: the session's records in the tracing viewer (the viewer lists all when it is empty)
+    const kept = await Deno.stat(handoff.session.dir).then(() => true, () => false);
+    const { runVis } = await import("./vis_run.ts");
+    return await runVis({
+      sessionId: kept ? handoff.session.id : undefined,
+      host: "127.0.0.1",
+      port: 5495,
+      open: true,
+    });
+  }
+  return code;
+}
+
+/** What the shell hands over when it ends with `/web` or `/vis`. */
+interface ShellHandoff {
+  /** The front end to start. */
+  switchTo?: ShellSwitch;
+  /** The session in use when the shell ended. */
+  session?: Session;
 }
 
 /** The session locks this run holds: the current session's, swapped when the shell switches. */
@@ -274,7 +304,7 @@ async function runUI(
   resumed: boolean,
   run: RunResources,
   locks: SessionLocks,
-  extra: { newSessionNote?: string } = {},
+  extra: { newSessionNote?: string; handoff?: ShellHandoff } = {},
 ): Promise<number> {
   const config = loaded.config;
   const getEnv = await withDiscoveredModel(config, opts.model, safeGetEnv);
@@ -390,6 +420,10 @@ async function runUI(
       });
       code = shell.code;
       session = shell.session;
+      if (extra.handoff && shell.switchTo) {
+        extra.handoff.switchTo = shell.switchTo;
+        extra.handoff.session = shell.session;
+      }
     }
   }
   await runSessionEnd((run.app ?? app).hooks);

@@ -1,6 +1,6 @@
 /**
  * `deno task bench`: bundles kimi (`scripts/bundle.ts`, into a temp dir), runs the startup and
- * tool-loop benchmarks from the source and from the bundle, the wire and ACP benchmarks (and
+ * tool-loop benchmarks from the source and from the bundle, the wire, ACP and web benchmarks (and
  * `scripts/bench/tools.ts` when present), then prints one Markdown report with the issue's
  * budgets marked met or missed, followed by an import-cost breakdown that explains the startup
  * figures. Every figure has its empty-script baseline measured in the same run.
@@ -37,6 +37,7 @@ import {
   swarmMarkdown,
 } from "./swarm.ts";
 import { acpMarkdown, runAcpBench } from "./acp.ts";
+import { runWebBench, webMarkdown } from "./web.ts";
 
 /** One budget from the issue and the measured median. */
 export interface BudgetCheck {
@@ -110,8 +111,12 @@ if (import.meta.main) {
     ? null
     : await runWireBench(quick ? { runs: 5, warmup: 2, turnRuns: 1 } : {});
   const acp = startupOnly ? null : await runAcpBench(quick ? { runs: 5, warmup: 2 } : {});
+  const web = startupOnly
+    ? null
+    : await runWebBench(quick ? { runs: 3, sessions: 20, lines: 5000 } : {});
   const tools = startupOnly ? undefined : await runOptionalTools();
   const session = startupOnly ? undefined : await runOptionalTools("session.ts");
+  const page = startupOnly ? undefined : await runOptionalTools("page.ts");
   const replayArg = Deno.args.find((a) => a.startsWith("--replay-mb="));
   const wireMemory = startupOnly ? null : await runWireMemoryBench({
     replayMb: replayArg ? Number(replayArg.split("=")[1]) : undefined,
@@ -208,6 +213,14 @@ if (import.meta.main) {
       format: formatMb,
       notComparable: fallback,
     },
+    ...(web
+      ? [{
+        name: "`kimi web`: RSS per idle session beyond the first",
+        budget: 2 * MB,
+        value: web.perSession,
+        format: formatMb,
+      }]
+      : []),
     {
       name: "First request body (system prompt + tool schemas)",
       budget: 30 * 1024,
@@ -232,8 +245,12 @@ if (import.meta.main) {
       ? [`## Wire (\`kimi --wire\` driven by \`KimiWireClient\`)\n\n${wireMarkdown(wire)}`]
       : []),
     ...(acp ? [`## ACP (\`kimi acp\` driven by the ACP SDK client)\n\n${acpMarkdown(acp)}`] : []),
+    ...(web
+      ? [`## Web (\`kimi web\` driven over HTTP and WebSockets)\n\n${webMarkdown(web)}`]
+      : []),
     ...(tools ? [`## Tools\n\n${tools}`] : []),
     ...(session ? [`## Sessions\n\n${session}`] : []),
+    ...(page ? [`## Web page (\`kimi web\` in headless chromium)\n\n${page}`] : []),
     ...(wireMemory
       ? [`## Big turns in little memory (\`kimi --wire\`)\n\n${wireMemoryMarkdown(wireMemory)}`]
       : []),

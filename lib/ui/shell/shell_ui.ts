@@ -40,6 +40,7 @@ import { LineEditor, type ReadResult, truncateRow, type TurnInputHandlers } from
 import { loadMarkdown } from "./markdown.ts";
 import { promptApproval, promptQuestions } from "./request_prompts.ts";
 import { findShellCommand, refreshManagedModels, SHELL_COMMANDS } from "./shell_commands.ts";
+import type { ShellSwitch } from "./commands/command.ts";
 import type { ShellContext } from "./shell_context.ts";
 import { runSetup } from "./setup_wizard.ts";
 import { formatStatusLine } from "./status_line.ts";
@@ -79,6 +80,8 @@ export interface ShellResult {
   code: number;
   /** The session in use at exit. */
   session: Session;
+  /** The front end to hand the session to (`/web`), if any. */
+  switchTo?: ShellSwitch;
 }
 
 /** Run the shell until the user exits. */
@@ -123,6 +126,8 @@ class Shell implements ShellContext {
   #stopNotifications: (() => void) | null = null;
   /** The last turn failed (a `-p` run then exits 1). */
   #turnFailed = false;
+  /** Set by `/web`: the front end the session goes to when the shell ends. */
+  #switchTo: ShellSwitch | undefined;
 
   constructor(app: KimiApp, term: Terminal, opts: ShellOptions) {
     this.app = app;
@@ -223,8 +228,8 @@ class Shell implements ShellContext {
         if (this.#lastWithContent) session = this.#lastWithContent;
       }
     }
-    this.print(style.dim("Bye!"));
-    return { code: 0, session };
+    if (!this.#switchTo) this.print(style.dim("Bye!"));
+    return { code: 0, session, switchTo: this.#switchTo };
   }
 
   /** Run one entered line: a shell command, a slash command or a turn. */
@@ -241,7 +246,12 @@ class Shell implements ShellContext {
       const shellCmd = findShellCommand(cmd.name);
       if (shellCmd) {
         try {
-          if (await shellCmd.run(this, cmd.args) === "exit") return "exit";
+          const outcome = await shellCmd.run(this, cmd.args);
+          if (outcome === "exit") return "exit";
+          if (outcome) {
+            this.#switchTo = outcome.switchTo;
+            return "exit";
+          }
         } catch (err) {
           this.print(style.error(`/${cmd.name} failed: ${(err as Error).message}`));
         }
