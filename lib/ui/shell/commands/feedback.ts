@@ -179,8 +179,7 @@ export function failureLine(outcome: FeedbackOutcome): string | null {
 export const feedbackCommand: ShellCommand = {
   name: "feedback",
   aliases: [],
-  description: "Submit feedback to Kimi Code when signed in; otherwise where to report a " +
-    "problem, with a diagnostics export to attach",
+  description: "Send feedback to Kimi Code (when signed in), else how to report a problem",
   async run(ctx) {
     const login = kimiCodeLogin(ctx);
     if (!login) return await reportWhere(ctx);
