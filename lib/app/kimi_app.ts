@@ -47,6 +47,8 @@ import {
 import { createSubagentService } from "./subagent_wiring.ts";
 import { SubagentManager } from "../subagents/service.ts";
 import { loadAgentTools, prefetchBuiltinTools } from "./tool_loading.ts";
+import { loadPlugins, withPluginAgents } from "./plugin_loading.ts";
+import { pluginPromptSections } from "../plugins/bundle.ts";
 import { ApprovalRuntime, ApprovalState } from "../soul/approval.ts";
 import { PermissionRuleSet } from "../permission/rule_set.ts";
 import { ruleLocation } from "../permission/rules.ts";
@@ -88,6 +90,9 @@ function oauthAccessToken(
     return await tokenManagerFor(shareDir, getEnv).accessToken(key);
   };
 }
+
+/** Environment variable overriding the 120 s timeout of plugin tool calls (seconds). */
+export const PLUGIN_TIMEOUT_ENV = "KIMI_PLUGIN_TOOL_TIMEOUT_S";
 
 /** Options of {@link KimiApp.create}. */
 export interface KimiAppOptions {
@@ -140,6 +145,8 @@ export interface KimiAppOptions {
   configFile?: string | null;
   /** Reports problems with approval rules at start-up (default: the log only). */
   reportRules?: (line: string) => void;
+  /** Reports plugins that are not loaded (changed, not installed) at start-up (default: log). */
+  reportPlugins?: (line: string) => void;
   /**
    * Control paths beyond the share dir's and the agent's, by source (e.g. `cli`: the
    * `--config-file` and `--mcp-config-file`s in use).
@@ -289,7 +296,7 @@ export class KimiApp {
     if (llmResult.status === "rejected") throw llmResult.reason;
     if (agentResult.status === "rejected") throw agentResult.reason;
     const llm = llmResult.value;
-    const agent = agentResult.value;
+    let agent = agentResult.value;
     controls.register("agent", agentControlPaths(agent));
 
     const state = session.state;
@@ -324,13 +331,33 @@ export class KimiApp {
     // The agent's tool modules load while skills, context and the rest are set up.
     prefetchBuiltinTools(agent.tools.filter((name) => !disabled.has(name)));
 
+    // Installed plugins: tools (after the agent's own), and what enabled bundles bring.
+    const pluginTimeout = Number(opts.getEnv(PLUGIN_TIMEOUT_ENV) ?? "");
+    const plugins = await loadPlugins({
+      shareDir: session.shareDir,
+      controls,
+      timeoutMs: pluginTimeout > 0 ? pluginTimeout * 1000 : undefined,
+      hostValues: async () => {
+        const p = resolved.provider;
+        const apiKey = p.oauth
+          ? await oauthAccessToken(session.shareDir, p.oauth.key, opts.getEnv)().catch(() => "")
+          : p.api_key;
+        return {
+          ...(apiKey ? { api_key: apiKey } : {}),
+          ...(p.base_url ? { base_url: p.base_url } : {}),
+        };
+      },
+    });
+    for (const line of plugins.problems) opts.reportPlugins?.(line);
+    agent = withPluginAgents(agent, plugins.bundles.agents);
     const skills = await loadSkills({
       workDir: session.workDir,
       home: opts.getEnv("HOME") ?? opts.getEnv("USERPROFILE") ?? null,
       shareDir: session.shareDir,
       skillsDirs: opts.skillsDirs,
       mergeAllAvailable: config.merge_all_available_skills,
-      extraDirs: config.extra_skill_dirs,
+      extraDirs: [...config.extra_skill_dirs, ...plugins.bundles.skillDirs],
+      skipPlugins: plugins.skipped,
       controls: controls.list(),
     });
     const context = await Context.restore(session.contextFile);
@@ -347,7 +374,9 @@ export class KimiApp {
         capabilityNotes: capabilityNotes(runScope),
         controls: controls.list(),
       });
-      await context.writeSystemPrompt(renderSystemPrompt(agent, builtins));
+      const pluginText = pluginPromptSections(plugins.bundles.promptSections);
+      const prompt = renderSystemPrompt(agent, builtins);
+      await context.writeSystemPrompt(pluginText ? `${prompt}\n\n${pluginText}` : prompt);
     }
 
     const toolset = new Toolset();
@@ -396,7 +425,7 @@ export class KimiApp {
       childEnv: () => env.childEnv(), // `env` (the ToolEnv) is built below, before any hook runs
     });
     const mcp = await createMcpManager({
-      servers: opts.mcpServers ?? {},
+      servers: { ...(opts.mcpServers ?? {}), ...plugins.bundles.mcpServers },
       toolset,
       toolCallTimeoutMs: config.mcp.client.tool_call_timeout_ms,
       connectTimeoutMs: config.mcp.client.connect_timeout_ms,
@@ -572,7 +601,10 @@ export class KimiApp {
         thinking,
         getEnv: opts.getEnv,
         writeStdout: opts.writeStdout,
-        loadTools: (names, e) => loadAgentTools(names, e, { disabled, scope }),
+        loadTools: async (names, e) => {
+          const own = await loadAgentTools(names, e, { disabled, scope });
+          return [...own, ...plugins.tools(e, new Set(own.map((t) => t.name)))];
+        },
         renderSystemPrompt: async (spec) =>
           renderSystemPrompt(
             spec,
@@ -589,7 +621,9 @@ export class KimiApp {
     // Settle subagent instances an earlier run left running in the background (their files
     // only; it runs alongside start-up).
     if (env.subagents instanceof SubagentManager) env.subagents.recover().catch(() => {});
-    for (const tool of await loadAgentTools(agent.tools, env, { disabled, scope })) {
+    const ownTools = await loadAgentTools(agent.tools, env, { disabled, scope });
+    for (const tool of ownTools) toolset.add(tool);
+    for (const tool of plugins.tools(env, new Set(ownTools.map((t) => t.name)))) {
       toolset.add(tool);
     }
     offerGoalTools(toolset, goals.current() !== null);

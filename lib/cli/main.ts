@@ -11,6 +11,7 @@ import { VERSION } from "../version.ts";
 import { resolvePath, rootCommand, UsageError, validateOptions } from "./options.ts";
 import { registerMcpCommands } from "./mcp_commands.ts";
 import { registerAuthCommands } from "./auth_commands.ts";
+import { registerPluginCommands } from "./plugin_commands.ts";
 
 /** The answer of the deprecated `kimi --acp` (reference §12); the exit code is 1. */
 export const ACP_FLAG_DEPRECATED =
@@ -77,6 +78,9 @@ export async function main(args: string[]): Promise<number> {
     result = r;
   });
   registerAuthCommands(program, (r) => {
+    result = r;
+  });
+  registerPluginCommands(program, (r) => {
     result = r;
   });
   program.command("export").description("Zip a session (and its log lines) to share diagnostics.")

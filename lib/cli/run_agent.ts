@@ -290,6 +290,7 @@ async function runUI(
     reportMcp: (line) => console.error(line),
     configFile: loaded.path,
     reportRules: (line) => console.error(line),
+    reportPlugins: (line) => console.error(line),
     config,
     session,
     modelAlias: opts.model,

@@ -364,6 +364,9 @@ export async function evaluateRules(opts: EvaluateOptions): Promise<RuleVerdict>
     case "mcp":
       parts.push({ kind: "tool", name: `mcp:${subject.server}:${subject.tool}` });
       break;
+    case "plugin":
+      parts.push({ kind: "tool", name: `plugin:${subject.tool}` });
+      break;
     case "tool":
       parts.push({ kind: "tool", name: opts.sender });
   }

@@ -8,6 +8,7 @@
  * - `WriteFile(src/**)`, `StrReplaceFile(...)`, `Edit(...)`: path globs (relative to the work
  *   dir, absolute, or `~/`); `Edit` covers both file tools and shell redirections to files;
  * - `mcp:server:tool` (globs allowed, e.g. `mcp:github:*`): an MCP server's tool;
+ * - `plugin:tool` (globs allowed, e.g. `plugin:*`): a plugin's tool;
  * - a bare tool name (`TaskStop`, `Shell`): every call of that tool.
  *
  * Loading never throws: bad entries come back as problems with their file and line and are

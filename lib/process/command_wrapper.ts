@@ -16,6 +16,11 @@ export interface WrapOptions {
   readonly cwd: string;
   /** Environment the command gets (already filtered). */
   readonly env: Readonly<Record<string, string>>;
+  /**
+   * Control paths this command may see although a sandbox masks them for others (a plugin's
+   * own config file, which holds the values injected for it). Absolute paths.
+   */
+  readonly reveal?: readonly string[];
 }
 
 /** Rewrites an argument vector (`argv[0]` is the program) into the one actually spawned. */

@@ -307,12 +307,17 @@ export function confinementWrapper(plan: ConfinementPlan, opts: InstallOptions):
   if (!plan.confined) return PASSTHROUGH_WRAPPER;
   return (argv, wrap) => {
     const current = opts.replan?.() ?? plan;
+    const reveal = wrap.reveal ?? [];
     return bwrapArgv(current, argv, {
       cwd: wrap.cwd,
       shareDir: opts.shareDir,
       bwrap: opts.bwrap,
       env: wrap.env,
-      controlPaths: opts.controlPaths?.(),
+      controlPaths: reveal.length === 0
+        ? opts.controlPaths?.()
+        : (opts.controlPaths?.() ?? controlPaths(opts.shareDir)).filter((c) =>
+          !reveal.includes(c.path)
+        ),
     });
   };
 }

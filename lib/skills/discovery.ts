@@ -32,6 +32,8 @@ export interface SkillsRoot {
   dir: string;
   /** Scope of the skills found there. */
   scope: SkillScope;
+  /** Entries of the directory that are not searched (plugins kimi does not load). */
+  skip?: ReadonlySet<string>;
 }
 
 /** Options of {@link resolveSkillsRoots} and {@link loadSkills}. */
@@ -48,6 +50,11 @@ export interface SkillsDiscoveryOptions {
   mergeAllAvailable?: boolean;
   /** `extra_skill_dirs`. */
   extraDirs?: readonly string[];
+  /**
+   * Plugin directories whose skills are not loaded: plugins that are disabled, changed since
+   * they were installed, or not installed by kimi.
+   */
+  skipPlugins?: readonly string[];
   /** Include the built-in skills (default true). */
   builtin?: boolean;
   /** The session's control paths: a skill file leading to a secret one is skipped. */
@@ -119,7 +126,11 @@ export async function resolveSkillsRoots(opts: SkillsDiscoveryOptions): Promise<
   for (const d of opts.extraDirs ?? []) {
     candidates.push({ dir: expandDir(d, opts.home, projectRoot), scope: "extra" });
   }
-  candidates.push({ dir: join(opts.shareDir, "plugins"), scope: "extra" });
+  candidates.push({
+    dir: join(opts.shareDir, "plugins"),
+    scope: "extra",
+    ...(opts.skipPlugins?.length ? { skip: new Set(opts.skipPlugins) } : {}),
+  });
 
   // Existence and real path of every candidate at once; kept in precedence order.
   const reals = await Promise.all(candidates.map(async (c) => {
@@ -183,6 +194,7 @@ export async function discoverSkills(
   const dirSkills: Skill[] = [];
   const flatFiles: Array<[string, string]> = [];
   for (const e of entries) {
+    if (root.skip?.has(e.name)) continue;
     const path = join(root.dir, e.name);
     if ((await pathStatus(path)) === "directory") {
       const md = join(path, "SKILL.md");

@@ -51,7 +51,12 @@ export const SHARE_CONTROL_ENTRIES: readonly {
   { name: "credentials", kind: "dir", what: "kimi's OAuth credentials", secret: true },
   { name: "mcp-oauth", kind: "dir", what: "kimi's MCP OAuth tokens", secret: true },
   { name: "skills", kind: "dir", what: "kimi's user skills", secret: false },
-  { name: "plugins", kind: "dir", what: "kimi's plugin skills", secret: false },
+  {
+    name: "plugins",
+    kind: "dir",
+    what: "kimi's plugins (tools and skills kimi runs)",
+    secret: false,
+  },
 ];
 
 /** The share dir's subdirectory the agent may write (plan files). */

@@ -33,7 +33,8 @@ export type { SessionRun } from "./session_run.ts";
 
 /**
  * What an approval is about, in the form approval rules match: a shell command line, a file
- * change (resolved absolute path), an MCP server's tool, or just the calling tool.
+ * change (resolved absolute path), an MCP server's tool, a plugin's tool, or just the calling
+ * tool.
  */
 export type ApprovalSubject =
   | { kind: "shell"; command: string }
@@ -45,6 +46,8 @@ export type ApprovalSubject =
     access?: "read" | "write";
   }
   | { kind: "mcp"; server: string; tool: string }
+  /** A plugin's tool: rules and session grants name it `plugin:<tool>`. */
+  | { kind: "plugin"; tool: string }
   | { kind: "tool" };
 
 /** What a tool asks the user to approve. */

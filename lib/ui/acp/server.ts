@@ -298,6 +298,7 @@ export class AcpServer {
           reportMcp: (line) => console.error(line),
           configFile: this.#opts.configPath,
           reportRules: (line) => console.error(line),
+          reportPlugins: (line) => console.error(line),
           writeStdout: (line) => console.error(line),
           files: files ?? undefined,
           terminal,

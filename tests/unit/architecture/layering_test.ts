@@ -46,7 +46,7 @@ const RULES: readonly LayerRule[] = [
   {
     name: "a service below the soul imports the soul or above",
     from:
-      /^lib\/(config|session|fs|llm|wire|tooling|permission|mcp|hooks|sandbox|search|web|process|background|agent|skills|flows|assets)\//,
+      /^lib\/(config|session|fs|llm|wire|tooling|permission|mcp|hooks|sandbox|search|web|process|background|agent|skills|flows|assets|plugins)\//,
     to: /^lib\/(soul|subagents|ui|cli|app)\//,
   },
   {

@@ -1,5 +1,4 @@
 import { ControlPathSet } from "../../../lib/tooling/control_paths.ts";
-import { ToolOutputFeed } from "../../../lib/tooling/live_output.ts";
 import { rejectionOf, toolError, toolRejected } from "../../../lib/tooling/result.ts";
 import { isToolRuntimeError, Toolset } from "../../../lib/soul/toolset.ts";
 import * as z from "zod";

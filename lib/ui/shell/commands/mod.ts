@@ -8,6 +8,7 @@ import type { ShellCommand } from "./command.ts";
 import { feedbackCommand } from "./feedback.ts";
 import { forkCommand } from "./fork.ts";
 import { hooksCommand } from "./hooks.ts";
+import { pluginsCommand } from "./plugins.ts";
 import { reloadCommand } from "./reload.ts";
 import { taskCommand } from "./task.ts";
 import { usageCommand } from "./usage.ts";
@@ -19,6 +20,7 @@ export const MORE_SHELL_COMMANDS: readonly ShellCommand[] = [
   taskCommand,
   reloadCommand,
   hooksCommand,
+  pluginsCommand,
   changelogCommand,
   feedbackCommand,
 ];
