@@ -87,12 +87,13 @@ Deno.test(
         const versions = [...skill.matchAll(/protocol version (\d+\.\d+)/g)].map((m) => m[1]);
         assert(versions.length > 0, "the skill names no protocol version");
         for (const v of versions) assertEquals(v, info.wire_protocol_version);
-        // front ends: shell, print, wire and ACP, none said to be missing
+        // front ends: shell, print, wire, ACP and web, none said to be missing
         const frontEnds = skill.split("## Front ends")[1].split("\n## ")[0];
         const listed = [...frontEnds.matchAll(/^- ([A-Za-z ]+):/gm)].map((m) => m[1]);
-        assertEquals(listed, ["Interactive shell", "Print", "Wire", "ACP"]);
+        assertEquals(listed, ["Interactive shell", "Print", "Wire", "ACP", "Web"]);
         assert(
-          commands.includes("acp") && rootHelp.includes("--print") && rootHelp.includes("--wire"),
+          commands.includes("acp") && commands.includes("web") && rootHelp.includes("--print") &&
+            rootHelp.includes("--wire"),
         );
         assert(!/not part of this build|no interactive/i.test(skill), skill);
         // slash commands: every one it names exists, and every one that exists is named
