@@ -444,6 +444,20 @@ export class KimiApp {
       },
       onChange: (goal) => offerGoalTools(toolset, goal !== null),
     });
+    // Shell confinement (bubblewrap) for this session: its command wrapper, a warning when
+    // commands cannot be confined, or a refusal when confinement is required; and the pid
+    // namespace every process the session starts (hooks and MCP servers too) runs in.
+    const shellConfinement = await setupShellConfinement({
+      workDir: session.workDir,
+      additionalDirs: () => session.state.additional_dirs,
+      shareDir: session.shareDir,
+      scope,
+      requireConfinement: config.sandbox.require_shell_confinement,
+      getEnv: opts.getEnv,
+      shellDisabled: disabled.has("Shell"),
+      controlPaths: () => controls.list(),
+      warn: opts.warnShell,
+    });
     // Finished background tasks, told to the root agent at its next step (set up with `env`).
     let taskNotes: TaskNotificationQueue | null = null;
     const hooks = new HookEngine({
@@ -451,6 +465,7 @@ export class KimiApp {
       cwd: session.workDir,
       sessionId: session.id,
       childEnv: () => env.childEnv(), // `env` (the ToolEnv) is built below, before any hook runs
+      spawn: () => shellConfinement.isolation,
     });
     const mcp = await createMcpManager({
       servers: { ...(opts.mcpServers ?? {}), ...plugins.bundles.mcpServers },
@@ -458,6 +473,7 @@ export class KimiApp {
       toolCallTimeoutMs: config.mcp.client.tool_call_timeout_ms,
       connectTimeoutMs: config.mcp.client.connect_timeout_ms,
       childEnv: () => env.childEnv(),
+      spawn: () => shellConfinement.isolation,
       workDir: session.workDir,
       shareDir: session.shareDir,
       scope,
@@ -539,19 +555,6 @@ export class KimiApp {
         }
         : null;
     const bg = config.background;
-    // Shell confinement (bubblewrap) for this session: its command wrapper, a warning when
-    // commands cannot be confined, or a refusal when confinement is required.
-    const shellConfinement = await setupShellConfinement({
-      workDir: session.workDir,
-      additionalDirs: () => session.state.additional_dirs,
-      shareDir: session.shareDir,
-      scope,
-      requireConfinement: config.sandbox.require_shell_confinement,
-      getEnv: opts.getEnv,
-      shellDisabled: disabled.has("Shell"),
-      controlPaths: () => controls.list(),
-      warn: opts.warnShell,
-    });
     const settings = backgroundSettings(bg);
     const tasks = opts.tasks ?? new BackgroundTaskManager(session.dir, settings);
     tasks.updateSettings(settings);
