@@ -18,6 +18,7 @@ import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.
 import { ErrorCode, ListRootsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { log } from "../log.ts";
 import { type CommandWrapper, wrapCommand } from "../process/command_wrapper.ts";
+import { resolveProgram } from "../sandbox/process_isolation.ts";
 import { VERSION } from "../version.ts";
 import { isStdioServer, type McpServerConfig, type RemoteServerConfig } from "./config.ts";
 import type { McpCallResult } from "./result.ts";
@@ -155,6 +156,10 @@ export class McpConnection {
       const cwd = config.cwd ?? this.#opts.workDir;
       const given = [config.command, ...(config.args ?? [])];
       const spawn = this.#opts.spawn?.();
+      // Inside the pid namespace a missing program is bwrap's complaint; say it as a spawn would.
+      if (spawn && resolveProgram(config.command, env.PATH, cwd) === null) {
+        throw new Error(`spawn ${config.command} ENOENT`);
+      }
       const argv = spawn ? wrapCommand(spawn, given, { cwd, env }) : given;
       const t = new StdioClientTransport({
         command: argv[0],

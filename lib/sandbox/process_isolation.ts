@@ -47,6 +47,35 @@ export function pidNamespaceWrapper(bwrap: string, scope: PermissionScope): Comm
   };
 }
 
+/**
+ * Where `program` is found: itself when it names a path (containing `/`; a relative one
+ * from `cwd`), else the first executable file of that name on `path` (a `PATH` value).
+ * `null` when there is none.
+ */
+export function resolveProgram(
+  program: string,
+  path: string | undefined,
+  cwd?: string,
+): string | null {
+  const executable = (p: string) => {
+    try {
+      const st = Deno.statSync(p);
+      return st.isFile && (st.mode === null || (st.mode & 0o111) !== 0);
+    } catch {
+      return false;
+    }
+  };
+  if (program.includes("/")) {
+    const full = program.startsWith("/") || !cwd ? program : `${cwd}/${program}`;
+    return executable(full) ? full : null;
+  }
+  for (const dir of (path || "/usr/local/bin:/usr/bin:/bin").split(":")) {
+    const candidate = `${dir || "."}/${program}`;
+    if (executable(candidate)) return candidate;
+  }
+  return null;
+}
+
 /** What to do about an unusable bwrap so the processes kimi starts are isolated, as one sentence. */
 export function isolationFix(problem: BwrapProblem): string {
   switch (problem) {

@@ -55,3 +55,17 @@ export async function processGone(ref: ProcessRef): Promise<boolean> {
   }
   return true;
 }
+
+/**
+ * Resolves true once the process `ref` names is gone ({@link processGone}), false when it is
+ * still there after `deadlineMs` (generous: a loaded machine may take a moment to reap a
+ * namespace whose parent died).
+ */
+export async function waitProcessGone(ref: ProcessRef, deadlineMs = 30_000): Promise<boolean> {
+  const end = Date.now() + deadlineMs;
+  while (!(await processGone(ref))) {
+    if (Date.now() > end) return false;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return true;
+}

@@ -1,7 +1,8 @@
 /**
  * A small stdio MCP server for tests (`deno run -A tests/helpers/mcp_stdio_server.ts`):
  * `ping` answers `pong:<text>`, `crash` kills the process mid-call, `whoami` returns the pid.
- * Each start appends its pid to `$MCP_PID_FILE` (when set). With `MCP_PEEK=1` it also has
+ * Each start appends `<pid> <pid namespace>` to `$MCP_PID_FILE` (when set; see
+ * `host_processes.ts`: the server runs in a pid namespace of its own). With `MCP_PEEK=1` it also has
  * `peek`, which tries to read another process's `/proc/<pid>/environ` and `/proc/<pid>/mem`
  * (the pid read from the file `pid_file`) and reports what it got.
  *
@@ -12,7 +13,10 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import * as z from "zod";
 
 const pidFile = Deno.env.get("MCP_PID_FILE");
-if (pidFile) await Deno.writeTextFile(pidFile, `${Deno.pid}\n`, { append: true });
+if (pidFile) {
+  const ns = await Deno.readLink("/proc/self/ns/pid");
+  await Deno.writeTextFile(pidFile, `${Deno.pid} ${ns}\n`, { append: true });
+}
 
 const server = new McpServer({ name: "test-stdio", version: "1.0.0" });
 server.registerTool("ping", {
