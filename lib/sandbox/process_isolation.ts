@@ -13,19 +13,20 @@
  */
 import type { CommandWrapper } from "../process/command_wrapper.ts";
 import type { PermissionScope } from "../tooling/scope.ts";
-import type { BwrapLookup, BwrapProblem } from "./bwrap.ts";
+import { type BwrapLookup, type BwrapProblem, capDropArgs } from "./bwrap.ts";
 
 /**
  * The argument vector running `argv` in a new pid namespace with a fresh `/proc` and nothing
- * else changed: `bwrap --die-with-parent --unshare-pid --dev-bind / / --proc /proc
- * [--chdir <cwd>] -- argv...`.
+ * else changed: `bwrap --die-with-parent --unshare-pid --cap-drop <cap>... --dev-bind / /
+ * --proc /proc [--chdir <cwd>] -- argv...` (see {@link DROPPED_CAPABILITIES}).
  */
 export function pidNamespaceArgv(
   bwrap: string,
   argv: readonly string[],
   cwd?: string,
 ): string[] {
-  const out = [bwrap, "--die-with-parent", "--unshare-pid", "--dev-bind", "/", "/"];
+  const out = [bwrap, "--die-with-parent", "--unshare-pid", ...capDropArgs()];
+  out.push("--dev-bind", "/", "/");
   out.push("--proc", "/proc");
   if (cwd) out.push("--chdir", cwd);
   out.push("--", ...argv);

@@ -45,6 +45,11 @@ elif [ -e "/proc/$k/mem" ]; then
 else
   echo "mem=absent"
 fi
+# As root: unmount the fresh /proc (in a mount namespace of its own, never the host's) to
+# look at what lies beneath it.
+unshare --mount --propagation private sh -c \
+  "umount -l /proc 2> /dev/null && test -e /proc/$k/environ && echo umount-escape=visible" \
+  2> /dev/null
 `;
 
 interface Line {
@@ -145,6 +150,7 @@ Deno.test({
         if (!text.includes("environ=unreadable")) leaks.push(`${who}: environ readable`);
         if (!/mem=(absent|unreadable)/.test(text)) leaks.push(`${who}: mem visible`);
         if (text.includes(secret)) leaks.push(`${who}: read kimi's secret`);
+        if (text.includes("umount-escape=visible")) leaks.push(`${who}: unmounted /proc`);
       }
       assertEquals(leaks, [], reports.map(([w, t]) => `${w}: ${t}`).join("\n"));
       assert(!r.stdout.includes(secret), "the secret reached the output");
@@ -153,4 +159,75 @@ Deno.test({
       await sb.cleanup();
     }
   },
+});
+
+Deno.test("without bwrap: one warning names the cause and the fix, kimi info says so, and kimi keeps config secrets out of its own environment", async () => {
+  const sb = await kimiSandbox();
+  const configKey = `sk-config-key-${crypto.randomUUID()}`;
+  const noBwrap = { KIMI_BWRAP_PATH: join(sb.root, "no-such-bwrap") };
+  const probe = join(sb.root, "probe.sh");
+  const pidFile = join(sb.root, "kimi.pid");
+  try {
+    await Deno.writeTextFile(probe, PROBE);
+    const config = await sb.scriptedConfig([
+      toolCallLine("s1", "Shell", { command: `sh ${probe} ${sb.root}` }),
+      toolCallLine("s2", "Shell", { command: "echo second" }),
+      "text: done",
+    ], { hooks: [{ event: "UserPromptSubmit", command: "true" }] });
+    // A provider kimi does not talk to in this run, with a key kimi reads from the config.
+    const written = JSON.parse(await Deno.readTextFile(config));
+    written.providers.other = {
+      type: "kimi",
+      base_url: "http://127.0.0.1:9/v1",
+      api_key: configKey,
+    };
+    await Deno.writeTextFile(config, JSON.stringify(written));
+    const r = await sb.run([
+      "--print",
+      "--yolo",
+      "--output-format",
+      "stream-json",
+      "--config-file",
+      config,
+      "-p",
+      "go",
+    ], {
+      env: noBwrap,
+      onSpawn: (child) => Deno.writeTextFileSync(pidFile, String(child.pid)),
+    });
+    assertEquals(r.code, 0, r.stderr);
+    const warning = "kimi: the processes kimi starts (shell commands, hooks, MCP servers, plugin " +
+      `tools) are not isolated from it: bubblewrap (bwrap) was not found, so they can read ` +
+      "kimi's environment through /proc/<pid>/environ. Install bubblewrap (e.g. apt-get " +
+      "install bubblewrap) to run them in their own pid namespace.";
+    assertEquals(r.stderr.split(warning).length - 1, 1, r.stderr);
+    // Unisolated, the probe reads kimi's environment: the key kimi read from its config is
+    // not in it (kimi never puts a secret into its own environment).
+    const shell = toolResults(r.stdout).get("s1") ?? "<no Shell result>";
+    assertStringIncludes(shell, "environ=readable");
+    assertStringIncludes(shell, "KIMI_BWRAP_PATH=");
+    assert(!shell.includes(configKey), shell);
+    assertStringIncludes(toolResults(r.stdout).get("s2") ?? "", "second");
+
+    const info = async (env: Record<string, string>) => {
+      const out = await sb.run(["info", "--json"], { env });
+      assertEquals(out.code, 0, out.stderr);
+      return JSON.parse(out.stdout).process_isolation;
+    };
+    assertEquals(await info(noBwrap), {
+      isolated: false,
+      bwrap: null,
+      reason: "bubblewrap (bwrap) was not found: processes kimi starts can read kimi's " +
+        "environment through /proc/<pid>/environ. Install bubblewrap (e.g. apt-get install " +
+        "bubblewrap) to run them in their own pid namespace.",
+    });
+    const text = await sb.run(["info"], { env: noBwrap });
+    assertStringIncludes(text.stdout, "child processes: not isolated (bubblewrap (bwrap) was not");
+    if (!SKIP && BWRAP_PROBLEM === null) {
+      const on = await info({});
+      assertEquals([on.isolated, on.bwrap], [true, BWRAP]);
+    }
+  } finally {
+    await sb.cleanup();
+  }
 });

@@ -1,7 +1,7 @@
 import { exists } from "../../../lib/fs/exists.ts";
 import { stringify as stringifyToml } from "smol-toml";
 import { PASSTHROUGH_WRAPPER, wrapCommand } from "../../../lib/process/command_wrapper.ts";
-import { BWRAP_PATH_ENV, findBwrap, probeBwrap } from "../../../lib/sandbox/bwrap.ts";
+import { BWRAP_PATH_ENV, capDropArgs, findBwrap, probeBwrap } from "../../../lib/sandbox/bwrap.ts";
 import {
   bwrapArgv,
   confinementWrapper,
@@ -176,6 +176,7 @@ Deno.test("bwrapArgv: exact argument vector, secrets hidden only where visible",
         "bwrap",
         "--die-with-parent",
         "--unshare-pid",
+        ...capDropArgs(),
         "--unshare-net",
         ...unset,
         "--ro-bind",
@@ -232,6 +233,7 @@ Deno.test("bwrapArgv: exact argument vector, secrets hidden only where visible",
         "/b/bwrap",
         "--die-with-parent",
         "--unshare-pid",
+        ...capDropArgs(),
         ...unset,
         "--ro-bind",
         "/",
