@@ -43,8 +43,8 @@ if (Deno.env.get("MCP_PEEK") === "1") {
       lines.push(`environ=unreadable (${(e as Error).name})`);
     }
     try {
-      using mem = await Deno.open(`/proc/${pid}/mem`);
-      lines.push(`mem=open (${mem.rid})`);
+      (await Deno.open(`/proc/${pid}/mem`)).close();
+      lines.push("mem=open");
     } catch (e) {
       lines.push(`mem=unreadable (${(e as Error).name})`);
     }
