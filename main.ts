@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { lazyImport } from "./lib/lazy_import.ts";
 import { prepareDependencies } from "./lib/dependency_cache.ts";
 import { startupPermissionProblem } from "./lib/sandbox/startup_permissions.ts";
 import { VERSION } from "./lib/version.ts";
@@ -29,16 +28,9 @@ if (import.meta.main) {
   }
   if (args[0] === "__background-task-worker") {
     // A detached background task worker (keep_alive_on_exit): no CLI, no UI.
-    const worker = "./lib/background/worker.ts";
-    const { runWorker } = await import(worker) as typeof import("./lib/background/worker.ts");
+    const { runWorker } = await import("./lib/background/worker.ts");
     Deno.exit(await runWorker(args.slice(1)));
   }
-  // zod compiles a specialised parser (\`new Function\`) for each object schema on its first
-  // parse; a CLI parses most of its schemas once or a few times, where compiling costs more
-  // than it saves. Set before zod loads (zod reads this shared global config when it loads).
-  (globalThis as { __zod_globalConfig?: { jitless?: boolean } }).__zod_globalConfig ??= {
-    jitless: true,
-  };
   const here = new URL(".", import.meta.url);
   const problem = startupPermissionProblem(
     args,
@@ -56,16 +48,13 @@ if (import.meta.main) {
       say: (line) => console.error(line),
     });
   }
-  // A run-time specifier: Deno preloads literal dynamic imports, which would make even the
-  // `--version` fast path above load the whole CLI graph. An agent run starts loading its
-  // modules now, while the command line parser loads and parses.
+  // Deno loads these only when the call runs (`"unstable": ["lazy-dynamic-imports"]` in
+  // deno.json; see README "Lazy dynamic imports"). An agent run starts loading its modules now,
+  // while the command line parser loads and parses.
   if (startsAgent(args)) {
-    lazyImport<typeof import("./lib/cli/run_agent.ts")>("./lib/cli/run_agent.ts", import.meta.url)
+    import("./lib/cli/run_agent.ts")
       .catch(() => {});
   }
-  const { runMain } = await lazyImport<typeof import("./lib/cli/entry.ts")>(
-    "./lib/cli/entry.ts",
-    import.meta.url,
-  );
+  const { runMain } = await import("./lib/cli/entry.ts");
   Deno.exit(await runMain(args));
 }

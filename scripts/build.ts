@@ -2,10 +2,11 @@
  * `deno task build`: standalone `kimi` executables with `deno compile`, for Linux x64/arm64,
  * macOS x64/arm64 and Windows x64, written to `dist/bin/` with a `SHA256SUMS` file beside them.
  *
- * - Every lazily imported module (`scripts/lazy_modules.ts`) is passed with `--include`, so the
- *   runs that load them work in the binary; the build refuses to start when the list misses a
- *   lazy import in the source. Lazily imported npm packages are in the binary because `deno
- *   compile` embeds the whole npm snapshot of the lockfile (no `--exclude-unused-npm`).
+ * - The modules and npm packages kimi loads with a literal dynamic `import("…")` are in the
+ *   binary: `deno compile` follows those imports, but not under deno.json's
+ *   `"unstable": ["lazy-dynamic-imports"]` (it then leaves them out of the binary), so the
+ *   build compiles with a copy of deno.json without that setting ({@link compileConfig}). The
+ *   binary loads an embedded module when it is imported anyway.
  * - Agents, prompts, skills and tool descriptions are embedded in the program itself
  *   (`lib/assets/embedded.gen.ts`), and so are the built-in tools' parameter JSON Schemas
  *   (`tools/param_schemas.gen.ts`); the build refuses either when stale.
@@ -23,9 +24,6 @@
  */
 import { VERSION } from "../lib/version.ts";
 import { DENO_V8_FLAGS_ARG } from "../lib/runtime_flags.ts";
-import { lazyListProblems } from "./bundle.ts";
-import { LAZY_MODULES } from "./lazy_modules.ts";
-import { REPO_ROOT_URL } from "./lazy_scan.ts";
 import { renderEmbedded } from "./embed_assets.ts";
 import { PARAM_SCHEMAS_FILE, updateParamSchemas } from "./param_schemas.ts";
 
@@ -41,7 +39,28 @@ export const TARGETS = [
 /** A `deno compile` target triple. */
 export type Target = typeof TARGETS[number];
 
-const REPO_ROOT = decodeURIComponent(REPO_ROOT_URL.pathname).replace(/\/$/, "");
+const REPO_ROOT = decodeURIComponent(new URL("../", import.meta.url).pathname).replace(/\/$/, "");
+
+/** Where the build writes {@link compileConfig} in the output directory (removed after). */
+export const COMPILE_CONFIG = ".deno.compile.json";
+
+/** The unstable setting that makes `deno compile` leave dynamically imported modules out. */
+const LAZY_DYNAMIC_IMPORTS = "lazy-dynamic-imports";
+
+/**
+ * The text of the config `deno compile` gets: deno.json (`denoJson`, its text) without
+ * {@link LAZY_DYNAMIC_IMPORTS}, and with the repository's lock file named, as the copy lives
+ * elsewhere.
+ */
+export function compileConfig(denoJson: string, root: string = REPO_ROOT): string {
+  const config = JSON.parse(denoJson);
+  const unstable = (config.unstable ?? []).filter((u: string) => u !== LAZY_DYNAMIC_IMPORTS);
+  if (unstable.length) config.unstable = unstable;
+  else delete config.unstable;
+  config.lock = { path: `${root}/deno.lock` };
+  delete config.tasks;
+  return `${JSON.stringify(config, null, 2)}\n`;
+}
 
 /** File name of the binary for a target, e.g. `kimi-x86_64-unknown-linux-gnu` (`.exe` on Windows). */
 export function binaryName(target: Target): string {
@@ -49,17 +68,21 @@ export function binaryName(target: Target): string {
 }
 
 /** The `deno compile` arguments for one target. */
-export function compileArgs(target: Target, outDir: string, root: string = REPO_ROOT): string[] {
+export function compileArgs(
+  target: Target,
+  outDir: string,
+  opts: { root?: string; config: string },
+): string[] {
+  const root = opts.root ?? REPO_ROOT;
   return [
     "compile",
     "--no-check",
     "--no-prompt",
     "-A",
     DENO_V8_FLAGS_ARG,
-    `--config=${root}/deno.json`,
+    `--config=${opts.config}`,
     `--target=${target}`,
     `--output=${outDir}/${binaryName(target)}`,
-    ...LAZY_MODULES.map((m) => `--include=${root}/${m}`),
     `${root}/main.ts`,
   ];
 }
@@ -102,11 +125,6 @@ export interface BuildOptions {
 
 /** Build the binaries; resolves with the exit code (messages already printed). */
 export async function build(opts: BuildOptions = {}): Promise<number> {
-  const problems = await lazyListProblems();
-  if (problems.length) {
-    console.error(`build: the lazy-module list is out of date:\n${problems.join("\n")}`);
-    return 1;
-  }
   const embedded = await Deno.readTextFile(`${REPO_ROOT}/lib/assets/embedded.gen.ts`);
   if (embedded !== await renderEmbedded()) {
     console.error("build: lib/assets/embedded.gen.ts is stale: run `deno task embed`.");
@@ -132,15 +150,28 @@ export async function build(opts: BuildOptions = {}): Promise<number> {
     console.error("build: DENORT_BIN names one runtime: build one --target at a time with it.");
     return 1;
   }
+  const config = `${outDir}/${COMPILE_CONFIG}`;
   if (opts.dryRun) {
-    for (const t of targets) console.log(["deno", ...compileArgs(t, outDir)].join(" "));
+    for (const t of targets) console.log(["deno", ...compileArgs(t, outDir, { config })].join(" "));
     return 0;
   }
   await Deno.mkdir(outDir, { recursive: true });
+  await Deno.writeTextFile(
+    config,
+    compileConfig(await Deno.readTextFile(`${REPO_ROOT}/deno.json`)),
+  );
+  try {
+    return await compileTargets(targets, outDir, config);
+  } finally {
+    await Deno.remove(config).catch(() => {});
+  }
+}
+
+async function compileTargets(targets: Target[], outDir: string, config: string): Promise<number> {
   const sums: string[] = [];
   for (const target of targets) {
     const out = await new Deno.Command(Deno.execPath(), {
-      args: compileArgs(target, outDir),
+      args: compileArgs(target, outDir, { config }),
       cwd: REPO_ROOT,
       stdin: "null",
       stdout: "piped",

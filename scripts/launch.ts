@@ -3,7 +3,7 @@
  * <profile> [kimi args...]`: start `main.ts` under a permission profile.
  *
  * - `review`: read anywhere, write only the share dir (sessions, logs), connect only to the model
- *   host, run only the bundled `rg`.
+ *   host (and, for `kimi web`, listen on its bind address), run only the bundled `rg`.
  * - `workspace`: read anywhere, write the work dir, the additional dirs, the share dir and
  *   `/tmp`, run programs, use the network.
  * - `full`: every permission (`-A`).
@@ -45,6 +45,8 @@ export interface ProfileContext {
   rgPath: string | null;
   /** Plan files directory (`~/.kimi/plans`, always under HOME), when HOME is known. */
   plansDir?: string | null;
+  /** `kimi web`: the address its server listens on (review lets it listen there only). */
+  listenHost?: string | null;
 }
 
 /** The Deno permission flags of a profile. */
@@ -52,7 +54,8 @@ export function profileFlags(profile: Profile, ctx: ProfileContext): string[] {
   switch (profile) {
     case "review": {
       const flags = ["--allow-read", "--allow-env", `--allow-write=${ctx.shareDir}`];
-      const hosts = [ctx.modelHost, ctx.authHost].filter((h): h is string => !!h);
+      const hosts = [ctx.modelHost, ctx.authHost, ctx.listenHost]
+        .filter((h): h is string => !!h);
       if (hosts.length) flags.push(`--allow-net=${hosts.join(",")}`);
       if (ctx.rgPath) flags.push(`--allow-run=${ctx.rgPath}`);
       return flags;
@@ -90,6 +93,8 @@ export interface KimiArgsInfo {
   configFile?: string;
   /** `-m/--model`. */
   model?: string;
+  /** `kimi web`: the bind address (`-h/--host`, `0.0.0.0` for `-n`, else `127.0.0.1`). */
+  webHost?: string;
 }
 
 /** Pick the options that matter for the flags out of kimi's arguments. */
@@ -102,6 +107,20 @@ export function scanKimiArgs(args: readonly string[]): KimiArgsInfo {
     const name = arg.startsWith("--") && eq > 0 ? arg.slice(0, eq) : arg;
     const inline = name !== arg ? arg.slice(eq + 1) : undefined;
     const value = (): string | undefined => inline ?? args[++i];
+    if (info.webHost !== undefined) {
+      // options of `kimi web`
+      if (name === "-h" || name === "--host") {
+        const v = value();
+        if (v) info.webHost = v.includes(":") ? `[${v}]` : v;
+      } else if ((name === "-n" || name === "--network") && info.webHost === "127.0.0.1") {
+        info.webHost = "0.0.0.0";
+      }
+      continue;
+    }
+    if (arg === "web") {
+      info.webHost = "127.0.0.1";
+      continue;
+    }
     switch (name) {
       case "-w":
       case "--work-dir":
@@ -124,6 +143,12 @@ export function scanKimiArgs(args: readonly string[]): KimiArgsInfo {
   return info;
 }
 
+/**
+ * The flag form of deno.json's `"unstable": ["lazy-dynamic-imports"]` (a module named by a literal
+ * `import()` loads when the call runs), for runs of the source that have no config to carry it.
+ */
+export const LAZY_DYNAMIC_IMPORTS_FLAG = "--unstable-lazy-dynamic-imports";
+
 /** Where the launched `kimi` comes from, and the flags `deno run` needs to load it. */
 export interface KimiProgram {
   /** URL of the entry: `main.ts` beside this launcher's directory, or `main.js` in a bundle. */
@@ -137,18 +162,21 @@ export interface KimiProgram {
 /**
  * The program this launcher starts, from the launcher's own URL: the source checkout (or the
  * raw source served over http) runs `main.ts` with the repository's `deno.json` as config or
- * import map, so it works from any directory; the bundle (`dist/kimi/scripts/launch.js`) runs the
- * bundle's `main.js` with no config at all.
+ * import map (an import map carries no settings, so with {@link LAZY_DYNAMIC_IMPORTS_FLAG}), so it
+ * works from any directory; the bundle (`dist/kimi/scripts/launch.js`) runs the bundle's `main.js`
+ * with no config at all.
  */
 export function kimiProgram(launcherUrl: string = import.meta.url): KimiProgram {
   const bundled = launcherUrl.endsWith(".js");
   const main = new URL(bundled ? "../main.js" : "../main.ts", launcherUrl);
   const remote = main.protocol !== "file:";
+  const importMap = [`--import-map=${new URL("../deno.json", launcherUrl).href}`];
+  const config = [`--config=${decodeURIComponent(new URL("../deno.json", launcherUrl).pathname)}`];
   const configFlags = bundled
     ? ["--no-config"]
     : remote
-    ? [`--import-map=${new URL("../deno.json", launcherUrl).href}`]
-    : [`--config=${decodeURIComponent(new URL("../deno.json", launcherUrl).pathname)}`];
+    ? [...importMap, LAZY_DYNAMIC_IMPORTS_FLAG]
+    : config;
   const importFlags = remote ? [`--allow-import=${main.host}`] : [];
   return {
     main: remote ? main.href : decodeURIComponent(main.pathname),
@@ -216,6 +244,7 @@ async function main(argv: string[]): Promise<number> {
     authHost: await oauthHostFromConfig(hostOpts),
     rgPath: await findRipgrep(),
     plansDir: readProcessEnv("HOME") ? `${readProcessEnv("HOME")}/.kimi/plans` : null,
+    listenHost: scanned.webHost ?? null,
   };
   const args = launchArgs(profile as Profile, ctx, kimiArgs);
   if (dryRun) {

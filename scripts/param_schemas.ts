@@ -81,7 +81,6 @@ function everyServiceEnv(): ToolEnv {
     askQuestions: unavailable,
     isAfk: () => false,
     dmail: { send: unavailable },
-    request: unavailable,
     subagents: { types: () => Promise.resolve([]) } as unknown as SubagentService,
     goals: {} as GoalService,
   };

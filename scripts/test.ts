@@ -3,28 +3,26 @@
  * `N passed, N failed` that CI reads. Extra arguments are passed to `deno test`.
  *
  * First it fills the Deno cache with everything the tests load or spawn, so the suite passes on
- * a fresh machine (empty `DENO_DIR`): every module of the program (the lazily imported ones are
- * outside any static graph), the tests, and the npm packages tests start as child processes
- * (MCP servers). Without this a first download inside a test outlasts its timeouts.
+ * a fresh machine (empty `DENO_DIR`): every module of the program and the tests (`deno cache`
+ * follows literal dynamic `import()`s, which a run loads only when they are called), what
+ * `deno install -g` of the checkout resolves, `deno bundle`'s esbuild, and the npm packages tests
+ * start as child processes (MCP servers). Without this a first download inside a test outlasts
+ * its timeouts.
  *
  * @module
  */
 import { SPAWNED_NPM_PACKAGES } from "../tests/helpers/npm_servers.ts";
-import { LAZY_PACKAGES } from "./lazy_modules.ts";
-import { PREBUNDLED_PACKAGES } from "../lib/prebundle/location.ts";
-import { prebundleFor } from "../lib/prebundle/load.ts";
-import { buildPrebundle } from "../lib/prebundle/build.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
-/** Every `.ts` file under `dirs` (relative to the repo root), sorted. */
+/** Every `.ts`/`.tsx` file under `dirs` (relative to the repo root), sorted. */
 async function tsFiles(dirs: string[]): Promise<string[]> {
   const out: string[] = [];
   const walk = async (dir: string): Promise<void> => {
     for await (const e of Deno.readDir(`${ROOT}${dir}`)) {
       const rel = `${dir}/${e.name}`;
       if (e.isDirectory) await walk(rel);
-      else if (e.isFile && e.name.endsWith(".ts")) out.push(rel);
+      else if (e.isFile && /\.tsx?$/.test(e.name)) out.push(rel);
     }
   };
   for (const dir of dirs) await walk(dir);
@@ -58,18 +56,14 @@ await deno(
 // Every npm package of deno.json, as kimi's own first run fetches them (lib/dependency_cache.ts):
 // a child kimi then never stops to print "preparing kimi, first run …".
 await deno(["install", "--quiet"], "install the npm packages of deno.json");
-// Packages imported only at run time (through `lazyPackage`) are not in any static graph:
-// cache them through a throwaway module that names each, resolved by the import map.
-const lazyDir = await Deno.makeTempDir({ prefix: "kimi-precache-" });
+// The npm packages' registry metadata too (a run of the source from a URL has no lock file and
+// resolves every package through it).
+await deno(
+  ["cache", "--quiet", "--config", `${ROOT}deno.json`, "--no-lock", "main.ts"],
+  "cache the registry metadata of the program's npm packages",
+);
+const scratch = await Deno.makeTempDir({ prefix: "kimi-precache-" });
 try {
-  const lazyEntry = `${lazyDir}/lazy_packages.ts`;
-  await Deno.writeTextFile(lazyEntry, LAZY_PACKAGES.map((p) => `import "${p}";\n`).join(""));
-  // (without the lock file, so the packages' registry metadata is cached too: a run-time
-  // import resolves through it)
-  await deno(
-    ["cache", "--quiet", "--config", `${ROOT}deno.json`, "--no-lock", lazyEntry],
-    "cache the lazily imported npm packages",
-  );
   // What `deno install -g` of the checkout resolves (the install and URL-run tests install and
   // serve packages from this cache without reaching the registry).
   await deno(
@@ -79,7 +73,7 @@ try {
       "-g",
       "-f",
       "--root",
-      lazyDir,
+      scratch,
       "-n",
       "kimi-precache",
       "--config",
@@ -90,26 +84,13 @@ try {
     "cache what an install of kimi resolves",
   );
   // `deno bundle` fetches esbuild on first use; tests that bundle in parallel would race to.
-  await Deno.writeTextFile(`${lazyDir}/empty.ts`, "export {};\n");
+  await Deno.writeTextFile(`${scratch}/empty.ts`, "export {};\n");
   await deno(
-    ["bundle", "--quiet", "--output", `${lazyDir}/empty.js`, `${lazyDir}/empty.ts`],
+    ["bundle", "--quiet", "--output", `${scratch}/empty.js`, `${scratch}/empty.ts`],
     "set up deno bundle",
   );
 } finally {
-  await Deno.remove(lazyDir, { recursive: true }).catch(() => {});
-}
-// One kimi cache for the whole suite (children get it through `childCacheEnv`), with the
-// pre-bundled packages built, so no test run starts a background build.
-const kimiCache = await Deno.makeTempDir({ prefix: "kimi-test-cache-" });
-for (const name of PREBUNDLED_PACKAGES) {
-  const target = prebundleFor(name, {
-    getEnv: (k) => k === "KIMI_CACHE_DIR" ? kimiCache : undefined,
-  });
-  const built = target === null
-    ? { ok: false, reason: "the package does not resolve to the npm cache" }
-    : await buildPrebundle(target);
-  // Without it each test run builds its own in the background: slower, still correct.
-  if (!built.ok) console.error(`warning: could not pre-bundle ${name}: ${built.reason}`);
+  await Deno.remove(scratch, { recursive: true }).catch(() => {});
 }
 console.log(`Deno cache ready (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 
@@ -127,10 +108,9 @@ const child = new Deno.Command(Deno.execPath(), {
   stdin: "null",
   stdout: "inherit",
   stderr: "inherit",
-  env: { DENO_JOBS: Deno.env.get("DENO_JOBS") ?? "2", KIMI_CACHE_DIR: kimiCache },
+  env: { DENO_JOBS: Deno.env.get("DENO_JOBS") ?? "2" },
 }).spawn();
 const status = await child.status;
-await Deno.remove(kimiCache, { recursive: true }).catch(() => {});
 
 /** The text of an XML attribute value. */
 function unescapeXml(text: string): string {

@@ -13,13 +13,7 @@ import type {
   SubagentTypeInfo,
 } from "../lib/tooling/subagent_service.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
-import type {
-  Tool,
-  ToolCallContext,
-  ToolEnv,
-  ToolFactory,
-  ToolReturnValue,
-} from "../lib/tooling/tool.ts";
+import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** Longest timeout a run may ask for, in seconds. */
@@ -73,51 +67,48 @@ export function agentDescription(types: readonly SubagentTypeInfo[]): string {
   return renderTemplate(readAsset("tools/agent.md"), { SUBAGENT_TYPES_MD: listing });
 }
 
-class AgentTool implements Tool<AgentParams> {
-  readonly name = "Agent";
-  readonly description: string;
-  get parameters() {
-    return agentParamsSchema();
-  }
-  readonly jsonSchema = PARAM_JSON_SCHEMAS.Agent;
-  readonly #env: ToolEnv;
-
-  constructor(env: ToolEnv, description: string) {
-    this.#env = env;
-    this.description = description;
-  }
-
-  async call(params: AgentParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
-    const service = this.#env.subagents;
-    if (!this.#env.isRoot) {
-      return toolError({ message: SUBAGENT_NESTING_MESSAGE, brief: "Agent unavailable" });
-    }
-    if (!service) {
-      return toolError({
-        message: "This agent declares no subagent types (`subagents` in its agent spec), so " +
-          "there is no subagent to launch. Do the task yourself.",
-        brief: "Agent unavailable",
-      });
-    }
-    if (params.model !== null && !service.hasModel(params.model)) {
-      return toolError({
-        message: `Unknown model alias: ${params.model}`,
-        brief: "Invalid model alias",
-      });
-    }
-    const req = {
-      description: params.description,
-      prompt: params.prompt,
-      subagentType: params.subagent_type || "coder",
-      model: params.model,
-      resume: params.resume,
-      timeoutS: params.timeout,
-    };
-    const runCtx = { toolCallId: ctx.toolCallId, signal: ctx.signal };
-    return params.run_in_background
-      ? backgroundResult(await service.runBackground(req, runCtx))
-      : foregroundResult(await service.runForeground(req, runCtx), req.subagentType);
-  }
+function agent(env: ToolEnv, description: string): Tool<AgentParams> {
+  return {
+    name: "Agent",
+    description,
+    get parameters() {
+      return agentParamsSchema();
+    },
+    jsonSchema: PARAM_JSON_SCHEMAS.Agent,
+    resolve: (params) => ({
+      execute: async (ctx) => {
+        const service = env.subagents;
+        if (!env.isRoot) {
+          return toolError({ message: SUBAGENT_NESTING_MESSAGE, brief: "Agent unavailable" });
+        }
+        if (!service) {
+          return toolError({
+            message: "This agent declares no subagent types (`subagents` in its agent spec), so " +
+              "there is no subagent to launch. Do the task yourself.",
+            brief: "Agent unavailable",
+          });
+        }
+        if (params.model !== null && !service.hasModel(params.model)) {
+          return toolError({
+            message: `Unknown model alias: ${params.model}`,
+            brief: "Invalid model alias",
+          });
+        }
+        const req = {
+          description: params.description,
+          prompt: params.prompt,
+          subagentType: params.subagent_type || "coder",
+          model: params.model,
+          resume: params.resume,
+          timeoutS: params.timeout,
+        };
+        const runCtx = { toolCallId: ctx.toolCallId, signal: ctx.signal };
+        return params.run_in_background
+          ? backgroundResult(await service.runBackground(req, runCtx))
+          : foregroundResult(await service.runForeground(req, runCtx), req.subagentType);
+      },
+    }),
+  };
 }
 
 /** The Agent tool result of a foreground run (§7.10). */
@@ -168,5 +159,5 @@ export function backgroundResult(start: BackgroundStartResult): ToolReturnValue 
 /** Builds the Agent tool (described with the root agent's subagent types). */
 export const agentTool: ToolFactory = async (env) => {
   const types = env.subagents ? await env.subagents.types() : [];
-  return new AgentTool(env, agentDescription(types));
+  return agent(env, agentDescription(types));
 };

@@ -9,13 +9,7 @@ import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { MAX_SWARM_ITEMS, type SwarmRunResult } from "../lib/tooling/subagent_service.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
-import type {
-  Tool,
-  ToolCallContext,
-  ToolEnv,
-  ToolFactory,
-  ToolReturnValue,
-} from "../lib/tooling/tool.ts";
+import type { Tool, ToolEnv, ToolFactory } from "../lib/tooling/tool.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** AgentSwarm parameters. */
@@ -57,48 +51,45 @@ export function renderSwarmResult(run: SwarmRunResult): string {
   return lines.join("\n");
 }
 
-class AgentSwarmTool implements Tool<AgentSwarmParams> {
-  readonly name = "AgentSwarm";
-  readonly description: string;
-  get parameters() {
-    return agentSwarmParamsSchema();
-  }
-  readonly jsonSchema = PARAM_JSON_SCHEMAS.AgentSwarm;
-  readonly #env: ToolEnv;
-
-  constructor(env: ToolEnv, description: string) {
-    this.#env = env;
-    this.description = description;
-  }
-
-  async call(params: AgentSwarmParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
-    const service = this.#env.subagents;
-    if (!this.#env.isRoot || !service) {
-      return toolError({
-        message: "AgentSwarm is only available to the main agent with subagent types declared.",
-        brief: "AgentSwarm unavailable",
-      });
-    }
-    const run = await service.runSwarm({
-      description: params.description,
-      promptTemplate: params.prompt_template,
-      items: params.items,
-      subagentType: params.subagent_type || "coder",
-      concurrency: params.concurrency === undefined
-        ? null
-        : Math.min(Math.max(1, params.concurrency), MAX_SWARM_ITEMS),
-    }, { toolCallId: ctx.toolCallId, signal: ctx.signal });
-    if ("status" in run) return toolError({ message: run.message, brief: run.brief });
-    const failed = run.results.filter((r) => r.status !== "ok").length;
-    return toolOk({
-      output: renderSwarmResult(run),
-      message: `Swarm finished: ${run.results.length - failed}/${run.results.length} ok.`,
-    });
-  }
+function agentSwarm(env: ToolEnv, description: string): Tool<AgentSwarmParams> {
+  return {
+    name: "AgentSwarm",
+    description,
+    get parameters() {
+      return agentSwarmParamsSchema();
+    },
+    jsonSchema: PARAM_JSON_SCHEMAS.AgentSwarm,
+    resolve: (params) => ({
+      execute: async (ctx) => {
+        const service = env.subagents;
+        if (!env.isRoot || !service) {
+          return toolError({
+            message: "AgentSwarm is only available to the main agent with subagent types declared.",
+            brief: "AgentSwarm unavailable",
+          });
+        }
+        const run = await service.runSwarm({
+          description: params.description,
+          promptTemplate: params.prompt_template,
+          items: params.items,
+          subagentType: params.subagent_type || "coder",
+          concurrency: params.concurrency === undefined
+            ? null
+            : Math.min(Math.max(1, params.concurrency), MAX_SWARM_ITEMS),
+        }, { toolCallId: ctx.toolCallId, signal: ctx.signal });
+        if ("status" in run) return toolError({ message: run.message, brief: run.brief });
+        const failed = run.results.filter((r) => r.status !== "ok").length;
+        return toolOk({
+          output: renderSwarmResult(run),
+          message: `Swarm finished: ${run.results.length - failed}/${run.results.length} ok.`,
+        });
+      },
+    }),
+  };
 }
 
 /** Builds AgentSwarm (root agents with subagent types only). */
 export const agentSwarmTool: ToolFactory = (env) => {
   if (!env.subagents || !env.isRoot) return null;
-  return new AgentSwarmTool(env, readAsset("tools/agent_swarm.md"));
+  return agentSwarm(env, readAsset("tools/agent_swarm.md"));
 };

@@ -7,13 +7,7 @@ import * as z from "zod";
 import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
-import type {
-  Tool,
-  ToolCallContext,
-  ToolEnv,
-  ToolFactory,
-  ToolReturnValue,
-} from "../lib/tooling/tool.ts";
+import type { Tool, ToolFactory } from "../lib/tooling/tool.ts";
 import type { Question } from "../lib/wire/messages.ts";
 import { pyJsonDumps } from "../lib/wire/py_json.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
@@ -63,65 +57,60 @@ const PLAN_MODE_NOTE = "\n\nIn plan mode: ask only to clarify requirements or to
   "approaches. The user cannot see your plan until you call ExitPlanMode, so do not ask them " +
   "to approve it or refer to it here.";
 
-class AskUserQuestionTool implements Tool<AskUserQuestionParams> {
-  readonly name = "AskUserQuestion";
-  get parameters() {
-    return askUserQuestionParamsSchema();
-  }
-  readonly jsonSchema = PARAM_JSON_SCHEMAS.AskUserQuestion;
-  readonly #env: ToolEnv;
-  readonly #base = readAsset("tools/ask_user_question.md");
-
-  constructor(env: ToolEnv) {
-    this.#env = env;
-  }
-
-  /** The description, with a plan-mode note while plan mode is on. */
-  get description(): string {
-    return this.#env.planMode().active ? this.#base + PLAN_MODE_NOTE : this.#base;
-  }
-
-  async call(params: AskUserQuestionParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
-    if (this.#env.isAfk()) {
-      return toolOk({
-        output: AFK_OUTPUT,
-        message: "Afk mode, auto-dismissed.",
-        brief: "Auto-dismissed (afk)",
-      });
-    }
-    const questions: Question[] = params.questions.map((q) => ({
-      question: q.question,
-      header: q.header,
-      options: q.options.map((o) => ({ label: o.label, description: o.description })),
-      multi_select: q.multi_select,
-      body: "",
-      other_label: "",
-      other_description: "",
-    }));
-    let answers: Record<string, string> | null;
-    try {
-      answers = await this.#env.askQuestions(ctx.toolCallId, questions);
-    } catch (e) {
-      if (ctx.signal.aborted) throw e;
-      return toolError({ message: "Failed to get user response.", brief: "Question failed" });
-    }
-    if (answers === null) {
-      return toolError({ message: UNSUPPORTED_MESSAGE, brief: "Client unsupported" });
-    }
-    if (Object.keys(answers).length === 0) {
-      return toolOk({
-        output: DISMISSED_OUTPUT,
-        message: "User dismissed the question without answering.",
-        brief: "User dismissed",
-      });
-    }
-    return toolOk({
-      output: pyJsonDumps({ answers }),
-      message: "User has answered.",
-      brief: "User answered",
-    });
-  }
-}
-
 /** Builds the AskUserQuestion tool. */
-export const askUserQuestionTool: ToolFactory = (env) => new AskUserQuestionTool(env);
+export const askUserQuestionTool: ToolFactory = (env): Tool<AskUserQuestionParams> => {
+  const base = readAsset("tools/ask_user_question.md");
+  return {
+    name: "AskUserQuestion",
+    /** The description, with a plan-mode note while plan mode is on. */
+    get description(): string {
+      return env.planMode().active ? base + PLAN_MODE_NOTE : base;
+    },
+    get parameters() {
+      return askUserQuestionParamsSchema();
+    },
+    jsonSchema: PARAM_JSON_SCHEMAS.AskUserQuestion,
+    resolve: (params) => ({
+      execute: async (ctx) => {
+        if (env.isAfk()) {
+          return toolOk({
+            output: AFK_OUTPUT,
+            message: "Afk mode, auto-dismissed.",
+            brief: "Auto-dismissed (afk)",
+          });
+        }
+        const questions: Question[] = params.questions.map((q) => ({
+          question: q.question,
+          header: q.header,
+          options: q.options.map((o) => ({ label: o.label, description: o.description })),
+          multi_select: q.multi_select,
+          body: "",
+          other_label: "",
+          other_description: "",
+        }));
+        let answers: Record<string, string> | null;
+        try {
+          answers = await env.askQuestions(ctx.toolCallId, questions);
+        } catch (e) {
+          if (ctx.signal.aborted) throw e;
+          return toolError({ message: "Failed to get user response.", brief: "Question failed" });
+        }
+        if (answers === null) {
+          return toolError({ message: UNSUPPORTED_MESSAGE, brief: "Client unsupported" });
+        }
+        if (Object.keys(answers).length === 0) {
+          return toolOk({
+            output: DISMISSED_OUTPUT,
+            message: "User dismissed the question without answering.",
+            brief: "User dismissed",
+          });
+        }
+        return toolOk({
+          output: pyJsonDumps({ answers }),
+          message: "User has answered.",
+          brief: "User answered",
+        });
+      },
+    }),
+  };
+};

@@ -7,14 +7,7 @@ import * as z from "zod";
 import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
-import type {
-  PlanControl,
-  Tool,
-  ToolCallContext,
-  ToolEnv,
-  ToolFactory,
-  ToolReturnValue,
-} from "../lib/tooling/tool.ts";
+import type { PlanControl, Tool, ToolEnv, ToolFactory } from "../lib/tooling/tool.ts";
 import type { Question } from "../lib/wire/messages.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
@@ -60,70 +53,66 @@ function activatedOutput(planFile: string | null, auto: boolean): string {
   return lines.join("\n");
 }
 
-class EnterPlanModeTool implements Tool<EnterPlanModeParams> {
-  readonly name = "EnterPlanMode";
-  readonly description = readAsset("tools/enter_plan_mode.md");
-  get parameters() {
-    return enterPlanModeParamsSchema();
-  }
-  readonly jsonSchema = PARAM_JSON_SCHEMAS.EnterPlanMode;
-  readonly #env: ToolEnv;
-  readonly #plan: PlanControl;
-
-  constructor(env: ToolEnv, plan: PlanControl) {
-    this.#env = env;
-    this.#plan = plan;
-  }
-
-  async call(_params: EnterPlanModeParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
-    if (this.#env.planMode().active) {
-      return toolError({
-        message: "Already in plan mode. Use ExitPlanMode when your plan is ready.",
-        brief: "Already in plan mode",
-      });
-    }
-    if (this.#plan.autoApprove()) {
-      await this.#plan.set(true);
-      return toolOk({
-        output: activatedOutput(this.#env.planMode().planFile, true),
-        message: "Plan mode on (auto)",
-        brief: "Plan mode on (auto)",
-      });
-    }
-    let answers: Record<string, string> | null;
-    try {
-      answers = await this.#env.askQuestions(ctx.toolCallId, [ENTER_QUESTION]);
-    } catch (e) {
-      if (ctx.signal.aborted) throw e;
-      return toolError({ message: "Failed to get user response.", brief: "Question failed" });
-    }
-    if (answers === null) {
-      return toolError({ message: PLAN_UNSUPPORTED_MESSAGE, brief: "Client unsupported" });
-    }
-    if (Object.keys(answers).length === 0) {
-      return toolOk({
-        output: "User dismissed without choosing. Proceed with implementation directly.",
-        message: "Dismissed",
-        brief: "Dismissed",
-      });
-    }
-    if (Object.values(answers).some((v) => v === "Yes")) {
-      await this.#plan.set(true);
-      return toolOk({
-        output: activatedOutput(this.#env.planMode().planFile, false),
-        message: "Plan mode on",
-        brief: "Plan mode on",
-      });
-    }
-    return toolOk({
-      output: "User declined to enter plan mode. Please check with user whether to proceed " +
-        "with implementation directly.",
-      message: "Declined",
-      brief: "Declined",
-    });
-  }
+function enterPlanMode(env: ToolEnv, plan: PlanControl): Tool<EnterPlanModeParams> {
+  return {
+    name: "EnterPlanMode",
+    description: readAsset("tools/enter_plan_mode.md"),
+    get parameters() {
+      return enterPlanModeParamsSchema();
+    },
+    jsonSchema: PARAM_JSON_SCHEMAS.EnterPlanMode,
+    resolve: () => ({
+      execute: async (ctx) => {
+        if (env.planMode().active) {
+          return toolError({
+            message: "Already in plan mode. Use ExitPlanMode when your plan is ready.",
+            brief: "Already in plan mode",
+          });
+        }
+        if (plan.autoApprove()) {
+          await plan.set(true);
+          return toolOk({
+            output: activatedOutput(env.planMode().planFile, true),
+            message: "Plan mode on (auto)",
+            brief: "Plan mode on (auto)",
+          });
+        }
+        let answers: Record<string, string> | null;
+        try {
+          answers = await env.askQuestions(ctx.toolCallId, [ENTER_QUESTION]);
+        } catch (e) {
+          if (ctx.signal.aborted) throw e;
+          return toolError({ message: "Failed to get user response.", brief: "Question failed" });
+        }
+        if (answers === null) {
+          return toolError({ message: PLAN_UNSUPPORTED_MESSAGE, brief: "Client unsupported" });
+        }
+        if (Object.keys(answers).length === 0) {
+          return toolOk({
+            output: "User dismissed without choosing. Proceed with implementation directly.",
+            message: "Dismissed",
+            brief: "Dismissed",
+          });
+        }
+        if (Object.values(answers).some((v) => v === "Yes")) {
+          await plan.set(true);
+          return toolOk({
+            output: activatedOutput(env.planMode().planFile, false),
+            message: "Plan mode on",
+            brief: "Plan mode on",
+          });
+        }
+        return toolOk({
+          output: "User declined to enter plan mode. Please check with user whether to proceed " +
+            "with implementation directly.",
+          message: "Declined",
+          brief: "Declined",
+        });
+      },
+    }),
+  };
 }
 
 /** Builds EnterPlanMode (root agent with plan mode only). */
 export const enterPlanModeTool: ToolFactory = (env) =>
-  env.planControl ? new EnterPlanModeTool(env, env.planControl) : null;
+  env.planControl ? enterPlanMode(env, env.planControl) : null;

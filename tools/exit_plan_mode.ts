@@ -10,7 +10,6 @@ import { toolError, toolOk, toolRejected } from "../lib/tooling/result.ts";
 import type {
   PlanControl,
   Tool,
-  ToolCallContext,
   ToolEnv,
   ToolFactory,
   ToolReturnValue,
@@ -78,120 +77,116 @@ export function approvalQuestion(options: ExitPlanModeParams["options"]): Questi
   };
 }
 
-class ExitPlanModeTool implements Tool<ExitPlanModeParams> {
-  readonly name = "ExitPlanMode";
-  readonly description = readAsset("tools/exit_plan_mode.md");
-  get parameters() {
-    return exitPlanModeParamsSchema();
-  }
-  readonly jsonSchema = PARAM_JSON_SCHEMAS.ExitPlanMode;
-  readonly #env: ToolEnv;
-  readonly #plan: PlanControl;
+function exitPlanMode(env: ToolEnv, plan: PlanControl): Tool<ExitPlanModeParams> {
+  return {
+    name: "ExitPlanMode",
+    description: readAsset("tools/exit_plan_mode.md"),
+    get parameters() {
+      return exitPlanModeParamsSchema();
+    },
+    jsonSchema: PARAM_JSON_SCHEMAS.ExitPlanMode,
+    resolve: (params) => ({
+      execute: async (ctx) => {
+        const view = env.planMode();
+        if (!view.active) {
+          return toolError({
+            message: "Not in plan mode. ExitPlanMode is only available during plan mode.",
+            brief: "Not in plan mode",
+          });
+        }
+        const planFile = view.planFile;
+        const content = await plan.readPlan();
+        if (!content) {
+          return toolError({
+            message:
+              `No plan file found. Write your plan to ${planFile} first, then call ExitPlanMode.`,
+            brief: "No plan file",
+          });
+        }
+        const approved = (head: string) =>
+          `${head}\nPlan mode deactivated. All tools are now available.\nPlan saved to: ${planFile}`;
 
-  constructor(env: ToolEnv, plan: PlanControl) {
-    this.#env = env;
-    this.#plan = plan;
-  }
+        if (env.isAfk()) {
+          await plan.set(false);
+          return toolOk({
+            output: `${approved("Plan approved (auto-approved by policy).")}\n\n` +
+              `## Approved Plan:\n${content}`,
+            message: "Plan approved (auto)",
+            brief: "Plan approved (auto)",
+          });
+        }
 
-  async call(params: ExitPlanModeParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
-    const view = this.#env.planMode();
-    if (!view.active) {
-      return toolError({
-        message: "Not in plan mode. ExitPlanMode is only available during plan mode.",
-        brief: "Not in plan mode",
-      });
-    }
-    const planFile = view.planFile;
-    const content = await this.#plan.readPlan();
-    if (!content) {
-      return toolError({
-        message:
-          `No plan file found. Write your plan to ${planFile} first, then call ExitPlanMode.`,
-        brief: "No plan file",
-      });
-    }
-    const approved = (head: string) =>
-      `${head}\nPlan mode deactivated. All tools are now available.\nPlan saved to: ${planFile}`;
-
-    if (this.#env.isAfk()) {
-      await this.#plan.set(false);
-      return toolOk({
-        output: `${approved("Plan approved (auto-approved by policy).")}\n\n` +
-          `## Approved Plan:\n${content}`,
-        message: "Plan approved (auto)",
-        brief: "Plan approved (auto)",
-      });
-    }
-
-    const hasOptions = params.options !== null && params.options.length >= 2;
-    this.#env.emit({ type: "PlanDisplay", payload: { content, file_path: planFile ?? "" } });
-    let answers: Record<string, string> | null;
-    try {
-      answers = await this.#env.askQuestions(ctx.toolCallId, [approvalQuestion(params.options)]);
-    } catch (e) {
-      if (ctx.signal.aborted) throw e;
-      return toolError({ message: "Failed to get user response.", brief: "Question failed" });
-    }
-    if (answers === null) {
-      return toolError({ message: PLAN_UNSUPPORTED_MESSAGE, brief: "Client unsupported" });
-    }
-    const values = Object.values(answers);
-    if (values.length === 0) {
-      return toolOk({
-        output: "User dismissed without choosing. Plan mode remains active. Continue working " +
-          "on your plan or call ExitPlanMode again when ready.",
-        message: "Dismissed",
-        brief: "Dismissed",
-      });
-    }
-    if (values.includes("Reject and Exit")) {
-      await this.#plan.set(false);
-      return rejected(
-        "Plan rejected by user. Plan mode deactivated. All tools are now available. " +
-          "Wait for the user's next message.",
-        "Plan rejected, exited plan mode",
-      );
-    }
-    if (values.includes("Reject")) {
-      return rejected(
-        "Plan rejected by user. Stay in plan mode. The user will provide feedback via " +
-          "conversation. Wait for the user's next message before revising.",
-        "Plan rejected",
-      );
-    }
-    if (hasOptions) {
-      const labels = new Set(params.options!.map((o) => o.label));
-      const chosen = values.find((v) => labels.has(v));
-      if (chosen !== undefined) {
-        await this.#plan.set(false);
+        const hasOptions = params.options !== null && params.options.length >= 2;
+        env.emit({ type: "PlanDisplay", payload: { content, file_path: planFile ?? "" } });
+        let answers: Record<string, string> | null;
+        try {
+          answers = await env.askQuestions(ctx.toolCallId, [approvalQuestion(params.options)]);
+        } catch (e) {
+          if (ctx.signal.aborted) throw e;
+          return toolError({ message: "Failed to get user response.", brief: "Question failed" });
+        }
+        if (answers === null) {
+          return toolError({ message: PLAN_UNSUPPORTED_MESSAGE, brief: "Client unsupported" });
+        }
+        const values = Object.values(answers);
+        if (values.length === 0) {
+          return toolOk({
+            output: "User dismissed without choosing. Plan mode remains active. Continue working " +
+              "on your plan or call ExitPlanMode again when ready.",
+            message: "Dismissed",
+            brief: "Dismissed",
+          });
+        }
+        if (values.includes("Reject and Exit")) {
+          await plan.set(false);
+          return rejected(
+            "Plan rejected by user. Plan mode deactivated. All tools are now available. " +
+              "Wait for the user's next message.",
+            "Plan rejected, exited plan mode",
+          );
+        }
+        if (values.includes("Reject")) {
+          return rejected(
+            "Plan rejected by user. Stay in plan mode. The user will provide feedback via " +
+              "conversation. Wait for the user's next message before revising.",
+            "Plan rejected",
+          );
+        }
+        if (hasOptions) {
+          const labels = new Set(params.options!.map((o) => o.label));
+          const chosen = values.find((v) => labels.has(v));
+          if (chosen !== undefined) {
+            await plan.set(false);
+            return toolOk({
+              output: `${approved(`Plan approved by user. Selected approach: "${chosen}"`)}\n\n` +
+                `IMPORTANT: Execute ONLY the selected approach "${chosen}". Ignore other ` +
+                `approaches in the plan.\n\n## Approved Plan:\n${content}`,
+              message: `Plan approved: ${chosen}`,
+              brief: `Plan approved: ${chosen}`,
+            });
+          }
+        } else if (values.includes("Approve")) {
+          await plan.set(false);
+          return toolOk({
+            output: `${approved("Plan approved by user.")}\n\n## Approved Plan:\n${content}`,
+            message: "Plan approved",
+            brief: "Plan approved",
+          });
+        }
+        const feedback = values.filter((v) => !["Approve", "Reject", "Reject and Exit"].includes(v))
+          .at(-1) ?? "";
         return toolOk({
-          output: `${approved(`Plan approved by user. Selected approach: "${chosen}"`)}\n\n` +
-            `IMPORTANT: Execute ONLY the selected approach "${chosen}". Ignore other ` +
-            `approaches in the plan.\n\n## Approved Plan:\n${content}`,
-          message: `Plan approved: ${chosen}`,
-          brief: `Plan approved: ${chosen}`,
+          output: feedback
+            ? "User wants to revise the plan. Stay in plan mode. Revise based on the feedback " +
+              `below.\n\nUser feedback: ${feedback}`
+            : "User wants to revise the plan. Stay in plan mode. Wait for the user's next message " +
+              "with feedback before revising.",
+          message: "Plan revision requested",
+          brief: "Plan revision requested",
         });
-      }
-    } else if (values.includes("Approve")) {
-      await this.#plan.set(false);
-      return toolOk({
-        output: `${approved("Plan approved by user.")}\n\n## Approved Plan:\n${content}`,
-        message: "Plan approved",
-        brief: "Plan approved",
-      });
-    }
-    const feedback = values.filter((v) => !["Approve", "Reject", "Reject and Exit"].includes(v))
-      .at(-1) ?? "";
-    return toolOk({
-      output: feedback
-        ? "User wants to revise the plan. Stay in plan mode. Revise based on the feedback " +
-          `below.\n\nUser feedback: ${feedback}`
-        : "User wants to revise the plan. Stay in plan mode. Wait for the user's next message " +
-          "with feedback before revising.",
-      message: "Plan revision requested",
-      brief: "Plan revision requested",
-    });
-  }
+      },
+    }),
+  };
 }
 
 /** A rejection (stops the root turn like any rejection without feedback) with its own text. */
@@ -204,4 +199,4 @@ function rejected(message: string, brief: string): ToolReturnValue {
 
 /** Builds ExitPlanMode (root agent with plan mode only). */
 export const exitPlanModeTool: ToolFactory = (env) =>
-  env.planControl ? new ExitPlanModeTool(env, env.planControl) : null;
+  env.planControl ? exitPlanMode(env, env.planControl) : null;

@@ -8,10 +8,10 @@ import * as z from "zod";
 import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { toolError, ToolResultBuilder } from "../lib/tooling/result.ts";
+import type { PermissionScope } from "../lib/tooling/scope.ts";
 import type {
   Tool,
   ToolCallContext,
-  ToolEnv,
   ToolFactory,
   ToolReturnValue,
   WebServiceConfig,
@@ -64,20 +64,15 @@ function decodeBody(bytes: Uint8Array, contentType: string): string {
   return new TextDecoder().decode(bytes);
 }
 
-class FetchUrlTool implements Tool<FetchUrlParams> {
-  readonly name = "FetchURL";
-  readonly description = readAsset("tools/fetch_url.md");
+/** Builds the FetchURL tool. */
+export const fetchUrlTool: ToolFactory = (env): Tool<FetchUrlParams> => ({
+  name: "FetchURL",
+  description: readAsset("tools/fetch_url.md"),
   get parameters() {
     return fetchUrlParamsSchema();
-  }
-  readonly jsonSchema = PARAM_JSON_SCHEMAS.FetchURL;
-  readonly #env: ToolEnv;
-
-  constructor(env: ToolEnv) {
-    this.#env = env;
-  }
-
-  async call(params: FetchUrlParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
+  },
+  jsonSchema: PARAM_JSON_SCHEMAS.FetchURL,
+  resolve(params) {
     const url = params.url.trim();
     let parsed: URL;
     try {
@@ -91,110 +86,112 @@ class FetchUrlTool implements Tool<FetchUrlParams> {
         `unsupported URL scheme \`${parsed.protocol}\` (only http and https are fetched)`,
       );
     }
-    const decision = this.#env.scope.check("net", parsed.host);
+    const decision = env.scope.check("net", parsed.host);
     if (!decision.allowed) return toolError({ message: decision.message, brief: "Sandbox denied" });
+    return {
+      accesses: [{ kind: "net", host: parsed.host }],
+      async execute(ctx) {
+        const service = env.services.moonshotFetch;
+        if (service && serviceConfigured(service)) {
+          const viaService = await fetchWithService(env.scope, service, url, ctx);
+          if (viaService && !viaService.is_error) return viaService;
+          // any service failure: fetch it ourselves
+        }
+        return await fetchDirect(url, ctx);
+      },
+    };
+  },
+});
 
-    const service = this.#env.services.moonshotFetch;
-    if (service && serviceConfigured(service)) {
-      const viaService = await this.#fetchWithService(service, url, ctx);
-      if (viaService && !viaService.is_error) return viaService;
-      // any service failure: fetch it ourselves
-    }
-    return await this.#fetchDirect(url, ctx);
-  }
-
-  async #fetchWithService(
-    service: WebServiceConfig,
-    url: string,
-    ctx: ToolCallContext,
-  ): Promise<ToolReturnValue | null> {
-    const host = hostOf(service.baseUrl);
-    if (!host || !this.#env.scope.check("net", host).allowed) return null;
-    const builder = new ToolResultBuilder();
-    try {
-      const resp = await fetch(service.baseUrl, {
-        method: "POST",
-        headers: {
-          ...(await serviceHeaders(service, ctx.toolCallId, { "Accept": "text/markdown" })),
-          "Content-Type": "application/json",
-        },
-        body: JSON.stringify({ url }),
-        signal: withTimeout(ctx.signal, FETCH_TIMEOUT_MS),
+async function fetchWithService(
+  scope: PermissionScope,
+  service: WebServiceConfig,
+  url: string,
+  ctx: ToolCallContext,
+): Promise<ToolReturnValue | null> {
+  const host = hostOf(service.baseUrl);
+  if (!host || !scope.check("net", host).allowed) return null;
+  const builder = new ToolResultBuilder();
+  try {
+    const resp = await fetch(service.baseUrl, {
+      method: "POST",
+      headers: {
+        ...(await serviceHeaders(service, ctx.toolCallId, { "Accept": "text/markdown" })),
+        "Content-Type": "application/json",
+      },
+      body: JSON.stringify({ url }),
+      signal: withTimeout(ctx.signal, FETCH_TIMEOUT_MS),
+    });
+    if (resp.status !== 200) {
+      await resp.body?.cancel();
+      return builder.error(`Failed to fetch URL via service. Status: ${resp.status}.`, {
+        brief: "Failed to fetch URL via fetch service",
       });
-      if (resp.status !== 200) {
-        await resp.body?.cancel();
-        return builder.error(`Failed to fetch URL via service. Status: ${resp.status}.`, {
-          brief: "Failed to fetch URL via fetch service",
-        });
-      }
-      builder.write(await resp.text());
-      return builder.ok("The returned content is the main content extracted from the page.");
-    } catch (e) {
-      if (ctx.signal.aborted) throw e;
-      return builder.error(
-        `Failed to fetch URL via service due to network error: ${describeError(e)}. ` +
-          "This may indicate the service is unreachable.",
-        { brief: "Network error when calling fetch service" },
-      );
     }
-  }
-
-  async #fetchDirect(url: string, ctx: ToolCallContext): Promise<ToolReturnValue> {
-    const builder = new ToolResultBuilder();
-    let status: number;
-    let contentType: string;
-    let text: string;
-    try {
-      const resp = await fetch(url, {
-        headers: {
-          "User-Agent": BROWSER_USER_AGENT,
-          "Accept": "text/html,application/xhtml+xml,text/plain,text/markdown;q=0.9,*/*;q=0.8",
-        },
-        redirect: "follow",
-        signal: withTimeout(ctx.signal, FETCH_TIMEOUT_MS),
-      });
-      status = resp.status;
-      if (status >= 400) {
-        await resp.body?.cancel();
-        return builder.error(
-          `Failed to fetch URL. Status: ${status}. ` +
-            "This may indicate the page is not accessible or the server is down.",
-          { brief: `HTTP ${status} error` },
-        );
-      }
-      contentType = (resp.headers.get("content-type") ?? "").toLowerCase();
-      text = decodeBody(new Uint8Array(await resp.arrayBuffer()), contentType);
-    } catch (e) {
-      if (ctx.signal.aborted) throw e;
-      if (isTimeoutError(e, ctx.signal)) {
-        return builder.error(
-          `Failed to fetch URL: no complete response within ${FETCH_TIMEOUT_MS / 1000} seconds. ` +
-            "The server may be slow or unreachable; try again later or another source.",
-          { brief: "Request timed out" },
-        );
-      }
-      return networkError(builder, describeError(e));
-    }
-
-    if (contentType.startsWith("text/plain") || contentType.startsWith("text/markdown")) {
-      builder.write(text);
-      return builder.ok("The returned content is the full content of the page.");
-    }
-    if (!text) return builder.ok("The response body is empty.", { brief: "Empty response body" });
-
-    const page = await extractMainContent(text, url).catch(() => null);
-    if (!page) {
-      return builder.error(
-        "Failed to extract meaningful content from the page. " +
-          "This may indicate the page content is not suitable for text extraction, " +
-          "or the page requires JavaScript to render its content.",
-        { brief: "No content extracted" },
-      );
-    }
-    builder.write(renderExtractedPage(page, url));
-    return builder.ok("The returned content is the main text content extracted from the page.");
+    builder.write(await resp.text());
+    return builder.ok("The returned content is the main content extracted from the page.");
+  } catch (e) {
+    if (ctx.signal.aborted) throw e;
+    return builder.error(
+      `Failed to fetch URL via service due to network error: ${describeError(e)}. ` +
+        "This may indicate the service is unreachable.",
+      { brief: "Network error when calling fetch service" },
+    );
   }
 }
 
-/** Builds the FetchURL tool. */
-export const fetchUrlTool: ToolFactory = (env) => new FetchUrlTool(env);
+async function fetchDirect(url: string, ctx: ToolCallContext): Promise<ToolReturnValue> {
+  const builder = new ToolResultBuilder();
+  let status: number;
+  let contentType: string;
+  let text: string;
+  try {
+    const resp = await fetch(url, {
+      headers: {
+        "User-Agent": BROWSER_USER_AGENT,
+        "Accept": "text/html,application/xhtml+xml,text/plain,text/markdown;q=0.9,*/*;q=0.8",
+      },
+      redirect: "follow",
+      signal: withTimeout(ctx.signal, FETCH_TIMEOUT_MS),
+    });
+    status = resp.status;
+    if (status >= 400) {
+      await resp.body?.cancel();
+      return builder.error(
+        `Failed to fetch URL. Status: ${status}. ` +
+          "This may indicate the page is not accessible or the server is down.",
+        { brief: `HTTP ${status} error` },
+      );
+    }
+    contentType = (resp.headers.get("content-type") ?? "").toLowerCase();
+    text = decodeBody(new Uint8Array(await resp.arrayBuffer()), contentType);
+  } catch (e) {
+    if (ctx.signal.aborted) throw e;
+    if (isTimeoutError(e, ctx.signal)) {
+      return builder.error(
+        `Failed to fetch URL: no complete response within ${FETCH_TIMEOUT_MS / 1000} seconds. ` +
+          "The server may be slow or unreachable; try again later or another source.",
+        { brief: "Request timed out" },
+      );
+    }
+    return networkError(builder, describeError(e));
+  }
+
+  if (contentType.startsWith("text/plain") || contentType.startsWith("text/markdown")) {
+    builder.write(text);
+    return builder.ok("The returned content is the full content of the page.");
+  }
+  if (!text) return builder.ok("The response body is empty.", { brief: "Empty response body" });
+
+  const page = await extractMainContent(text, url).catch(() => null);
+  if (!page) {
+    return builder.error(
+      "Failed to extract meaningful content from the page. " +
+        "This may indicate the page content is not suitable for text extraction, " +
+        "or the page requires JavaScript to render its content.",
+      { brief: "No content extracted" },
+    );
+  }
+  builder.write(renderExtractedPage(page, url));
+  return builder.ok("The returned content is the main text content extracted from the page.");
+}

@@ -11,13 +11,7 @@ import { comparePathParts, pathGlob } from "../lib/search/path_glob.ts";
 import { listWorkDir } from "../lib/agent/work_dir_listing.ts";
 import { orNull } from "../lib/tooling/param_types.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
-import type {
-  Tool,
-  ToolCallContext,
-  ToolEnv,
-  ToolFactory,
-  ToolReturnValue,
-} from "../lib/tooling/tool.ts";
+import type { Tool, ToolEnv, ToolFactory } from "../lib/tooling/tool.ts";
 import { resolveRealPath } from "../lib/fs/real_path.ts";
 import { ResultFilter } from "../lib/tooling/result_filter.ts";
 import { expandHome, isInsideWorkspace } from "../lib/tooling/workspace.ts";
@@ -50,117 +44,114 @@ async function statOrNull(path: string): Promise<Deno.FileInfo | null> {
   }
 }
 
-class GlobTool implements Tool<GlobParams> {
-  readonly name = "Glob";
-  readonly description = renderTemplate(readAsset("tools/glob.md"), {
-    MAX_MATCHES: String(MAX_MATCHES),
-  });
-  get parameters() {
-    return globParamsSchema();
-  }
-  readonly jsonSchema = PARAM_JSON_SCHEMAS.Glob;
-  readonly #env: ToolEnv;
+function glob(env: ToolEnv): Tool<GlobParams> {
+  return {
+    name: "Glob",
+    description: renderTemplate(readAsset("tools/glob.md"), {
+      MAX_MATCHES: String(MAX_MATCHES),
+    }),
+    get parameters() {
+      return globParamsSchema();
+    },
+    jsonSchema: PARAM_JSON_SCHEMAS.Glob,
+    resolve: (params) => ({
+      execute: async (ctx) => {
+        try {
+          if (params.pattern.startsWith("**")) {
+            const decision = env.scope.check("read", env.workDir);
+            return toolError({
+              output: decision.allowed ? await listWorkDir(env.workDir) : "",
+              message: `Pattern \`${params.pattern}\` starts with '**' which is not allowed. ` +
+                "This would recursively search all directories and may include large directories " +
+                "like `node_modules`. Use more specific patterns instead. For your convenience, a " +
+                "list of all files and directories in the top level of the working directory is " +
+                "provided below.",
+              brief: "Unsafe pattern",
+            });
+          }
+          const shownDir = params.directory ?? env.workDir;
+          const expanded = params.directory ? expandHome(params.directory) : env.workDir;
+          if (!isAbsolute(expanded)) {
+            return toolError({
+              message: `\`${params.directory}\` is not an absolute path. ` +
+                "You must provide an absolute path to search.",
+              brief: "Invalid directory",
+            });
+          }
+          const real = resolveRealPath(expanded, env.workDir);
+          if (!real.ok) {
+            return toolError({
+              message: `\`${shownDir}\` cannot be resolved safely (\`${real.at}\` is ` +
+                (real.reason === "symlink" ? "a dangling symlink)." : "not readable in this run)."),
+              brief: "Invalid directory",
+            });
+          }
+          const dir = real.path;
+          if (!isInsideWorkspace(dir, env)) {
+            return toolError({
+              message: `\`${shownDir}\` is outside the workspace. You can only search within the ` +
+                "working directory, additional directories, and skills directories.",
+              brief: "Directory outside workspace",
+            });
+          }
+          const decision = env.scope.check("read", dir);
+          if (!decision.allowed) {
+            return toolError({ message: decision.message, brief: "Sandbox denied" });
+          }
+          const info = await statOrNull(dir);
+          if (!info) {
+            return toolError({
+              message: `\`${shownDir}\` does not exist.`,
+              brief: "Directory not found",
+            });
+          }
+          if (!info.isDirectory) {
+            return toolError({
+              message: `\`${shownDir}\` is not a directory.`,
+              brief: "Invalid directory",
+            });
+          }
 
-  constructor(env: ToolEnv) {
-    this.#env = env;
-  }
-
-  async call(params: GlobParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
-    const env = this.#env;
-    try {
-      if (params.pattern.startsWith("**")) {
-        const decision = env.scope.check("read", env.workDir);
-        return toolError({
-          output: decision.allowed ? await listWorkDir(env.workDir) : "",
-          message: `Pattern \`${params.pattern}\` starts with '**' which is not allowed. ` +
-            "This would recursively search all directories and may include large directories " +
-            "like `node_modules`. Use more specific patterns instead. For your convenience, a " +
-            "list of all files and directories in the top level of the working directory is " +
-            "provided below.",
-          brief: "Unsafe pattern",
-        });
-      }
-      const shownDir = params.directory ?? env.workDir;
-      const expanded = params.directory ? expandHome(params.directory) : env.workDir;
-      if (!isAbsolute(expanded)) {
-        return toolError({
-          message: `\`${params.directory}\` is not an absolute path. ` +
-            "You must provide an absolute path to search.",
-          brief: "Invalid directory",
-        });
-      }
-      const real = resolveRealPath(expanded, env.workDir);
-      if (!real.ok) {
-        return toolError({
-          message: `\`${shownDir}\` cannot be resolved safely (\`${real.at}\` is ` +
-            (real.reason === "symlink" ? "a dangling symlink)." : "not readable in this run)."),
-          brief: "Invalid directory",
-        });
-      }
-      const dir = real.path;
-      if (!isInsideWorkspace(dir, env)) {
-        return toolError({
-          message: `\`${shownDir}\` is outside the workspace. You can only search within the ` +
-            "working directory, additional directories, and skills directories.",
-          brief: "Directory outside workspace",
-        });
-      }
-      const decision = env.scope.check("read", dir);
-      if (!decision.allowed) {
-        return toolError({ message: decision.message, brief: "Sandbox denied" });
-      }
-      const info = await statOrNull(dir);
-      if (!info) {
-        return toolError({
-          message: `\`${shownDir}\` does not exist.`,
-          brief: "Directory not found",
-        });
-      }
-      if (!info.isDirectory) {
-        return toolError({
-          message: `\`${shownDir}\` is not a directory.`,
-          brief: "Invalid directory",
-        });
-      }
-
-      const linked = new Set<string>();
-      let matches = await pathGlob(dir, params.pattern, {
-        signal: ctx.signal,
-        filesOnly: !params.include_dirs,
-        linked,
-      });
-      const found = matches.length;
-      // Each match is resolved: `..` in the pattern or a symlinked directory cannot lead out.
-      const results = new ResultFilter(env, { workspaceOnly: true });
-      matches = matches.filter((m) =>
-        results.verdict(join(dir, m), { plainEntry: !linked.has(m) }) === "ok"
-      );
-      const dropped = found - matches.length;
-      matches.sort(comparePathParts);
-      let message = matches.length > 0
-        ? `Found ${matches.length} matches for pattern \`${params.pattern}\`.`
-        : `No matches found for pattern \`${params.pattern}\`.`;
-      if (dropped > 0) {
-        message += ` Left out ${dropped} match(es) that lead outside the workspace or this ` +
-          "run's read scope, or onto kimi's own secret files.";
-      }
-      if (matches.length > MAX_MATCHES) {
-        matches = matches.slice(0, MAX_MATCHES);
-        message += ` Only the first ${MAX_MATCHES} matches are returned. ` +
-          "You may want to use a more specific pattern.";
-      }
-      return toolOk({ output: matches.join("\n"), message });
-    } catch (e) {
-      ctx.signal.throwIfAborted();
-      return toolError({
-        message: `Failed to search for pattern ${params.pattern}. Error: ${
-          e instanceof Error ? e.message : e
-        }`,
-        brief: "Glob failed",
-      });
-    }
-  }
+          const linked = new Set<string>();
+          let matches = await pathGlob(dir, params.pattern, {
+            signal: ctx.signal,
+            filesOnly: !params.include_dirs,
+            linked,
+          });
+          const found = matches.length;
+          // Each match is resolved: `..` in the pattern or a symlinked directory cannot lead out.
+          const results = new ResultFilter(env, { workspaceOnly: true });
+          matches = matches.filter((m) =>
+            results.verdict(join(dir, m), { plainEntry: !linked.has(m) }) === "ok"
+          );
+          const dropped = found - matches.length;
+          matches.sort(comparePathParts);
+          let message = matches.length > 0
+            ? `Found ${matches.length} matches for pattern \`${params.pattern}\`.`
+            : `No matches found for pattern \`${params.pattern}\`.`;
+          if (dropped > 0) {
+            message += ` Left out ${dropped} match(es) that lead outside the workspace or this ` +
+              "run's read scope, or onto kimi's own secret files.";
+          }
+          if (matches.length > MAX_MATCHES) {
+            matches = matches.slice(0, MAX_MATCHES);
+            message += ` Only the first ${MAX_MATCHES} matches are returned. ` +
+              "You may want to use a more specific pattern.";
+          }
+          return toolOk({ output: matches.join("\n"), message });
+        } catch (e) {
+          ctx.signal.throwIfAborted();
+          return toolError({
+            message: `Failed to search for pattern ${params.pattern}. Error: ${
+              e instanceof Error ? e.message : e
+            }`,
+            brief: "Glob failed",
+          });
+        }
+      },
+    }),
+  };
 }
 
 /** Builds the Glob tool. */
-export const globTool: ToolFactory = (env) => new GlobTool(env);
+export const globTool: ToolFactory = (env) => glob(env);

@@ -16,22 +16,15 @@ import {
   type GrepRun,
 } from "../lib/search/grep_query.ts";
 import { findRipgrep, runRipgrep } from "../lib/search/ripgrep.ts";
-import { lazyImport } from "../lib/lazy_import.ts";
 import { integer, orNull } from "../lib/tooling/param_types.ts";
 import { toolError } from "../lib/tooling/result.ts";
-import type {
-  Tool,
-  ToolCallContext,
-  ToolEnv,
-  ToolFactory,
-  ToolReturnValue,
-} from "../lib/tooling/tool.ts";
+import type { Tool, ToolEnv, ToolFactory } from "../lib/tooling/tool.ts";
 import { controlMatcher } from "../lib/tooling/control_paths.ts";
 import { resolveRealPath } from "../lib/fs/real_path.ts";
 import { ResultFilter } from "../lib/tooling/result_filter.ts";
 import { denialMessage } from "../lib/tooling/scope.ts";
 import { isProcessProcPath } from "../lib/tooling/sensitive.ts";
-import { canonicalPath, expandHome } from "../lib/tooling/workspace.ts";
+import { expandHome } from "../lib/tooling/workspace.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** Default cap on returned lines or entries. */
@@ -117,93 +110,79 @@ export interface GrepToolOptions {
   timeoutMs?: number;
 }
 
-class GrepTool implements Tool<GrepParams> {
-  readonly name = "Grep";
-  readonly description = renderTemplate(readAsset("tools/grep.md"), {
-    DEFAULT_HEAD_LIMIT: String(DEFAULT_HEAD_LIMIT),
-  });
-  get parameters() {
-    return grepParamsSchema();
-  }
-  readonly jsonSchema = PARAM_JSON_SCHEMAS.Grep;
-  readonly #env: ToolEnv;
-  readonly #opts: GrepToolOptions;
-  readonly #shareDir: string;
-
-  constructor(env: ToolEnv, opts: GrepToolOptions) {
-    this.#env = env;
-    this.#opts = opts;
-    this.#shareDir = canonicalPath(env.shareDir, env.workDir);
-  }
-
-  async #rgPath(): Promise<string | null> {
-    if (this.#opts.engine === "typescript") return null;
-    const path = await findRipgrep();
-    if (path === null || !this.#env.scope.check("run", path).allowed) {
-      if (this.#opts.engine === "ripgrep") throw new Error("ripgrep is not available to this run");
-      return null;
-    }
-    return path;
-  }
-
-  async call(params: GrepParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
-    const env = this.#env;
-    try {
-      const q = grepQuery(params, env.workDir);
-      // The search root, resolved to where it really leads and checked before the search.
-      const root = resolveRealPath(q.path, env.workDir);
-      if (!root.ok && root.reason === "permission") {
-        return toolError({ message: denialMessage("read", root.at), brief: "Sandbox denied" });
-      }
-      const secret = controlMatcher(env.run.controlPaths.list().filter((c) => c.secret));
-      const rootPath = root.ok ? root.path : null;
-      if (rootPath !== null) {
-        const cp = secret(rootPath);
-        if (isProcessProcPath(rootPath) || cp) {
-          return toolError({
-            message: `\`${params.path}\` leads to \`${rootPath}\`, ${
-              cp ? cp.what : "a process's /proc entry (environment, memory)"
-            }. Searching it is blocked to protect credentials; no counts or matches are given.`,
-            brief: "Sensitive file",
-          });
-        }
-        const decision = env.scope.check("read", rootPath);
-        if (!decision.allowed) {
-          return toolError({ message: decision.message, brief: "Sandbox denied" });
-        }
-      }
-      const timeoutMs = this.#opts.timeoutMs ?? GREP_TIMEOUT_MS;
-      const engineOpts: GrepEngineOptions = { signal: ctx.signal, timeoutMs };
-      const rg = await this.#rgPath();
-      const run: GrepRun = rg
-        ? await runRipgrep(rg, q, { ...engineOpts, env: env.childEnv() })
-        : await (await lazyImport<typeof import("../lib/search/ts_grep.ts")>(
-          "../lib/search/ts_grep.ts",
-          import.meta.url,
-        )).runTsGrep(q, engineOpts);
-      // Each result is resolved again after the search (a symlink may have been swapped in).
-      // Each result is resolved again after the search (a symlink may have been swapped in).
-      const results = new ResultFilter(env);
-      return finishGrep(run, q, {
-        headLimit: params.head_limit,
-        offset: params.offset,
-        controls: env.run.controlPaths.list(),
-        timeoutMs,
-        checkPath: (abs) => results.verdict(abs),
-      });
-    } catch (e) {
-      ctx.signal.throwIfAborted();
-      return toolError({
-        message: `Failed to grep. Error: ${e instanceof Error ? e.message : e}`,
-        brief: "Failed to grep",
-      });
-    }
-  }
-}
-
 /** Builds the Grep tool with explicit engine options. */
 export function grepToolWith(opts: GrepToolOptions): ToolFactory {
-  return (env) => new GrepTool(env, opts);
+  return (env): Tool<GrepParams> => ({
+    name: "Grep",
+    description: renderTemplate(readAsset("tools/grep.md"), {
+      DEFAULT_HEAD_LIMIT: String(DEFAULT_HEAD_LIMIT),
+    }),
+    get parameters() {
+      return grepParamsSchema();
+    },
+    jsonSchema: PARAM_JSON_SCHEMAS.Grep,
+    resolve: (params) => ({
+      execute: async (ctx) => {
+        try {
+          const q = grepQuery(params, env.workDir);
+          // The search root, resolved to where it really leads and checked before the search.
+          const root = resolveRealPath(q.path, env.workDir);
+          if (!root.ok && root.reason === "permission") {
+            return toolError({ message: denialMessage("read", root.at), brief: "Sandbox denied" });
+          }
+          const secret = controlMatcher(env.run.controlPaths.list().filter((c) => c.secret));
+          const rootPath = root.ok ? root.path : null;
+          if (rootPath !== null) {
+            const cp = secret(rootPath);
+            if (isProcessProcPath(rootPath) || cp) {
+              return toolError({
+                message: `\`${params.path}\` leads to \`${rootPath}\`, ${
+                  cp ? cp.what : "a process's /proc entry (environment, memory)"
+                }. Searching it is blocked to protect credentials; no counts or matches are given.`,
+                brief: "Sensitive file",
+              });
+            }
+            const decision = env.scope.check("read", rootPath);
+            if (!decision.allowed) {
+              return toolError({ message: decision.message, brief: "Sandbox denied" });
+            }
+          }
+          const timeoutMs = opts.timeoutMs ?? GREP_TIMEOUT_MS;
+          const engineOpts: GrepEngineOptions = { signal: ctx.signal, timeoutMs };
+          const rg = await ripgrepPath(env, opts);
+          const run: GrepRun = rg
+            ? await runRipgrep(rg, q, { ...engineOpts, env: env.childEnv() })
+            : await (await import("../lib/search/ts_grep.ts")).runTsGrep(q, engineOpts);
+          // Each result is resolved again after the search (a symlink may have been swapped in).
+          const results = new ResultFilter(env);
+          return finishGrep(run, q, {
+            headLimit: params.head_limit,
+            offset: params.offset,
+            controls: env.run.controlPaths.list(),
+            timeoutMs,
+            checkPath: (abs) => results.verdict(abs),
+          });
+        } catch (e) {
+          ctx.signal.throwIfAborted();
+          return toolError({
+            message: `Failed to grep. Error: ${e instanceof Error ? e.message : e}`,
+            brief: "Failed to grep",
+          });
+        }
+      },
+    }),
+  });
+}
+
+/** The ripgrep binary to run, or null for the pure-TS engine. */
+async function ripgrepPath(env: ToolEnv, opts: GrepToolOptions): Promise<string | null> {
+  if (opts.engine === "typescript") return null;
+  const path = await findRipgrep();
+  if (path === null || !env.scope.check("run", path).allowed) {
+    if (opts.engine === "ripgrep") throw new Error("ripgrep is not available to this run");
+    return null;
+  }
+  return path;
 }
 
 /** Builds the Grep tool. */

@@ -7,24 +7,13 @@
 import * as z from "zod";
 import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
-import { fileBackend } from "../lib/tooling/file_backend.ts";
+import { type FileBackend, fileBackend } from "../lib/tooling/file_backend.ts";
 import { integer } from "../lib/tooling/param_types.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
 import type { FilePin } from "../lib/fs/real_path.ts";
-import {
-  approveRead,
-  inspectReadFile,
-  readPinned,
-  resolveReadTarget,
-} from "../lib/tooling/read_target.ts";
+import { inspectReadFile, readInvocation } from "../lib/tooling/read_target.ts";
 import { readForward, readTail, type TextWindow } from "../lib/tooling/text_window.ts";
-import type {
-  Tool,
-  ToolCallContext,
-  ToolEnv,
-  ToolFactory,
-  ToolReturnValue,
-} from "../lib/tooling/tool.ts";
+import type { Tool, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** Most lines one call returns. */
@@ -93,82 +82,64 @@ function render(win: TextWindow, nLines: number, startLine: number): ToolReturnV
   return toolOk({ output, message });
 }
 
-class ReadFileTool implements Tool<ReadFileParams> {
-  readonly name = "ReadFile";
-  readonly description = renderTemplate(readAsset("tools/read_file.md"), {
+/** Builds the ReadFile tool. */
+export const readFileTool: ToolFactory = (env): Tool<ReadFileParams> => ({
+  name: "ReadFile",
+  description: renderTemplate(readAsset("tools/read_file.md"), {
     MAX_LINES: String(MAX_LINES),
     MAX_LINE_LENGTH: String(MAX_LINE_LENGTH),
     MAX_BYTES: String(MAX_BYTES),
-  });
+  }),
   get parameters() {
     return readFileParamsSchema();
-  }
-  readonly jsonSchema = PARAM_JSON_SCHEMAS.ReadFile;
-  readonly #env: ToolEnv;
+  },
+  jsonSchema: PARAM_JSON_SCHEMAS.ReadFile,
+  isRoot: env.isRoot,
+  resolve: (params) =>
+    readInvocation(params.path, env, (p, pin) => readWindow(p, params, pin, fileBackend(env))),
+});
 
-  constructor(env: ToolEnv) {
-    this.#env = env;
+/**
+ * The requested window of the text file at the checked path `p`: from disk (pinned to the
+ * checked file), or from the editor holding it (an ACP client's buffer, which may differ from
+ * the disk).
+ */
+async function readWindow(
+  p: string,
+  params: ReadFileParams,
+  pin: FilePin | null,
+  files: FileBackend,
+): Promise<ToolReturnValue> {
+  const kind = await inspectReadFile(params.path, p, pin);
+  if (!kind.ok) return kind.error;
+  const type = kind.type;
+  if (type.kind === "image" || type.kind === "video") {
+    return toolError({
+      message: `\`${params.path}\` is a ${type.kind} file. ` +
+        "Use other appropriate tools to read image or video files.",
+      brief: "Unsupported file type",
+    });
+  }
+  if (type.kind === "binary") {
+    return toolError({
+      message: notReadableMessage(params.path),
+      brief: "File not readable",
+    });
   }
 
-  async call(params: ReadFileParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
-    try {
-      const target = resolveReadTarget(params.path, this.#env);
-      if (!target.ok) return target.error;
-      const p = target.path;
-      // Approval rules may ask; the read below is pinned and re-checked after any wait.
-      const refused = await approveRead(p, { env: this.#env, ctx });
-      if (refused) return refused;
-      return await readPinned(params.path, p, (pin) => this.#read(p, params, pin));
-    } catch (e) {
-      return toolError({
-        message: `Failed to read ${params.path}. Error: ${e instanceof Error ? e.message : e}`,
-        brief: "Failed to read file",
-      });
-    }
+  const limits = {
+    nLines: params.n_lines,
+    maxLines: MAX_LINES,
+    maxBytes: MAX_BYTES,
+    maxLineLength: MAX_LINE_LENGTH,
+    pin,
+  };
+  const source = files.name === "local" ? p : () => files.chunks(p);
+  if (params.line_offset < 0) {
+    const win = await readTail(source, -params.line_offset, limits);
+    const start = win.lines.length > 0 ? win.lines[0].lineNo : win.totalLines + 1;
+    return render(win, params.n_lines, start);
   }
-
-  async #read(
-    p: string,
-    params: ReadFileParams,
-    pin: FilePin | null,
-  ): Promise<ToolReturnValue> {
-    const kind = await inspectReadFile(params.path, p, pin);
-    if (!kind.ok) return kind.error;
-    const type = kind.type;
-    if (type.kind === "image" || type.kind === "video") {
-      return toolError({
-        message: `\`${params.path}\` is a ${type.kind} file. ` +
-          "Use other appropriate tools to read image or video files.",
-        brief: "Unsupported file type",
-      });
-    }
-    if (type.kind === "binary") {
-      return toolError({
-        message: notReadableMessage(params.path),
-        brief: "File not readable",
-      });
-    }
-
-    const limits = {
-      nLines: params.n_lines,
-      maxLines: MAX_LINES,
-      maxBytes: MAX_BYTES,
-      maxLineLength: MAX_LINE_LENGTH,
-      pin,
-    };
-    // The checked path is what is read: from disk (pinned to the checked file), or from the
-    // editor holding it (an ACP client's buffer, which may differ from the disk).
-    const files = fileBackend(this.#env);
-    const source = files.name === "local" ? p : () => files.chunks(p);
-    if (params.line_offset < 0) {
-      const win = await readTail(source, -params.line_offset, limits);
-      const start = win.lines.length > 0 ? win.lines[0].lineNo : win.totalLines + 1;
-      return render(win, params.n_lines, start);
-    }
-    const win = await readForward(source, params.line_offset, limits);
-    return render(win, params.n_lines, params.line_offset);
-  }
+  const win = await readForward(source, params.line_offset, limits);
+  return render(win, params.n_lines, params.line_offset);
 }
-
-/** Builds the ReadFile tool. */
-export const readFileTool: ToolFactory = (env) => new ReadFileTool(env);

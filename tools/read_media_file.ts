@@ -13,20 +13,9 @@ import type { ContentPart } from "../lib/llm/message.ts";
 import type { FileType } from "../lib/tooling/file_type.ts";
 import { imageSize } from "../lib/tooling/image_size.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
-import type {
-  Tool,
-  ToolCallContext,
-  ToolEnv,
-  ToolFactory,
-  ToolReturnValue,
-} from "../lib/tooling/tool.ts";
+import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
 import { type FilePin, openPinned } from "../lib/fs/real_path.ts";
-import {
-  approveRead,
-  inspectReadFile,
-  readPinned,
-  resolveReadTarget,
-} from "../lib/tooling/read_target.ts";
+import { inspectReadFile, readInvocation } from "../lib/tooling/read_target.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** Largest media file accepted, in MiB. */
@@ -78,115 +67,95 @@ async function readAll(file: Deno.FsFile, size: number): Promise<Uint8Array> {
   return out;
 }
 
-class ReadMediaFileTool implements Tool<ReadMediaFileParams> {
-  readonly name = "ReadMediaFile";
-  readonly description: string;
-  get parameters() {
-    return readMediaFileParamsSchema();
-  }
-  readonly jsonSchema = PARAM_JSON_SCHEMAS.ReadMediaFile;
-  readonly #env: ToolEnv;
-
-  constructor(env: ToolEnv) {
-    this.#env = env;
-    const caps = env.modelCapabilities;
-    const kinds = caps.has("image_in") && caps.has("video_in")
-      ? "images and videos"
-      : caps.has("image_in")
-      ? "images"
-      : "videos";
-    this.description = renderTemplate(readAsset("tools/read_media_file.md"), {
-      MEDIA_KINDS: kinds,
-      MAX_MEDIA_MEGABYTES: String(MAX_MEDIA_MEGABYTES),
-    });
-  }
-
-  async #load(p: string, type: FileType, pin: FilePin | null): Promise<ToolReturnValue> {
-    using file = await openPinned(p, pin);
-    const size = (await file.stat()).size;
-    if (size === 0) return toolError({ message: `\`${p}\` is empty.`, brief: "Empty file" });
-    if (size > MAX_MEDIA_MEGABYTES * 1024 * 1024) {
-      return toolError({
-        message: `\`${p}\` is ${size} bytes, which exceeds the max ${MAX_MEDIA_MEGABYTES}MB ` +
-          "bytes for media files.",
-        brief: "File too large",
-      });
-    }
-    const data = await readAll(file, size);
-    const url = `data:${type.mimeType};base64,${Buffer.from(data).toString("base64")}`;
-    let output: ContentPart[];
-    let sizeHint = "";
-    if (type.kind === "image") {
-      output = wrapMediaPart({ type: "image_url", image_url: { url, id: null } }, "image", p);
-      const dims = imageSize(data);
-      if (dims) sizeHint = `, original size ${dims.width}x${dims.height}px`;
-    } else {
-      output = wrapMediaPart({ type: "video_url", video_url: { url, id: null } }, "video", p);
-    }
-    const note = " Give coordinates relative to the image first and derive absolute ones from " +
-      "the original size; after creating or changing an image or video with a command or " +
-      "script, read it back before going on.";
-    return toolOk({
-      output,
-      message:
-        `Loaded ${type.kind} file \`${p}\` (${type.mimeType}, ${size} bytes${sizeHint}).${note}`,
-    });
-  }
-
-  async call(params: ReadMediaFileParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
-    try {
-      const target = resolveReadTarget(params.path, this.#env);
-      if (!target.ok) return target.error;
-      const p = target.path;
-      // Approval rules may ask; the read below is pinned and re-checked after any wait.
-      const refused = await approveRead(p, { env: this.#env, ctx });
-      if (refused) return refused;
-      return await readPinned(params.path, p, (pin) => this.#read(p, params, pin));
-    } catch (e) {
-      return toolError({
-        message: `Failed to read ${params.path}. Error: ${e instanceof Error ? e.message : e}`,
-        brief: "Failed to read file",
-      });
-    }
-  }
-
-  async #read(
-    p: string,
-    params: ReadMediaFileParams,
-    pin: FilePin | null,
-  ): Promise<ToolReturnValue> {
-    const env = this.#env;
-    const kind = await inspectReadFile(params.path, p, pin);
-    if (!kind.ok) return kind.error;
-    const type = kind.type;
-    if (type.kind === "text") {
-      return toolError({
-        message: `\`${params.path}\` is a text file. Use ReadFile to read text files.`,
-        brief: "Unsupported file type",
-      });
-    }
-    if (type.kind === "binary") {
-      return toolError({
-        message: `\`${params.path}\` seems not readable as an image or video file. Inspect ` +
-          "it with shell commands, a script or an MCP tool instead.",
-        brief: "File not readable",
-      });
-    }
-    const needed = type.kind === "image" ? "image_in" : "video_in";
-    if (!env.modelCapabilities.has(needed)) {
-      return toolError({
-        message: `The current model does not support ${type.kind} input. Tell the user to use ` +
-          `a model with ${type.kind} input capability.`,
-        brief: "Unsupported media type",
-      });
-    }
-    return await this.#load(p, type, pin);
-  }
-}
-
 /** Builds ReadMediaFile, or `null` when the model takes neither images nor videos. */
 export const readMediaFileTool: ToolFactory = (env) => {
   const caps = env.modelCapabilities;
   if (!caps.has("image_in") && !caps.has("video_in")) return null;
-  return new ReadMediaFileTool(env);
+  const kinds = caps.has("image_in") && caps.has("video_in")
+    ? "images and videos"
+    : caps.has("image_in")
+    ? "images"
+    : "videos";
+  const tool: Tool<ReadMediaFileParams> = {
+    name: "ReadMediaFile",
+    description: renderTemplate(readAsset("tools/read_media_file.md"), {
+      MEDIA_KINDS: kinds,
+      MAX_MEDIA_MEGABYTES: String(MAX_MEDIA_MEGABYTES),
+    }),
+    get parameters() {
+      return readMediaFileParamsSchema();
+    },
+    jsonSchema: PARAM_JSON_SCHEMAS.ReadMediaFile,
+    isRoot: env.isRoot,
+    resolve: (params) =>
+      readInvocation(params.path, env, (p, pin) => readMedia(env, p, params, pin)),
+  };
+  return tool;
 };
+
+/** Check the media file at the checked path `p` against the model, then load it. */
+async function readMedia(
+  env: ToolEnv,
+  p: string,
+  params: ReadMediaFileParams,
+  pin: FilePin | null,
+): Promise<ToolReturnValue> {
+  const kind = await inspectReadFile(params.path, p, pin);
+  if (!kind.ok) return kind.error;
+  const type = kind.type;
+  if (type.kind === "text") {
+    return toolError({
+      message: `\`${params.path}\` is a text file. Use ReadFile to read text files.`,
+      brief: "Unsupported file type",
+    });
+  }
+  if (type.kind === "binary") {
+    return toolError({
+      message: `\`${params.path}\` seems not readable as an image or video file. Inspect ` +
+        "it with shell commands, a script or an MCP tool instead.",
+      brief: "File not readable",
+    });
+  }
+  const needed = type.kind === "image" ? "image_in" : "video_in";
+  if (!env.modelCapabilities.has(needed)) {
+    return toolError({
+      message: `The current model does not support ${type.kind} input. Tell the user to use ` +
+        `a model with ${type.kind} input capability.`,
+      brief: "Unsupported media type",
+    });
+  }
+  return await loadMedia(p, type, pin);
+}
+
+/** The file as a data URL part, within the size limit. */
+async function loadMedia(p: string, type: FileType, pin: FilePin | null): Promise<ToolReturnValue> {
+  using file = await openPinned(p, pin);
+  const size = (await file.stat()).size;
+  if (size === 0) return toolError({ message: `\`${p}\` is empty.`, brief: "Empty file" });
+  if (size > MAX_MEDIA_MEGABYTES * 1024 * 1024) {
+    return toolError({
+      message: `\`${p}\` is ${size} bytes, which exceeds the max ${MAX_MEDIA_MEGABYTES}MB ` +
+        "bytes for media files.",
+      brief: "File too large",
+    });
+  }
+  const data = await readAll(file, size);
+  const url = `data:${type.mimeType};base64,${Buffer.from(data).toString("base64")}`;
+  let output: ContentPart[];
+  let sizeHint = "";
+  if (type.kind === "image") {
+    output = wrapMediaPart({ type: "image_url", image_url: { url, id: null } }, "image", p);
+    const dims = imageSize(data);
+    if (dims) sizeHint = `, original size ${dims.width}x${dims.height}px`;
+  } else {
+    output = wrapMediaPart({ type: "video_url", video_url: { url, id: null } }, "video", p);
+  }
+  const note = " Give coordinates relative to the image first and derive absolute ones from " +
+    "the original size; after creating or changing an image or video with a command or " +
+    "script, read it back before going on.";
+  return toolOk({
+    output,
+    message:
+      `Loaded ${type.kind} file \`${p}\` (${type.mimeType}, ${size} bytes${sizeHint}).${note}`,
+  });
+}

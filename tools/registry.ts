@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { lazyImport } from "../lib/lazy_import.ts";
 import type { ToolFactory } from "../lib/tooling/tool.ts";
 
 /** Loader of a built-in tool's factory. */
@@ -15,10 +14,7 @@ let factories: Promise<typeof import("./builtin_factories.ts")> | null = null;
 
 function builtinFactory(name: string): ToolLoader {
   return async () => {
-    factories ??= lazyImport<typeof import("./builtin_factories.ts")>(
-      "./builtin_factories.ts",
-      import.meta.url,
-    );
+    factories ??= import("./builtin_factories.ts");
     return (await factories).BUILTIN_FACTORIES[name];
   };
 }

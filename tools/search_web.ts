@@ -9,7 +9,6 @@ import { readAsset } from "../lib/assets/mod.ts";
 import { toolError, ToolResultBuilder } from "../lib/tooling/result.ts";
 import type {
   Tool,
-  ToolCallContext,
   ToolEnv,
   ToolFactory,
   ToolReturnValue,
@@ -72,105 +71,106 @@ function unavailable(builder: ToolResultBuilder, detail: string, brief: string):
   );
 }
 
-class SearchWebTool implements Tool<SearchWebParams> {
-  readonly name = "SearchWeb";
-  readonly description = readAsset("tools/search_web.md");
-  get parameters() {
-    return searchWebParamsSchema();
-  }
-  readonly jsonSchema = PARAM_JSON_SCHEMAS.SearchWeb;
-  readonly #env: ToolEnv;
-  readonly #service: WebServiceConfig;
+function searchWeb(env: ToolEnv, service: WebServiceConfig): Tool<SearchWebParams> {
+  return {
+    name: "SearchWeb",
+    description: readAsset("tools/search_web.md"),
+    get parameters() {
+      return searchWebParamsSchema();
+    },
+    jsonSchema: PARAM_JSON_SCHEMAS.SearchWeb,
+    resolve: (params) => ({
+      execute: async (ctx) => {
+        const builder = new ToolResultBuilder({ maxLineChars: null });
+        if (!serviceConfigured(service)) {
+          return builder.error(
+            "Search service is not configured. You may want to try other methods to search.",
+            { brief: "Search service not configured" },
+          );
+        }
+        const host = hostOf(service.baseUrl);
+        const decision = env.scope.check("net", host ?? service.baseUrl);
+        if (!decision.allowed) {
+          return toolError({ message: decision.message, brief: "Sandbox denied" });
+        }
 
-  constructor(env: ToolEnv, service: WebServiceConfig) {
-    this.#env = env;
-    this.#service = service;
-  }
+        let data: unknown;
+        try {
+          const resp = await fetch(service.baseUrl, {
+            method: "POST",
+            headers: {
+              ...(await serviceHeaders(service, ctx.toolCallId)),
+              "Content-Type": "application/json",
+            },
+            body: JSON.stringify({
+              text_query: params.query,
+              limit: params.limit,
+              enable_page_crawling: params.include_content,
+              timeout_seconds: SERVICE_TIMEOUT_S,
+            }),
+            signal: withTimeout(ctx.signal, SEARCH_TIMEOUT_MS),
+          });
+          if (resp.status !== 200) {
+            await resp.body?.cancel();
+            return unavailable(
+              builder,
+              `Failed to search. Status: ${resp.status}`,
+              "Failed to search",
+            );
+          }
+          const body = await resp.text();
+          try {
+            data = JSON.parse(body);
+          } catch (e) {
+            return unavailable(
+              builder,
+              `Failed to parse search results. Error: ${describeError(e)}`,
+              "Failed to parse search results",
+            );
+          }
+        } catch (e) {
+          if (ctx.signal.aborted) throw e;
+          if (isTimeoutError(e, ctx.signal)) {
+            return builder.error(
+              `Failed to search: the search service did not answer within ${
+                SEARCH_TIMEOUT_MS / 1000
+              } seconds. Try again, or use other methods to search.`,
+              { brief: "Search timed out" },
+            );
+          }
+          return builder.error(
+            `Failed to search due to network error: ${describeError(e)}. ` +
+              "This may indicate the search service is unreachable.",
+            { brief: "Network error" },
+          );
+        }
 
-  async call(params: SearchWebParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
-    const builder = new ToolResultBuilder({ maxLineChars: null });
-    const service = this.#service;
-    if (!serviceConfigured(service)) {
-      return builder.error(
-        "Search service is not configured. You may want to try other methods to search.",
-        { brief: "Search service not configured" },
-      );
-    }
-    const host = hostOf(service.baseUrl);
-    const decision = this.#env.scope.check("net", host ?? service.baseUrl);
-    if (!decision.allowed) return toolError({ message: decision.message, brief: "Sandbox denied" });
-
-    let data: unknown;
-    try {
-      const resp = await fetch(service.baseUrl, {
-        method: "POST",
-        headers: {
-          ...(await serviceHeaders(service, ctx.toolCallId)),
-          "Content-Type": "application/json",
-        },
-        body: JSON.stringify({
-          text_query: params.query,
-          limit: params.limit,
-          enable_page_crawling: params.include_content,
-          timeout_seconds: SERVICE_TIMEOUT_S,
-        }),
-        signal: withTimeout(ctx.signal, SEARCH_TIMEOUT_MS),
-      });
-      if (resp.status !== 200) {
-        await resp.body?.cancel();
-        return unavailable(builder, `Failed to search. Status: ${resp.status}`, "Failed to search");
-      }
-      const body = await resp.text();
-      try {
-        data = JSON.parse(body);
-      } catch (e) {
-        return unavailable(
-          builder,
-          `Failed to parse search results. Error: ${describeError(e)}`,
-          "Failed to parse search results",
-        );
-      }
-    } catch (e) {
-      if (ctx.signal.aborted) throw e;
-      if (isTimeoutError(e, ctx.signal)) {
-        return builder.error(
-          `Failed to search: the search service did not answer within ${
-            SEARCH_TIMEOUT_MS / 1000
-          } seconds. Try again, or use other methods to search.`,
-          { brief: "Search timed out" },
-        );
-      }
-      return builder.error(
-        `Failed to search due to network error: ${describeError(e)}. ` +
-          "This may indicate the search service is unreachable.",
-        { brief: "Network error" },
-      );
-    }
-
-    const parsed = searchResponseSchema().safeParse(data);
-    if (!parsed.success) {
-      const detail = parsed.error.issues
-        .map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`)
-        .join("; ");
-      return unavailable(
-        builder,
-        `Failed to parse search results. Error: ${detail}`,
-        "Failed to parse search results",
-      );
-    }
-    parsed.data.search_results.forEach((r, i) => {
-      if (i > 0) builder.write("---\n\n");
-      builder.write(
-        `Title: ${r.title}\nDate: ${r.date}\nURL: ${r.url}\nSummary: ${r.snippet}\n\n`,
-      );
-      if (r.content) builder.write(`${r.content}\n\n`);
-    });
-    return builder.ok();
-  }
+        const parsed = searchResponseSchema().safeParse(data);
+        if (!parsed.success) {
+          const detail = parsed.error.issues
+            .map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`)
+            .join("; ");
+          return unavailable(
+            builder,
+            `Failed to parse search results. Error: ${detail}`,
+            "Failed to parse search results",
+          );
+        }
+        parsed.data.search_results.forEach((r, i) => {
+          if (i > 0) builder.write("---\n\n");
+          builder.write(
+            `Title: ${r.title}\nDate: ${r.date}\nURL: ${r.url}\nSummary: ${r.snippet}\n\n`,
+          );
+          if (r.content) builder.write(`${r.content}\n\n`);
+        });
+        return builder.ok();
+      },
+    }),
+  };
 }
 
 /** Builds the SearchWeb tool, or `null` when `services.moonshot_search` is not configured. */
 export const searchWebTool: ToolFactory = (env) => {
   const service = env.services.moonshotSearch;
-  return service ? new SearchWebTool(env, service) : null;
+  return service ? searchWeb(env, service) : null;
 };

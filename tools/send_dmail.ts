@@ -36,22 +36,23 @@ export const sendDMailTool: ToolFactory = (env) => {
       return sendDMailParamsSchema();
     },
     jsonSchema: PARAM_JSON_SCHEMAS.SendDMail,
-    call(params) {
-      const error = dmail.send(params.checkpoint_id, params.message, {
-        restoreFiles: params.restore_files,
-      });
-      if (error) {
-        return Promise.resolve(toolError({
-          message: `Failed to send D-Mail. Error: ${error}`,
-          brief: "Failed to send D-Mail",
-        }));
-      }
-      return Promise.resolve(toolOk({
-        message: "If you see this message, the D-Mail was NOT sent successfully. This may be " +
-          "because some other tool that needs approval was rejected.",
-        brief: "El Psy Kongroo",
+    resolve: (params) => ({ execute: () => send(params) }),
+  };
+  const send = (params: SendDMailParams) => {
+    const error = dmail.send(params.checkpoint_id, params.message, {
+      restoreFiles: params.restore_files,
+    });
+    if (error) {
+      return Promise.resolve(toolError({
+        message: `Failed to send D-Mail. Error: ${error}`,
+        brief: "Failed to send D-Mail",
       }));
-    },
+    }
+    return Promise.resolve(toolOk({
+      message: "If you see this message, the D-Mail was NOT sent successfully. This may be " +
+        "because some other tool that needs approval was rejected.",
+      brief: "El Psy Kongroo",
+    }));
   };
   return tool;
 };

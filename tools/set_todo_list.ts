@@ -7,7 +7,7 @@ import * as z from "zod";
 import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { toolOk } from "../lib/tooling/result.ts";
-import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
+import type { Tool, ToolEnv, ToolFactory } from "../lib/tooling/tool.ts";
 import { TodoStatusSchema } from "../lib/wire/display.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
@@ -30,36 +30,34 @@ export const setTodoListParamsSchema = lazyValue(() =>
 /** SetTodoList parameters. */
 export type SetTodoListParams = z.infer<ReturnType<typeof setTodoListParamsSchema>>;
 
-class SetTodoListTool implements Tool<SetTodoListParams> {
-  readonly name = "SetTodoList";
-  readonly description = readAsset("tools/set_todo_list.md");
-  get parameters() {
-    return setTodoListParamsSchema();
-  }
-  readonly jsonSchema = PARAM_JSON_SCHEMAS.SetTodoList;
-  readonly #env: ToolEnv;
-
-  constructor(env: ToolEnv) {
-    this.#env = env;
-  }
-
-  async call(params: SetTodoListParams): Promise<ToolReturnValue> {
-    if (params.todos === null) {
-      const todos = this.#env.todos.get();
-      const output = todos.length === 0
-        ? "Todo list is empty."
-        : ["Current todo list:", ...todos.map((t) => `- [${t.status}] ${t.title}`)].join("\n");
-      return toolOk({ output, message: "" });
-    }
-    const items = params.todos.map((t) => ({ title: t.title, status: t.status }));
-    await this.#env.todos.set(items);
-    return toolOk({
-      output: "Todo list updated",
-      message: "Todo list updated",
-      display: [{ type: "todo", items }],
-    });
-  }
+function setTodoList(env: ToolEnv): Tool<SetTodoListParams> {
+  return {
+    name: "SetTodoList",
+    description: readAsset("tools/set_todo_list.md"),
+    get parameters() {
+      return setTodoListParamsSchema();
+    },
+    jsonSchema: PARAM_JSON_SCHEMAS.SetTodoList,
+    resolve: (params) => ({
+      execute: async () => {
+        if (params.todos === null) {
+          const todos = env.todos.get();
+          const output = todos.length === 0
+            ? "Todo list is empty."
+            : ["Current todo list:", ...todos.map((t) => `- [${t.status}] ${t.title}`)].join("\n");
+          return toolOk({ output, message: "" });
+        }
+        const items = params.todos.map((t) => ({ title: t.title, status: t.status }));
+        await env.todos.set(items);
+        return toolOk({
+          output: "Todo list updated",
+          message: "Todo list updated",
+          display: [{ type: "todo", items }],
+        });
+      },
+    }),
+  };
 }
 
 /** Builds the SetTodoList tool. */
-export const setTodoListTool: ToolFactory = (env) => new SetTodoListTool(env);
+export const setTodoListTool: ToolFactory = (env) => setTodoList(env);

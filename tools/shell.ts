@@ -11,7 +11,7 @@ import { LineAssembler, TailLines } from "../lib/process/line_assembler.ts";
 import { wrapCommand } from "../lib/process/command_wrapper.ts";
 import { resolveShell, type ShellInfo } from "../lib/process/shell_info.ts";
 import { exitCodeOf, type ShellProcess, startShellProcess } from "../lib/process/shell_process.ts";
-import { toolError, toolRejected, ToolResultBuilder } from "../lib/tooling/result.ts";
+import { toolError, ToolResultBuilder } from "../lib/tooling/result.ts";
 import type {
   Tool,
   ToolCallContext,
@@ -85,184 +85,188 @@ function failureBrief(code: number, tail: string[]): string {
   return [`Failed with exit code: ${code}`, ...quoted].join("\n");
 }
 
-class ShellTool implements Tool<ShellParams> {
-  readonly name = "Shell";
-  readonly description: string;
-  get parameters() {
-    return shellParamsSchema();
-  }
-  readonly jsonSchema = PARAM_JSON_SCHEMAS.Shell;
-  readonly #env: ToolEnv;
-  readonly #shell: ShellInfo;
-
-  constructor(env: ToolEnv) {
-    this.#env = env;
-    this.#shell = resolveShell(env.childEnv().PATH);
-    this.description = renderTemplate(readAsset("tools/shell.md"), {
-      SHELL: `${this.#shell.name} (\`${this.#shell.path}\`)`,
-    });
-  }
-
-  /** The sandbox description when commands run confined, else null. */
-  #sandbox(): string | null {
-    const c = this.#env.shellConfinement;
-    return c && !c.refusal ? c.description : null;
-  }
-
-  /** Blocks shown in the approval request: the command, then the sandbox if any. */
-  #approvalDisplay(command: string): DisplayBlock[] {
-    const sandbox = this.#sandbox();
-    return sandbox ? [shellBlock(command), brief(sandbox)] : [shellBlock(command)];
-  }
-
-  #childEnv(): Record<string, string> {
-    const base = this.#env.childEnv();
-    return { GIT_TERMINAL_PROMPT: "0", ...base, SHELL: this.#shell.path };
-  }
-
-  async call(params: ShellParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
-    if (!params.command.trim()) {
-      return new ToolResultBuilder().error("Command cannot be empty.", { brief: "Empty command" });
-    }
-    const decision = this.#env.scope.check(
-      "run",
-      this.#shell.name === "bash" ? "bash" : this.#shell.path,
-    );
-    if (!decision.allowed) return toolError({ message: decision.message, brief: "Sandbox denied" });
-    const refusal = this.#env.shellConfinement?.refusal;
-    if (refusal) return toolError({ message: refusal, brief: "Shell not confined" });
-    return params.run_in_background
-      ? await this.#background(params, ctx)
-      : await this.#foreground(params, ctx);
-  }
-
-  async #foreground(params: ShellParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
-    const approval = await ctx.requestApproval({
-      action: "run command",
-      description: `Run command \`${params.command}\``,
-      display: this.#approvalDisplay(params.command),
-      subject: { kind: "shell", command: params.command },
-    });
-    if (!approval.approved) {
-      return toolRejected(approval.feedback, { isRoot: this.#env.isRoot, denial: approval.denial });
-    }
-    ctx.signal.throwIfAborted();
-    const sandbox = this.#sandbox();
-
-    const builder = new ToolResultBuilder();
-    const tail = new TailLines(BRIEF_TAIL_LINES);
-    const emit = (line: string) => {
-      builder.write(line);
-      tail.push(line);
-      this.#env.run.toolOutput.publish(ctx.toolCallId, line);
-    };
-    const lines = { stdout: new LineAssembler(), stderr: new LineAssembler() };
-    let proc: Pick<ShellProcess, "done">;
-    try {
-      const terminal = this.#env.terminal;
-      proc = terminal
-        ? await terminal.start({
-          toolCallId: ctx.toolCallId,
-          argv: wrapCommand(this.#env.run.commands, [this.#shell.program, "-c", params.command], {
-            cwd: this.#env.workDir,
-            env: this.#childEnv(),
-          }),
-          cwd: this.#env.workDir,
-          env: { GIT_TERMINAL_PROMPT: "0" },
-          timeoutMs: params.timeout * 1000,
-          signal: ctx.signal,
-          onData: (chunk, stream) => lines[stream].push(chunk, emit),
-        })
-        : startShellProcess({
-          command: params.command,
-          cwd: this.#env.workDir,
-          env: this.#childEnv(),
-          shell: this.#shell,
-          wrapper: this.#env.run.commands,
-          timeoutMs: params.timeout * 1000,
-          signal: ctx.signal,
-          killGraceMs: this.#env.background.killGracePeriodMs,
-          onData: (chunk, stream) => lines[stream].push(chunk, emit),
-        });
-    } catch (e) {
-      return builder.error(`Command execution failed: ${errorText(e)}`, {
-        brief: "Execution failed",
-      });
-    }
-    const outcome = await proc.done;
-    lines.stdout.flush(emit);
-    lines.stderr.flush(emit);
-    switch (outcome.kind) {
-      case "terminated":
-        throw ctx.signal.reason ?? new DOMException("The command was cancelled.", "AbortError");
-      case "timeout":
-        return builder.error(noting(`Command killed by timeout (${params.timeout}s)`, sandbox), {
-          brief: `Killed by timeout (${params.timeout}s)`,
-        });
-      case "exited": {
-        const code = exitCodeOf(outcome);
-        if (code === 0) return builder.ok(noting("Command executed successfully.", sandbox));
-        return builder.error(noting(`Command failed with exit code: ${code}.`, sandbox), {
-          brief: failureBrief(code, tail.lines()),
+/** Builds the Shell tool. */
+export const shellTool: ToolFactory = (env): Tool<ShellParams> => {
+  const site: ShellSite = { env, shell: resolveShell(env.childEnv().PATH) };
+  const { shell } = site;
+  return {
+    name: "Shell",
+    description: renderTemplate(readAsset("tools/shell.md"), {
+      SHELL: `${shell.name} (\`${shell.path}\`)`,
+    }),
+    get parameters() {
+      return shellParamsSchema();
+    },
+    jsonSchema: PARAM_JSON_SCHEMAS.Shell,
+    isRoot: env.isRoot,
+    resolve(params) {
+      if (!params.command.trim()) {
+        return new ToolResultBuilder().error("Command cannot be empty.", {
+          brief: "Empty command",
         });
       }
-    }
-  }
+      const program = shell.name === "bash" ? "bash" : shell.path;
+      const decision = env.scope.check("run", program);
+      if (!decision.allowed) {
+        return toolError({ message: decision.message, brief: "Sandbox denied" });
+      }
+      const refusal = env.shellConfinement?.refusal;
+      if (refusal) return toolError({ message: refusal, brief: "Shell not confined" });
+      const inBackground = params.run_in_background;
+      if (inBackground && !env.isRoot) {
+        return new ToolResultBuilder().error(
+          "Failed to start background task: Background tasks can only be managed by the root agent.",
+          { brief: "Start failed" },
+        );
+      }
+      return {
+        accesses: [{ kind: "run", program, command: params.command }],
+        approval: () => ({
+          action: inBackground ? "run background command" : "run command",
+          description: `Run ${inBackground ? "background " : ""}command \`${params.command}\``,
+          display: approvalDisplay(env, params.command),
+          subject: { kind: "shell", command: params.command },
+        }),
+        execute: (ctx) =>
+          inBackground ? background(site, params, ctx) : foreground(site, params, ctx),
+      };
+    },
+  };
+};
 
-  async #background(params: ShellParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
-    const builder = new ToolResultBuilder();
-    if (!this.#env.isRoot) {
-      return builder.error(
-        "Failed to start background task: Background tasks can only be managed by the root agent.",
-        { brief: "Start failed" },
-      );
-    }
-    const approval = await ctx.requestApproval({
-      action: "run background command",
-      description: `Run background command \`${params.command}\``,
-      display: this.#approvalDisplay(params.command),
-      subject: { kind: "shell", command: params.command },
-    });
-    if (!approval.approved) {
-      return toolRejected(approval.feedback, { isRoot: this.#env.isRoot, denial: approval.denial });
-    }
+/** What a Shell call runs with: the agent's environment and the resolved shell. */
+interface ShellSite {
+  readonly env: ToolEnv;
+  readonly shell: ShellInfo;
+}
 
-    const manager = this.#env.run.tasks;
-    let task;
-    try {
-      task = await manager.start({
-        command: params.command,
-        description: params.description.trim(),
-        cwd: this.#env.workDir,
-        env: this.#childEnv(),
-        timeoutS: params.timeout,
+/** The sandbox description when commands run confined, else null. */
+function sandboxNote(env: ToolEnv): string | null {
+  const c = env.shellConfinement;
+  return c && !c.refusal ? c.description : null;
+}
+
+/** Blocks shown in the approval request: the command, then the sandbox if any. */
+function approvalDisplay(env: ToolEnv, command: string): DisplayBlock[] {
+  const sandbox = sandboxNote(env);
+  return sandbox ? [shellBlock(command), brief(sandbox)] : [shellBlock(command)];
+}
+
+/** The environment of the command: the user's, without a terminal prompt for git. */
+function childEnvOf(site: ShellSite): Record<string, string> {
+  const base = site.env.childEnv();
+  return { GIT_TERMINAL_PROMPT: "0", ...base, SHELL: site.shell.path };
+}
+
+/** Run a command in the foreground, streaming its output, within its timeout. */
+async function foreground(
+  site: ShellSite,
+  params: ShellParams,
+  ctx: ToolCallContext,
+): Promise<ToolReturnValue> {
+  ctx.signal.throwIfAborted();
+  const sandbox = sandboxNote(site.env);
+
+  const builder = new ToolResultBuilder();
+  const tail = new TailLines(BRIEF_TAIL_LINES);
+  const emit = (line: string) => {
+    builder.write(line);
+    tail.push(line);
+    site.env.run.toolOutput.publish(ctx.toolCallId, line);
+  };
+  const lines = { stdout: new LineAssembler(), stderr: new LineAssembler() };
+  let proc: Pick<ShellProcess, "done">;
+  try {
+    const terminal = site.env.terminal;
+    proc = terminal
+      ? await terminal.start({
         toolCallId: ctx.toolCallId,
-        shell: this.#shell,
-        wrapper: this.#env.run.commands,
+        argv: wrapCommand(site.env.run.commands, [site.shell.program, "-c", params.command], {
+          cwd: site.env.workDir,
+          env: childEnvOf(site),
+        }),
+        cwd: site.env.workDir,
+        env: { GIT_TERMINAL_PROMPT: "0" },
+        timeoutMs: params.timeout * 1000,
+        signal: ctx.signal,
+        onData: (chunk, stream) => lines[stream].push(chunk, emit),
+      })
+      : startShellProcess({
+        command: params.command,
+        cwd: site.env.workDir,
+        env: childEnvOf(site),
+        shell: site.shell,
+        wrapper: site.env.run.commands,
+        timeoutMs: params.timeout * 1000,
+        signal: ctx.signal,
+        killGraceMs: site.env.background.killGracePeriodMs,
+        onData: (chunk, stream) => lines[stream].push(chunk, emit),
       });
-    } catch (e) {
-      return builder.error(`Failed to start background task: ${errorText(e)}`, {
-        brief: "Start failed",
+  } catch (e) {
+    return builder.error(`Command execution failed: ${errorText(e)}`, {
+      brief: "Execution failed",
+    });
+  }
+  const outcome = await proc.done;
+  lines.stdout.flush(emit);
+  lines.stderr.flush(emit);
+  switch (outcome.kind) {
+    case "terminated":
+      throw ctx.signal.reason ?? new DOMException("The command was cancelled.", "AbortError");
+    case "timeout":
+      return builder.error(noting(`Command killed by timeout (${params.timeout}s)`, sandbox), {
+        brief: `Killed by timeout (${params.timeout}s)`,
+      });
+    case "exited": {
+      const code = exitCodeOf(outcome);
+      if (code === 0) return builder.ok(noting("Command executed successfully.", sandbox));
+      return builder.error(noting(`Command failed with exit code: ${code}.`, sandbox), {
+        brief: failureBrief(code, tail.lines()),
       });
     }
-    builder.write(
-      [
-        formatTask(task, { includeCommand: true }),
-        "automatic_notification: true",
-        "next_step: Carry on with other work; a notification arrives by itself when the task ends.",
-        "next_step: For a quick look at status and output without waiting, call TaskOutput " +
-        "with this task_id; pass block=true only when you really want to wait for it.",
-        "next_step: Call TaskStop only if the task has to be cancelled.",
-        "human_shell_hint: In the interactive shell the human manages tasks with the single " +
-        "slash command /task; do not suggest any other task command.",
-      ].join("\n"),
-    );
-    return builder.ok(noting("Background task started.", this.#sandbox()), {
-      brief: `Started ${task.id}`,
-      display: [taskDisplayBlock(task)],
-    });
   }
 }
 
-/** Builds the Shell tool. */
-export const shellTool: ToolFactory = (env) => new ShellTool(env);
+/** Start a command as a background task of the session. */
+async function background(
+  site: ShellSite,
+  params: ShellParams,
+  ctx: ToolCallContext,
+): Promise<ToolReturnValue> {
+  const builder = new ToolResultBuilder();
+
+  const manager = site.env.run.tasks;
+  let task;
+  try {
+    task = await manager.start({
+      command: params.command,
+      description: params.description.trim(),
+      cwd: site.env.workDir,
+      env: childEnvOf(site),
+      timeoutS: params.timeout,
+      toolCallId: ctx.toolCallId,
+      shell: site.shell,
+      wrapper: site.env.run.commands,
+    });
+  } catch (e) {
+    return builder.error(`Failed to start background task: ${errorText(e)}`, {
+      brief: "Start failed",
+    });
+  }
+  builder.write(
+    [
+      formatTask(task, { includeCommand: true }),
+      "automatic_notification: true",
+      "next_step: Carry on with other work; a notification arrives by itself when the task ends.",
+      "next_step: For a quick look at status and output without waiting, call TaskOutput " +
+      "with this task_id; pass block=true only when you really want to wait for it.",
+      "next_step: Call TaskStop only if the task has to be cancelled.",
+      "human_shell_hint: In the interactive shell the human manages tasks with the single " +
+      "slash command /task; do not suggest any other task command.",
+    ].join("\n"),
+  );
+  return builder.ok(noting("Background task started.", sandboxNote(site.env)), {
+    brief: `Started ${task.id}`,
+    display: [taskDisplayBlock(task)],
+  });
+}

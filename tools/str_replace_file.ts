@@ -7,21 +7,16 @@ import * as z from "zod";
 import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { buildDiffBlocks } from "../lib/tooling/diff_blocks.ts";
-import { fileBackend } from "../lib/tooling/file_backend.ts";
+import { type FileBackend, fileBackend } from "../lib/tooling/file_backend.ts";
 import {
-  approveFileChange,
   confirmFileTarget,
+  fileChangeApproval,
   resolveFileTarget,
   writeResolvedFile,
 } from "../lib/tooling/file_target.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
-import type {
-  Tool,
-  ToolCallContext,
-  ToolEnv,
-  ToolFactory,
-  ToolReturnValue,
-} from "../lib/tooling/tool.ts";
+import type { Tool, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
+import type { DisplayBlock } from "../lib/wire/display.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** One replacement. */
@@ -70,116 +65,125 @@ export function applyEdit(content: string, edit: Edit): string {
   return i === -1 ? content : content.slice(0, i) + edit.new + content.slice(i + edit.old.length);
 }
 
-class StrReplaceFileTool implements Tool<StrReplaceFileParams> {
-  readonly name = "StrReplaceFile";
-  readonly description = readAsset("tools/str_replace_file.md");
+/** Builds the StrReplaceFile tool. */
+export const strReplaceFileTool: ToolFactory = (env): Tool<StrReplaceFileParams> => ({
+  name: "StrReplaceFile",
+  description: readAsset("tools/str_replace_file.md"),
   get parameters() {
     return strReplaceFileParamsSchema();
-  }
-  readonly jsonSchema = PARAM_JSON_SCHEMAS.StrReplaceFile;
-  readonly #env: ToolEnv;
-
-  constructor(env: ToolEnv) {
-    this.#env = env;
-  }
-
-  async call(params: StrReplaceFileParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
-    const env = this.#env;
-    try {
-      const target = resolveFileTarget(params.path, env, "edit");
-      if (!target.ok) return target.error;
-      const p = target.path;
-      const plan = target;
-
-      let info: Deno.FileInfo;
-      try {
-        info = await Deno.stat(p);
-      } catch (e) {
-        if (!(e instanceof Deno.errors.NotFound)) throw e;
-        if (plan.isPlanFile) {
-          return toolError({
-            message: "The current plan file does not exist yet. " +
-              "Use WriteFile to create it before calling StrReplaceFile.",
-            brief: "Plan file not created",
-          });
-        }
-        return toolError({
-          message: `\`${params.path}\` does not exist.`,
-          brief: "File not found",
-        });
-      }
-      if (!info.isFile) {
-        return toolError({ message: `\`${params.path}\` is not a file.`, brief: "Invalid path" });
-      }
-
-      const edits = Array.isArray(params.edit) ? params.edit : [params.edit];
-      if (edits.some((e) => e.old === "")) {
-        return toolError({ message: "The `old` string cannot be empty.", brief: "Invalid edit" });
-      }
-      // The editor's buffer when an ACP client holds the file, else the disk.
-      const files = fileBackend(env);
-      const raw = await files.readText(p);
-      if (raw === null) {
-        return toolError({
-          message: `\`${params.path}\` does not exist.`,
-          brief: "File not found",
-        });
-      }
-      const crlf = raw.includes("\r\n");
-      const original = crlf ? raw.replaceAll("\r\n", "\n") : raw;
-      let content = original;
-      for (const edit of edits) content = applyEdit(content, edit);
-      if (content === original) {
-        return toolError({
-          message: "No replacements were made. The old string was not found in the file.",
-          brief: "No replacements made",
-        });
-      }
-      let replacements = 0;
-      for (const edit of edits) {
-        replacements += edit.replace_all
-          ? occurrences(original, edit.old)
-          : original.includes(edit.old)
-          ? 1
-          : 0;
-      }
-
-      const diff = await buildDiffBlocks(p, original, content);
-      const refused = await approveFileChange(target, {
-        env,
-        ctx,
-        description: `Edit file \`${p}\``,
-        display: diff,
-      });
-      if (refused) return refused;
-
-      await env.fileHistory?.beforeChange(p);
-      try {
-        const text = crlf ? content.replaceAll("\n", "\r\n") : content;
-        // Checked again after the approval wait: the path must still lead where it was approved.
-        const changed = confirmFileTarget(params.path, p, env) ??
-          (files.name === "local"
-            ? await writeResolvedFile(params.path, p, text, { append: false })
-            : null);
-        if (changed) return changed;
-        if (files.name !== "local") await files.writeText(p, text);
-      } finally {
-        await env.fileHistory?.afterChange(p);
-      }
-      return toolOk({
-        output: "",
-        message: "File successfully edited. " +
-          `Applied ${edits.length} edit(s) with ${replacements} total replacement(s).`,
-        display: diff,
-      });
-    } catch (e) {
-      return toolError({
+  },
+  jsonSchema: PARAM_JSON_SCHEMAS.StrReplaceFile,
+  isRoot: env.isRoot,
+  resolve(params) {
+    const failed = (e: unknown) =>
+      toolError({
         message: `Failed to edit. Error: ${e instanceof Error ? e.message : e}`,
         brief: "Failed to edit file",
       });
+    let target;
+    try {
+      target = resolveFileTarget(params.path, env, "edit");
+    } catch (e) {
+      return failed(e);
     }
-  }
-}
+    if (!target.ok) return target.error;
+    const p = target.path;
+    // The editor's buffer when an ACP client holds the file, else the disk.
+    const files = fileBackend(env);
+    const edits = Array.isArray(params.edit) ? params.edit : [params.edit];
+    let edited = { text: "", replacements: 0, diff: [] as DisplayBlock[] };
+    return {
+      accesses: [{ kind: "write", path: p }],
+      async approval() {
+        try {
+          const planned = await planEdits(params, { path: p, edits, files, target });
+          if ("is_error" in planned) return planned;
+          edited = planned;
+          return fileChangeApproval(target, {
+            env,
+            description: `Edit file \`${p}\``,
+            display: edited.diff,
+          });
+        } catch (e) {
+          return failed(e);
+        }
+      },
+      async execute() {
+        try {
+          // Checked again after the approval wait: the path must still lead where it was approved.
+          const changed = confirmFileTarget(params.path, p, env) ??
+            (files.name === "local"
+              ? await writeResolvedFile(params.path, p, edited.text, { append: false })
+              : null);
+          if (changed) return changed;
+          if (files.name !== "local") await files.writeText(p, edited.text);
+          return toolOk({
+            output: "",
+            message: "File successfully edited. " +
+              `Applied ${edits.length} edit(s) with ${edited.replacements} total replacement(s).`,
+            display: edited.diff,
+          });
+        } catch (e) {
+          return failed(e);
+        }
+      },
+    };
+  },
+});
 
-/** Builds the StrReplaceFile tool. */
-export const strReplaceFileTool: ToolFactory = (env) => new StrReplaceFileTool(env);
+/** The edited text, its replacement count and diff; or the error when nothing can be edited. */
+async function planEdits(
+  params: StrReplaceFileParams,
+  opts: {
+    path: string;
+    edits: Edit[];
+    files: FileBackend;
+    target: { isPlanFile: boolean };
+  },
+): Promise<{ text: string; replacements: number; diff: DisplayBlock[] } | ToolReturnValue> {
+  const { path: p, edits, files } = opts;
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.stat(p);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+    if (opts.target.isPlanFile) {
+      return toolError({
+        message: "The current plan file does not exist yet. " +
+          "Use WriteFile to create it before calling StrReplaceFile.",
+        brief: "Plan file not created",
+      });
+    }
+    return toolError({ message: `\`${params.path}\` does not exist.`, brief: "File not found" });
+  }
+  if (!info.isFile) {
+    return toolError({ message: `\`${params.path}\` is not a file.`, brief: "Invalid path" });
+  }
+  if (edits.some((e) => e.old === "")) {
+    return toolError({ message: "The `old` string cannot be empty.", brief: "Invalid edit" });
+  }
+  const raw = await files.readText(p);
+  if (raw === null) {
+    return toolError({ message: `\`${params.path}\` does not exist.`, brief: "File not found" });
+  }
+  const crlf = raw.includes("\r\n");
+  const original = crlf ? raw.replaceAll("\r\n", "\n") : raw;
+  let content = original;
+  for (const edit of edits) content = applyEdit(content, edit);
+  if (content === original) {
+    return toolError({
+      message: "No replacements were made. The old string was not found in the file.",
+      brief: "No replacements made",
+    });
+  }
+  let replacements = 0;
+  for (const edit of edits) {
+    replacements += edit.replace_all
+      ? occurrences(original, edit.old)
+      : original.includes(edit.old)
+      ? 1
+      : 0;
+  }
+  const diff = await buildDiffBlocks(p, original, content);
+  return { text: crlf ? content.replaceAll("\n", "\r\n") : content, replacements, diff };
+}

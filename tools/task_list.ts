@@ -9,7 +9,7 @@ import { readAsset } from "../lib/assets/mod.ts";
 import { rootOnlyError } from "../lib/background/root_guard.ts";
 import { formatTaskList, taskDisplayBlock } from "../lib/background/task_format.ts";
 import { toolOk } from "../lib/tooling/result.ts";
-import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
+import type { Tool, ToolEnv, ToolFactory } from "../lib/tooling/tool.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** TaskList parameters. */
@@ -26,31 +26,29 @@ export const taskListParamsSchema = lazyValue(() =>
 /** TaskList parameters. */
 export type TaskListParams = z.infer<ReturnType<typeof taskListParamsSchema>>;
 
-class TaskListTool implements Tool<TaskListParams> {
-  readonly name = "TaskList";
-  readonly description = readAsset("tools/task_list.md");
-  get parameters() {
-    return taskListParamsSchema();
-  }
-  readonly jsonSchema = PARAM_JSON_SCHEMAS.TaskList;
-  readonly #env: ToolEnv;
-
-  constructor(env: ToolEnv) {
-    this.#env = env;
-  }
-
-  async call(params: TaskListParams): Promise<ToolReturnValue> {
-    const denied = rootOnlyError(this.#env);
-    if (denied) return denied;
-    const manager = this.#env.run.tasks;
-    const tasks = await manager.list({ activeOnly: params.active_only, limit: params.limit });
-    return toolOk({
-      output: formatTaskList(tasks, { activeOnly: params.active_only }),
-      message: "Task list retrieved.",
-      display: tasks.map(taskDisplayBlock),
-    });
-  }
+function taskList(env: ToolEnv): Tool<TaskListParams> {
+  return {
+    name: "TaskList",
+    description: readAsset("tools/task_list.md"),
+    get parameters() {
+      return taskListParamsSchema();
+    },
+    jsonSchema: PARAM_JSON_SCHEMAS.TaskList,
+    resolve: (params) => ({
+      execute: async () => {
+        const denied = rootOnlyError(env);
+        if (denied) return denied;
+        const manager = env.run.tasks;
+        const tasks = await manager.list({ activeOnly: params.active_only, limit: params.limit });
+        return toolOk({
+          output: formatTaskList(tasks, { activeOnly: params.active_only }),
+          message: "Task list retrieved.",
+          display: tasks.map(taskDisplayBlock),
+        });
+      },
+    }),
+  };
 }
 
 /** Builds the TaskList tool. */
-export const taskListTool: ToolFactory = (env) => new TaskListTool(env);
+export const taskListTool: ToolFactory = (env) => taskList(env);

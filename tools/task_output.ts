@@ -10,13 +10,7 @@ import { rootOnlyError } from "../lib/background/root_guard.ts";
 import { formatTaskOutput, taskDisplayBlock } from "../lib/background/task_format.ts";
 import { TaskNotFoundError } from "../lib/background/task_manager.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
-import type {
-  Tool,
-  ToolCallContext,
-  ToolEnv,
-  ToolFactory,
-  ToolReturnValue,
-} from "../lib/tooling/tool.ts";
+import type { Tool, ToolEnv, ToolFactory } from "../lib/tooling/tool.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** Bytes of output tail shown after `[output]`. */
@@ -37,43 +31,41 @@ export const taskOutputParamsSchema = lazyValue(() =>
 /** TaskOutput parameters. */
 export type TaskOutputParams = z.infer<ReturnType<typeof taskOutputParamsSchema>>;
 
-class TaskOutputTool implements Tool<TaskOutputParams> {
-  readonly name = "TaskOutput";
-  readonly description = readAsset("tools/task_output.md");
-  get parameters() {
-    return taskOutputParamsSchema();
-  }
-  readonly jsonSchema = PARAM_JSON_SCHEMAS.TaskOutput;
-  readonly #env: ToolEnv;
-
-  constructor(env: ToolEnv) {
-    this.#env = env;
-  }
-
-  async call(params: TaskOutputParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
-    const denied = rootOnlyError(this.#env);
-    if (denied) return denied;
-    const manager = this.#env.run.tasks;
-    try {
-      const snap = await manager.output(params.task_id, {
-        block: params.block,
-        timeoutS: params.timeout,
-        maxBytes: TASK_OUTPUT_PREVIEW_BYTES,
-        signal: ctx.signal,
-      });
-      return toolOk({
-        output: formatTaskOutput(snap),
-        message: "Task output retrieved.",
-        display: [taskDisplayBlock(snap.task)],
-      });
-    } catch (e) {
-      if (e instanceof TaskNotFoundError) {
-        return toolError({ message: e.message, brief: "Task not found" });
-      }
-      throw e;
-    }
-  }
+function taskOutput(env: ToolEnv): Tool<TaskOutputParams> {
+  return {
+    name: "TaskOutput",
+    description: readAsset("tools/task_output.md"),
+    get parameters() {
+      return taskOutputParamsSchema();
+    },
+    jsonSchema: PARAM_JSON_SCHEMAS.TaskOutput,
+    resolve: (params) => ({
+      execute: async (ctx) => {
+        const denied = rootOnlyError(env);
+        if (denied) return denied;
+        const manager = env.run.tasks;
+        try {
+          const snap = await manager.output(params.task_id, {
+            block: params.block,
+            timeoutS: params.timeout,
+            maxBytes: TASK_OUTPUT_PREVIEW_BYTES,
+            signal: ctx.signal,
+          });
+          return toolOk({
+            output: formatTaskOutput(snap),
+            message: "Task output retrieved.",
+            display: [taskDisplayBlock(snap.task)],
+          });
+        } catch (e) {
+          if (e instanceof TaskNotFoundError) {
+            return toolError({ message: e.message, brief: "Task not found" });
+          }
+          throw e;
+        }
+      },
+    }),
+  };
 }
 
 /** Builds the TaskOutput tool. */
-export const taskOutputTool: ToolFactory = (env) => new TaskOutputTool(env);
+export const taskOutputTool: ToolFactory = (env) => taskOutput(env);

@@ -7,7 +7,7 @@ import * as z from "zod";
 import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { toolOk } from "../lib/tooling/result.ts";
-import type { Tool, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
+import type { Tool, ToolFactory } from "../lib/tooling/tool.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** Think parameters. */
@@ -19,18 +19,15 @@ export const thinkParamsSchema = lazyValue(() =>
 /** Think parameters. */
 export type ThinkParams = z.infer<ReturnType<typeof thinkParamsSchema>>;
 
-class ThinkTool implements Tool<ThinkParams> {
-  readonly name = "Think";
-  readonly description = readAsset("tools/think.md");
+/** Builds the Think tool. */
+export const thinkTool: ToolFactory = (): Tool<ThinkParams> => ({
+  name: "Think",
+  description: readAsset("tools/think.md"),
   get parameters() {
     return thinkParamsSchema();
-  }
-  readonly jsonSchema = PARAM_JSON_SCHEMAS.Think;
-
-  call(): Promise<ToolReturnValue> {
-    return Promise.resolve(toolOk({ output: "", message: "Thought logged" }));
-  }
-}
-
-/** Builds the Think tool. */
-export const thinkTool: ToolFactory = () => new ThinkTool();
+  },
+  jsonSchema: PARAM_JSON_SCHEMAS.Think,
+  resolve: () => ({
+    execute: () => Promise.resolve(toolOk({ output: "", message: "Thought logged" })),
+  }),
+});

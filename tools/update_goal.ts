@@ -8,7 +8,7 @@ import * as z from "zod";
 import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset } from "../lib/assets/mod.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
-import type { Tool, ToolEnv, ToolFactory, ToolReturnValue } from "../lib/tooling/tool.ts";
+import type { Tool, ToolEnv, ToolFactory } from "../lib/tooling/tool.ts";
 import type { GoalService } from "../lib/tooling/goal_service.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
@@ -30,42 +30,40 @@ const DONE_TEXT: Record<string, string> = {
   blocked: "Goal marked blocked.",
 };
 
-class UpdateGoalTool implements Tool<UpdateGoalParams> {
-  readonly name = "UpdateGoal";
-  readonly description = readAsset("tools/update_goal.md");
-  get parameters() {
-    return updateGoalParamsSchema();
-  }
-  readonly jsonSchema = PARAM_JSON_SCHEMAS.UpdateGoal;
-  readonly #goals: GoalService;
-
-  constructor(goals: GoalService) {
-    this.#goals = goals;
-  }
-
-  async call(params: UpdateGoalParams): Promise<ToolReturnValue> {
-    if (params.status === null && params.note === null) {
-      return toolError({
-        message: "Give a `note`, a `status`, or both.",
-        brief: "Nothing to update",
-      });
-    }
-    const done: string[] = [];
-    if (params.note !== null) {
-      const r = await this.#goals.addNote(params.note);
-      if (!r.ok) return toolError({ message: r.error, brief: "Goal not updated" });
-      done.push("Progress note recorded.");
-    }
-    if (params.status !== null) {
-      const r = await this.#goals.setStatus(params.status, params.reason?.trim() || null);
-      if (!r.ok) return toolError({ message: r.error, brief: "Goal not updated" });
-      done.push(DONE_TEXT[params.status]);
-    }
-    const text = done.join(" ");
-    return toolOk({ output: text, message: text });
-  }
+function updateGoal(goals: GoalService): Tool<UpdateGoalParams> {
+  return {
+    name: "UpdateGoal",
+    description: readAsset("tools/update_goal.md"),
+    get parameters() {
+      return updateGoalParamsSchema();
+    },
+    jsonSchema: PARAM_JSON_SCHEMAS.UpdateGoal,
+    resolve: (params) => ({
+      execute: async () => {
+        if (params.status === null && params.note === null) {
+          return toolError({
+            message: "Give a `note`, a `status`, or both.",
+            brief: "Nothing to update",
+          });
+        }
+        const done: string[] = [];
+        if (params.note !== null) {
+          const r = await goals.addNote(params.note);
+          if (!r.ok) return toolError({ message: r.error, brief: "Goal not updated" });
+          done.push("Progress note recorded.");
+        }
+        if (params.status !== null) {
+          const r = await goals.setStatus(params.status, params.reason?.trim() || null);
+          if (!r.ok) return toolError({ message: r.error, brief: "Goal not updated" });
+          done.push(DONE_TEXT[params.status]);
+        }
+        const text = done.join(" ");
+        return toolOk({ output: text, message: text });
+      },
+    }),
+  };
 }
 
 /** Builds UpdateGoal (root agent with a session only). */
 export const updateGoalTool: ToolFactory = (env: ToolEnv) =>
-  env.goals ? new UpdateGoalTool(env.goals) : null;
+  env.goals ? updateGoal(env.goals) : null;

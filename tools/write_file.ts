@@ -11,19 +11,14 @@ import { readAsset } from "../lib/assets/mod.ts";
 import { buildDiffBlocks } from "../lib/tooling/diff_blocks.ts";
 import { fileBackend } from "../lib/tooling/file_backend.ts";
 import {
-  approveFileChange,
   confirmFileTarget,
+  fileChangeApproval,
   resolveFileTarget,
   writeResolvedFile,
 } from "../lib/tooling/file_target.ts";
 import { toolError, toolOk } from "../lib/tooling/result.ts";
-import type {
-  Tool,
-  ToolCallContext,
-  ToolEnv,
-  ToolFactory,
-  ToolReturnValue,
-} from "../lib/tooling/tool.ts";
+import type { Tool, ToolFactory } from "../lib/tooling/tool.ts";
+import type { DisplayBlock } from "../lib/wire/display.ts";
 import { PARAM_JSON_SCHEMAS } from "./param_schemas.gen.ts";
 
 /** WriteFile parameters. */
@@ -43,83 +38,82 @@ export const writeFileParamsSchema = lazyValue(() =>
 /** WriteFile parameters. */
 export type WriteFileParams = z.infer<ReturnType<typeof writeFileParamsSchema>>;
 
-class WriteFileTool implements Tool<WriteFileParams> {
-  readonly name = "WriteFile";
-  readonly description = readAsset("tools/write_file.md");
+/** Builds the WriteFile tool. */
+export const writeFileTool: ToolFactory = (env): Tool<WriteFileParams> => ({
+  name: "WriteFile",
+  description: readAsset("tools/write_file.md"),
   get parameters() {
     return writeFileParamsSchema();
-  }
-  readonly jsonSchema = PARAM_JSON_SCHEMAS.WriteFile;
-  readonly #env: ToolEnv;
-
-  constructor(env: ToolEnv) {
-    this.#env = env;
-  }
-
-  async call(params: WriteFileParams, ctx: ToolCallContext): Promise<ToolReturnValue> {
-    const env = this.#env;
-    try {
-      const target = resolveFileTarget(params.path, env, "write");
-      if (!target.ok) return target.error;
-      const p = target.path;
-      const plan = target;
-      if (plan.isPlanFile) await Deno.mkdir(dirname(p), { recursive: true });
-      if (!((await pathStatus(dirname(p))) === "directory")) {
-        return toolError({
-          message: `\`${params.path}\` parent directory does not exist.`,
-          brief: "Parent directory not found",
-        });
-      }
-
-      // A secret file's old content never goes into the diff (approval, wire.jsonl) or undo.
-      const secret = target.control?.secret ?? false;
-      // The editor's buffer when an ACP client holds the file, else the disk.
-      const files = fileBackend(env);
-      const oldText = secret ? null : await files.readText(p);
-      const newText = params.mode === "overwrite"
-        ? params.content
-        : (oldText ?? "") + params.content;
-      const diff = await buildDiffBlocks(p, oldText ?? "", newText);
-
-      const refused = await approveFileChange(target, {
-        env,
-        ctx,
-        description: `Write file \`${p}\``,
-        display: diff,
-      });
-      if (refused) return refused;
-
-      const history = secret ? undefined : env.fileHistory;
-      await history?.beforeChange(p);
-      let size: number;
-      try {
-        const append = params.mode === "append";
-        // Checked again after the approval wait: the path must still lead where it was approved.
-        const changed = confirmFileTarget(params.path, p, env) ??
-          (files.name === "local"
-            ? await writeResolvedFile(params.path, p, params.content, { append })
-            : null);
-        if (changed) return changed;
-        size = files.name === "local"
-          ? (await Deno.stat(p)).size
-          : await files.writeText(p, params.content, { append });
-      } finally {
-        await history?.afterChange(p);
-      }
-      const verb = params.mode === "overwrite" ? "overwritten" : "appended to";
-      return toolOk({
-        output: "",
-        message: `File successfully ${verb}. Current size: ${size} bytes.`,
-        display: diff,
-      });
-    } catch (e) {
-      return toolError({
+  },
+  jsonSchema: PARAM_JSON_SCHEMAS.WriteFile,
+  isRoot: env.isRoot,
+  resolve(params) {
+    const failed = (e: unknown) =>
+      toolError({
         message: `Failed to write to ${params.path}. Error: ${e instanceof Error ? e.message : e}`,
         brief: "Failed to write file",
       });
+    let target;
+    try {
+      target = resolveFileTarget(params.path, env, "write");
+    } catch (e) {
+      return failed(e);
     }
-  }
-}
-
-/** Builds the WriteFile tool. */
-export const writeFileTool: ToolFactory = (env) => new WriteFileTool(env);
+    if (!target.ok) return target.error;
+    const p = target.path;
+    // A secret file's old content never goes into the diff (approval, wire.jsonl) or undo.
+    const secret = target.control?.secret ?? false;
+    // The editor's buffer when an ACP client holds the file, else the disk.
+    const files = fileBackend(env);
+    let diff: DisplayBlock[] = [];
+    return {
+      accesses: [{ kind: "write", path: p, snapshot: !secret }],
+      async approval() {
+        try {
+          // (The plan file's folder is made when it is written.)
+          if (!target.isPlanFile && (await pathStatus(dirname(p))) !== "directory") {
+            return toolError({
+              message: `\`${params.path}\` parent directory does not exist.`,
+              brief: "Parent directory not found",
+            });
+          }
+          const oldText = secret ? null : await files.readText(p);
+          const newText = params.mode === "overwrite"
+            ? params.content
+            : (oldText ?? "") + params.content;
+          diff = await buildDiffBlocks(p, oldText ?? "", newText);
+          return fileChangeApproval(target, {
+            env,
+            description: `Write file \`${p}\``,
+            display: diff,
+          });
+        } catch (e) {
+          return failed(e);
+        }
+      },
+      async execute() {
+        try {
+          if (target.isPlanFile) await Deno.mkdir(dirname(p), { recursive: true });
+          const append = params.mode === "append";
+          // Checked again after the approval wait: the path must still lead where it was approved.
+          const changed = confirmFileTarget(params.path, p, env) ??
+            (files.name === "local"
+              ? await writeResolvedFile(params.path, p, params.content, { append })
+              : null);
+          if (changed) return changed;
+          const size = files.name === "local"
+            ? (await Deno.stat(p)).size
+            : await files.writeText(p, params.content, { append });
+          const verb = params.mode === "overwrite" ? "overwritten" : "appended to";
+          return toolOk({
+            output: "",
+            message: `File successfully ${verb}. Current size: ${size} bytes.`,
+            display: diff,
+          });
+        } catch (e) {
+          return failed(e);
+        }
+      },
+    };
+  },
+});

@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { lazyPackage } from "../lazy_import.ts";
 import { EMBEDDED_YAML } from "./embedded.gen.ts";
 
 type YamlParse = (text: string) => unknown;
@@ -15,7 +14,7 @@ let loading: Promise<YamlParse> | null = null;
 
 /** Load the `yaml` package (once); afterwards {@link parseYamlSync} parses any text. */
 export function loadYaml(): Promise<YamlParse> {
-  loading ??= lazyPackage<typeof import("yaml")>("yaml").then((m) => {
+  loading ??= import("yaml").then((m) => {
     parser = (text) => m.parse(text);
     return parser;
   });

@@ -5,7 +5,6 @@
  * @module
  */
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
-import { lazyImport } from "../lazy_import.ts";
 
 /** Register `login` and `logout` on the root command; `setResult` receives the exit code. */
 export function registerAuthCommands(
@@ -25,9 +24,6 @@ export function registerAuthCommands(
 }
 
 async function runAuth(which: "login" | "logout", json: boolean): Promise<number> {
-  const { runAuthCommand } = await lazyImport<typeof import("./auth_command_actions.ts")>(
-    "./auth_command_actions.ts",
-    import.meta.url,
-  );
+  const { runAuthCommand } = await import("./auth_command_actions.ts");
   return await runAuthCommand(which, json);
 }

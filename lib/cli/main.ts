@@ -3,7 +3,6 @@
  *
  * @module
  */
-import { lazyImport } from "../lazy_import.ts";
 import { CommanderError } from "./commander.ts";
 import { commanderOutput } from "./commander_output.ts";
 import {
@@ -16,6 +15,8 @@ import { VERSION } from "../version.ts";
 import { resolvePath, rootCommand, UsageError, validateOptions } from "./options.ts";
 import { registerMcpCommands } from "./mcp_commands.ts";
 import { registerAuthCommands } from "./auth_commands.ts";
+import { registerWebCommands } from "./web_commands.ts";
+import { registerVisCommand } from "./vis_command.ts";
 import { registerPluginCommands } from "./plugin_commands.ts";
 
 /** The answer of the deprecated `kimi --acp` (reference §12); the exit code is 1. */
@@ -110,16 +111,19 @@ export async function main(args: string[]): Promise<number> {
   program.command("info").description("Show version and protocol information.")
     .option("--json", "Print JSON.")
     .action(async (o) => {
-      const { printInfo } = await lazyImport<typeof import("./info.ts")>(
-        "./info.ts",
-        import.meta.url,
-      );
+      const { printInfo } = await import("./info.ts");
       await printInfo(Boolean(o.json));
     });
   registerMcpCommands(program, (r) => {
     result = r;
   });
   registerAuthCommands(program, (r) => {
+    result = r;
+  });
+  registerWebCommands(program, () => validateOptions(program.opts(), Deno.cwd()), (r) => {
+    result = r;
+  });
+  registerVisCommand(program, (r) => {
     result = r;
   });
   registerPluginCommands(program, (r) => {
@@ -134,10 +138,7 @@ export async function main(args: string[]): Promise<number> {
     .option("-y, --yes", "Do not ask for confirmation.")
     .option("-w, --work-dir <dir>", "Working directory whose sessions to look in.")
     .action((sessionId, o) => {
-      result = lazyImport<typeof import("./export_session.ts")>(
-        "./export_session.ts",
-        import.meta.url,
-      ).then((m) =>
+      result = import("./export_session.ts").then((m) =>
         m.exportSession({
           sessionId,
           output: o.output,
@@ -152,7 +153,7 @@ export async function main(args: string[]): Promise<number> {
     )
     .action(() => {
       const opts = validateOptions(program.opts(), Deno.cwd());
-      result = lazyImport<typeof import("./run_acp.ts")>("./run_acp.ts", import.meta.url).then(
+      result = import("./run_acp.ts").then(
         (m) => m.runAcpCommand(opts),
       );
     });
@@ -172,7 +173,7 @@ export async function main(args: string[]): Promise<number> {
       );
     }
     const opts = validateOptions(raw, Deno.cwd());
-    result = lazyImport<typeof import("./run_agent.ts")>("./run_agent.ts", import.meta.url).then((
+    result = import("./run_agent.ts").then((
       m,
     ) => m.runAgent(opts));
   });

@@ -6,7 +6,6 @@
  *
  * @module
  */
-import { lazyImport } from "../lazy_import.ts";
 import { ensureShareDir, readProcessEnv } from "../config/share_dir.ts";
 import {
   defaultMcpConfigFile,
@@ -180,10 +179,7 @@ export async function list(): Promise<void> {
     console.log("No MCP servers configured.");
     return;
   }
-  const { hasOAuthTokens } = await lazyImport<typeof import("../mcp/oauth.ts")>(
-    "../mcp/oauth.ts",
-    import.meta.url,
-  );
+  const { hasOAuthTokens } = await import("../mcp/oauth.ts");
   for (const name of names) {
     const s = servers[name];
     let line: string;
@@ -224,8 +220,8 @@ function describe(err: unknown): string {
 export async function test(name: string): Promise<void> {
   const { shareDir, server } = await getServer(name);
   const [{ McpConnection }, { McpOAuthProvider }] = await Promise.all([
-    lazyImport<typeof import("../mcp/connection.ts")>("../mcp/connection.ts", import.meta.url),
-    lazyImport<typeof import("../mcp/oauth.ts")>("../mcp/oauth.ts", import.meta.url),
+    import("../mcp/connection.ts"),
+    import("../mcp/oauth.ts"),
   ]);
   console.log(`Testing connection to '${name}'...`);
   const conn = new McpConnection({
@@ -281,8 +277,8 @@ export async function authCommand(name: string): Promise<void> {
     fail(`MCP server '${name}' does not use OAuth. Add with --auth oauth.`);
   }
   const [{ authorizeServer, McpOAuthProvider }, { McpConnection }] = await Promise.all([
-    lazyImport<typeof import("../mcp/oauth.ts")>("../mcp/oauth.ts", import.meta.url),
-    lazyImport<typeof import("../mcp/connection.ts")>("../mcp/connection.ts", import.meta.url),
+    import("../mcp/oauth.ts"),
+    import("../mcp/connection.ts"),
   ]);
   console.log(`Authorizing with '${name}'...`);
   console.log("A browser window will open for authorization.");
@@ -318,10 +314,7 @@ export async function authCommand(name: string): Promise<void> {
 /** `kimi mcp reset-auth`. */
 export async function resetAuth(name: string): Promise<void> {
   const { shareDir } = await getServer(name, { requireRemote: true });
-  const { clearOAuthTokens } = await lazyImport<typeof import("../mcp/oauth.ts")>(
-    "../mcp/oauth.ts",
-    import.meta.url,
-  );
+  const { clearOAuthTokens } = await import("../mcp/oauth.ts");
   try {
     await clearOAuthTokens(shareDir, name);
   } catch (err) {

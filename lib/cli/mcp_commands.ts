@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { lazyImport } from "../lazy_import.ts";
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import type { AddOptions } from "./mcp_command_actions.ts";
 
@@ -22,7 +21,7 @@ export function registerMcpCommands(
 ): void {
   const run = (f: (a: Actions) => Promise<void>) =>
     setResult(
-      lazyImport<Actions>("./mcp_command_actions.ts", import.meta.url).then((a) =>
+      import("./mcp_command_actions.ts").then((a) =>
         f(a).then(() => 0, (err) => {
           if (err instanceof a.McpCommandExit) return err.code;
           throw err;

@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { lazyImport } from "../lazy_import.ts";
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 
 type Actions = typeof import("./plugin_command_actions.ts");
@@ -20,9 +19,7 @@ export function registerPluginCommands(
   const run = (f: (a: Actions, configFile: string | undefined) => Promise<number>) => {
     const configFile = program.opts().configFile as string | undefined;
     setResult(
-      lazyImport<Actions>("./plugin_command_actions.ts", import.meta.url).then((a) =>
-        f(a, configFile)
-      ),
+      import("./plugin_command_actions.ts").then((a) => f(a, configFile)),
     );
   };
   const plugin = program.command("plugin").description("Manage plugins.");

@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { lazyImport } from "../lazy_import.ts";
 import { withDiscoveredModel } from "./env_model.ts";
 import { ConfigError } from "../config/errors.ts";
 import { loadConfig, loadConfigFromText } from "../config/load.ts";
@@ -19,6 +18,7 @@ import type { CliOptions } from "./options.ts";
 import { UsageError } from "./options.ts";
 import { loadRunMcpServers, type RunResources } from "./mcp_run.ts";
 import { fatalErrorText } from "./fatal_error.ts";
+import type { ShellSwitch } from "../ui/shell/commands/command.ts";
 import { findGitBash, processGitBashSearch } from "../process/shell_info.ts";
 import { cliControlPaths } from "./cli_control_paths.ts";
 import { BackgroundTaskManager } from "../background/task_manager.ts";
@@ -52,15 +52,9 @@ export function resumeCommand(workDir: string, id: string): string {
 function prefetchUi(ui: CliOptions["ui"]): void {
   let p: Promise<unknown> | null = null;
   if (ui === "print") {
-    p = lazyImport<typeof import("../ui/print/print_ui.ts")>(
-      "../ui/print/print_ui.ts",
-      import.meta.url,
-    );
+    p = import("../ui/print/print_ui.ts");
   } else if (ui === "wire") {
-    p = lazyImport<typeof import("../ui/wire_server/run_wire.ts")>(
-      "../ui/wire_server/run_wire.ts",
-      import.meta.url,
-    );
+    p = import("../ui/wire_server/run_wire.ts");
   }
   p?.catch(() => {});
 }
@@ -155,9 +149,7 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     }
   } else if (opts.session === "") {
     // `-S` / `--resume` without an id (shell only): pick one of this work dir's sessions
-    const { pickSessionAtStart } = await lazyImport<
-      typeof import("../ui/shell/session_picker.ts")
-    >("../ui/shell/session_picker.ts", import.meta.url);
+    const { pickSessionAtStart } = await import("../ui/shell/session_picker.ts");
     const picked = await pickSessionAtStart({ shareDir, workDir: opts.workDir });
     resumed = picked !== null;
     session = picked ?? await Session.create({ shareDir, workDir: opts.workDir });
@@ -211,12 +203,15 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     }
   }
 
+  const handoff: ShellHandoff = {};
+  let code: number;
   try {
-    return await withLogSession(
+    code = await withLogSession(
       id,
       () =>
         runUI(opts, { config, path: configPath }, session, resumed, run, locks, {
           newSessionNote,
+          handoff,
         }),
     );
   } finally {
@@ -231,6 +226,32 @@ export async function runAgent(opts: CliOptions): Promise<number> {
     }
     await locks.releaseAll();
   }
+  if (handoff.switchTo === "web" && handoff.session) {
+    // `/web`: the session (kept only when it holds something) goes to the browser
+    const kept = await Deno.stat(handoff.session.dir).then(() => true, () => false);
+    const { runWebFromShell } = await import("./run_web.ts");
+    return await runWebFromShell(opts, kept ? handoff.session.id : null);
+  }
+  if (handoff.switchTo === "vis" && handoff.session) {
+    // `/vis`: the session's records in the tracing viewer (the viewer lists all when it is empty)
+    const kept = await Deno.stat(handoff.session.dir).then(() => true, () => false);
+    const { runVis } = await import("./vis_run.ts");
+    return await runVis({
+      sessionId: kept ? handoff.session.id : undefined,
+      host: "127.0.0.1",
+      port: 5495,
+      open: true,
+    });
+  }
+  return code;
+}
+
+/** What the shell hands over when it ends with `/web` or `/vis`. */
+interface ShellHandoff {
+  /** The front end to start. */
+  switchTo?: ShellSwitch;
+  /** The session in use when the shell ended. */
+  session?: Session;
 }
 
 /** The session locks this run holds: the current session's, swapped when the shell switches. */
@@ -283,7 +304,7 @@ async function runUI(
   resumed: boolean,
   run: RunResources,
   locks: SessionLocks,
-  extra: { newSessionNote?: string } = {},
+  extra: { newSessionNote?: string; handoff?: ShellHandoff } = {},
 ): Promise<number> {
   const config = loaded.config;
   const getEnv = await withDiscoveredModel(config, opts.model, safeGetEnv);
@@ -328,9 +349,7 @@ async function runUI(
   await runSessionStart(app.hooks, session.wireFile);
   const modelProblem = async () => {
     if (run.app?.llm) return null;
-    const { explainModelNotSet } = await lazyImport<
-      typeof import("../config/model_resolution.ts")
-    >("../config/model_resolution.ts", import.meta.url);
+    const { explainModelNotSet } = await import("../config/model_resolution.ts");
     return explainModelNotSet(run.app?.config ?? config, {
       modelAlias: opts.model,
       getEnv,
@@ -341,10 +360,7 @@ async function runUI(
   let code: number;
   switch (opts.ui) {
     case "print": {
-      const { runPrint } = await lazyImport<typeof import("../ui/print/print_ui.ts")>(
-        "../ui/print/print_ui.ts",
-        import.meta.url,
-      );
+      const { runPrint } = await import("../ui/print/print_ui.ts");
       code = await runPrint(app, {
         prompt: opts.prompt,
         inputFormat: opts.inputFormat,
@@ -355,18 +371,12 @@ async function runUI(
       break;
     }
     case "wire": {
-      const { runWire } = await lazyImport<typeof import("../ui/wire_server/run_wire.ts")>(
-        "../ui/wire_server/run_wire.ts",
-        import.meta.url,
-      );
+      const { runWire } = await import("../ui/wire_server/run_wire.ts");
       code = await runWire(app);
       break;
     }
     default: {
-      const { runShell } = await lazyImport<typeof import("../ui/shell/shell_ui.ts")>(
-        "../ui/shell/shell_ui.ts",
-        import.meta.url,
-      );
+      const { runShell } = await import("../ui/shell/shell_ui.ts");
       const shell = await runShell(app, {
         createApp: async (s, c, model, thinking) => {
           const current = (run.app ?? app).session;
@@ -410,6 +420,10 @@ async function runUI(
       });
       code = shell.code;
       session = shell.session;
+      if (extra.handoff && shell.switchTo) {
+        extra.handoff.switchTo = shell.switchTo;
+        extra.handoff.session = shell.session;
+      }
     }
   }
   await runSessionEnd((run.app ?? app).hooks);

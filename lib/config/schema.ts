@@ -92,6 +92,8 @@ export const LoopControlSchema = z.preprocess(
     max_ralph_iterations: int().min(-1).default(0),
     reserved_context_size: int().min(1000).default(50000),
     compaction_trigger_ratio: z.number().min(0.5).max(0.99).default(0.85),
+    /** Most tool calls of one step running at once (default 16). */
+    max_parallel_tool_calls: int().min(1).max(1024).optional(),
   }),
 );
 /** Agent loop limits. */

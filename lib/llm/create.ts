@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { lazyImport } from "../lazy_import.ts";
 import type { ResolvedModel } from "../config/model_resolution.ts";
 import { VERSION } from "../version.ts";
 import { ChatProviderError } from "./errors.ts";
@@ -41,25 +40,13 @@ const ECHO_TYPES = new Set(["_echo", "_scripted_echo"]);
 export function prefetchProvider(type: string): void {
   let p: Promise<unknown> | null = null;
   if (type === "kimi" || type === "openai_legacy" || type === "_chaos") {
-    p = lazyImport<typeof import("./providers/openai_chat.ts")>(
-      "./providers/openai_chat.ts",
-      import.meta.url,
-    );
+    p = import("./providers/openai_chat.ts");
   } else if (type === "openai_responses") {
-    p = lazyImport<typeof import("./providers/openai_responses.ts")>(
-      "./providers/openai_responses.ts",
-      import.meta.url,
-    );
+    p = import("./providers/openai_responses.ts");
   } else if (type === "anthropic") {
-    p = lazyImport<typeof import("./providers/anthropic.ts")>(
-      "./providers/anthropic.ts",
-      import.meta.url,
-    );
+    p = import("./providers/anthropic.ts");
   } else if (type === "gemini" || type === "google_genai" || type === "vertexai") {
-    p = lazyImport<typeof import("./providers/gemini.ts")>(
-      "./providers/gemini.ts",
-      import.meta.url,
-    );
+    p = import("./providers/gemini.ts");
   }
   p?.catch(() => {});
 }
@@ -80,26 +67,18 @@ export async function createLLM(
   let headers = p.custom_headers ?? undefined;
   if (p.type === "kimi" && opts.shareDir) {
     // Moonshot and Kimi Code identify the device (the reference's OAuth common headers).
-    const { commonHeaders } = await lazyImport<typeof import("../auth/device.ts")>(
-      "../auth/device.ts",
-      import.meta.url,
-    );
+    const { commonHeaders } = await import("../auth/device.ts");
     headers = { ...(await commonHeaders(opts.shareDir)), ...(headers ?? {}) };
   }
   let build: (apiKey: string) => ChatProvider;
   switch (p.type) {
     case "_echo": {
-      const { createEchoProvider } = await lazyImport<typeof import("./providers/echo.ts")>(
-        "./providers/echo.ts",
-        import.meta.url,
-      );
+      const { createEchoProvider } = await import("./providers/echo.ts");
       build = () => createEchoProvider();
       break;
     }
     case "_scripted_echo": {
-      const { createScriptedEchoProvider } = await lazyImport<
-        typeof import("./providers/scripted_echo.ts")
-      >("./providers/scripted_echo.ts", import.meta.url);
+      const { createScriptedEchoProvider } = await import("./providers/scripted_echo.ts");
       const scripted = createScriptedEchoProvider({ getEnv, writeStdout: opts.writeStdout });
       build = () => scripted;
       break;
@@ -107,14 +86,9 @@ export async function createLLM(
     case "kimi":
     case "openai_legacy":
     case "_chaos": {
-      const { createOpenAIChatProvider } = await lazyImport<
-        typeof import("./providers/openai_chat.ts")
-      >("./providers/openai_chat.ts", import.meta.url);
+      const { createOpenAIChatProvider } = await import("./providers/openai_chat.ts");
       const chaos = p.type === "_chaos"
-        ? (await lazyImport<typeof import("./providers/chaos.ts")>(
-          "./providers/chaos.ts",
-          import.meta.url,
-        )).createChaosProvider
+        ? (await import("./providers/chaos.ts")).createChaosProvider
         : null;
       build = (apiKey) => {
         const chat = createOpenAIChatProvider({
@@ -135,9 +109,7 @@ export async function createLLM(
       break;
     }
     case "openai_responses": {
-      const { createOpenAIResponsesProvider } = await lazyImport<
-        typeof import("./providers/openai_responses.ts")
-      >("./providers/openai_responses.ts", import.meta.url);
+      const { createOpenAIResponsesProvider } = await import("./providers/openai_responses.ts");
       build = (apiKey) =>
         createOpenAIResponsesProvider({
           baseUrl: p.base_url,
@@ -150,9 +122,7 @@ export async function createLLM(
       break;
     }
     case "anthropic": {
-      const { createAnthropicProvider } = await lazyImport<
-        typeof import("./providers/anthropic.ts")
-      >("./providers/anthropic.ts", import.meta.url);
+      const { createAnthropicProvider } = await import("./providers/anthropic.ts");
       build = (apiKey) =>
         createAnthropicProvider({
           baseUrl: p.base_url,
@@ -168,10 +138,7 @@ export async function createLLM(
     case "gemini":
     case "google_genai":
     case "vertexai": {
-      const { createGeminiProvider } = await lazyImport<typeof import("./providers/gemini.ts")>(
-        "./providers/gemini.ts",
-        import.meta.url,
-      );
+      const { createGeminiProvider } = await import("./providers/gemini.ts");
       build = (apiKey) =>
         createGeminiProvider({
           kind: p.type === "vertexai" ? "vertexai" : "gemini",
@@ -196,14 +163,8 @@ export async function createLLM(
     (m.provider === KIMI_CODE_PROVIDER_KEY && !p.api_key ? KIMI_CODE_OAUTH_KEY : null);
   let provider: ChatProvider;
   if (oauthKey && opts.shareDir) {
-    const { tokenManagerFor } = await lazyImport<typeof import("../auth/token_manager.ts")>(
-      "../auth/token_manager.ts",
-      import.meta.url,
-    );
-    const { createOAuthProvider } = await lazyImport<typeof import("./oauth_provider.ts")>(
-      "./oauth_provider.ts",
-      import.meta.url,
-    );
+    const { tokenManagerFor } = await import("../auth/token_manager.ts");
+    const { createOAuthProvider } = await import("./oauth_provider.ts");
     const manager = tokenManagerFor(opts.shareDir, opts.getEnv);
     const key = oauthKey;
     provider = createOAuthProvider({

@@ -4,15 +4,11 @@
  *
  * @module
  */
-import { lazyImport } from "../lazy_import.ts";
 import type { McpManager, McpManagerOptions } from "./manager.ts";
 
 /** The manager for `opts.servers`, or null when none is configured. Not started yet. */
 export async function createMcpManager(opts: McpManagerOptions): Promise<McpManager | null> {
   if (Object.keys(opts.servers).length === 0) return null;
-  const { McpManager } = await lazyImport<typeof import("./manager.ts")>(
-    "./manager.ts",
-    import.meta.url,
-  );
+  const { McpManager } = await import("./manager.ts");
   return new McpManager(opts);
 }

@@ -7,8 +7,8 @@
  */
 import * as z from "zod";
 import { log } from "../log.ts";
-import { toolError, toolRejected } from "../tooling/result.ts";
-import type { Tool, ToolCallContext, ToolReturnValue } from "../tooling/tool.ts";
+import { toolError } from "../tooling/result.ts";
+import type { Tool } from "../tooling/tool.ts";
 import { McpCallError, type McpConnection, type McpToolInfo } from "./connection.ts";
 import { convertMcpResult } from "./result.ts";
 import { brief } from "../wire/display.ts";
@@ -64,8 +64,9 @@ export function mcpTool(opts: McpToolOptions): Tool<Record<string, unknown>> {
     description: mcpToolDescription(server, info.description),
     parameters: ArgsSchema,
     jsonSchema: schema,
-    async call(args: Record<string, unknown>, ctx: ToolCallContext): Promise<ToolReturnValue> {
-      const outcome = await ctx.requestApproval({
+    isRoot: opts.isRoot,
+    resolve: (args) => ({
+      approval: () => ({
         action: `mcp:${info.name}`,
         // The reference's wording; the server and the arguments are in the display block.
         description: `Call MCP tool \`${info.name}\`.`,
@@ -77,32 +78,35 @@ export function mcpTool(opts: McpToolOptions): Tool<Record<string, unknown>> {
           ),
         ],
         subject: { kind: "mcp", server, tool: info.name },
-      });
-      if (!outcome.approved) {
-        return toolRejected(outcome.feedback, { isRoot: opts.isRoot, denial: outcome.denial });
-      }
-      try {
-        const result = await connection.callTool(info.name, args, {
-          timeoutMs: opts.timeoutMs,
-          signal: ctx.signal,
-        });
-        return convertMcpResult(result);
-      } catch (err) {
-        if (ctx.signal.aborted) throw err;
-        if (err instanceof McpCallError && err.kind === "timeout") {
-          log("WARNING", "mcp", `MCP tool call timed out: ${info.name}`);
-          return toolError({ message: mcpTimeoutMessage(info.name), brief: "Timeout" });
-        }
-        if (err instanceof McpCallError && err.kind === "closed") {
-          log("ERROR", "mcp", `MCP server ${server} went away during ${info.name}: ${err.message}`);
-          return toolError({
-            message: `MCP server \`${server}\` stopped while running \`${info.name}\` ` +
-              `(${err.message}). The server will be restarted on the next call.`,
-            brief: "MCP server stopped",
+      }),
+      execute: async (ctx) => {
+        try {
+          const result = await connection.callTool(info.name, args, {
+            timeoutMs: opts.timeoutMs,
+            signal: ctx.signal,
           });
+          return convertMcpResult(result);
+        } catch (err) {
+          if (ctx.signal.aborted) throw err;
+          if (err instanceof McpCallError && err.kind === "timeout") {
+            log("WARNING", "mcp", `MCP tool call timed out: ${info.name}`);
+            return toolError({ message: mcpTimeoutMessage(info.name), brief: "Timeout" });
+          }
+          if (err instanceof McpCallError && err.kind === "closed") {
+            log(
+              "ERROR",
+              "mcp",
+              `MCP server ${server} went away during ${info.name}: ${err.message}`,
+            );
+            return toolError({
+              message: `MCP server \`${server}\` stopped while running \`${info.name}\` ` +
+                `(${err.message}). The server will be restarted on the next call.`,
+              brief: "MCP server stopped",
+            });
+          }
+          throw err;
         }
-        throw err;
-      }
-    },
+      },
+    }),
   };
 }

@@ -9,7 +9,6 @@
  * @module
  */
 import { dirname, isAbsolute, join, normalize, relative, resolve } from "node:path";
-import { lazyPackage } from "../lazy_import.ts";
 import type { ApprovalSubject } from "../tooling/tool.ts";
 import { canonicalPath } from "../tooling/workspace.ts";
 import { formatRulePattern, type PermissionRule } from "./rules.ts";
@@ -27,7 +26,7 @@ let picomatch: Picomatch | null = null;
 
 async function loadPicomatch(): Promise<Picomatch> {
   if (!picomatch) {
-    const mod = await lazyPackage<{ default: Picomatch }>("picomatch");
+    const mod = await import("picomatch") as unknown as { default: Picomatch };
     picomatch = mod.default;
   }
   return picomatch;

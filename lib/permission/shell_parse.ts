@@ -8,7 +8,6 @@
  *
  * @module
  */
-import { lazyPackage, lazyPackageFile } from "../lazy_import.ts";
 import { programName, quoteWord, type ShellWord, unwrapCommand } from "./shell_wrappers.ts";
 
 /** The parts of a tree-sitter syntax node used here (typed locally: the package is lazy). */
@@ -119,17 +118,41 @@ interface BashParser {
 
 let parserPromise: Promise<BashParser> | null = null;
 
+/**
+ * The module `scripts/bundle.ts` writes beside the bundle's chunks with tree-sitter's wasm
+ * files in it (base64 by file name): a bundle has no package directories to read them from.
+ */
+export const BUNDLED_WASM_MODULE = "tree_sitter_wasm.files.js";
+
+/**
+ * A wasm file of `@vscode/tree-sitter-wasm`: its bytes when running from the bundle (the file
+ * travels inside it, so it loads wherever the bundle does, `http(s)://` included, under the same
+ * import permission); `null` when running from the source, where tree-sitter reads it from its
+ * package directory itself.
+ */
+async function bundledWasm(file: string): Promise<Uint8Array | null> {
+  if (!import.meta.url.endsWith(".js")) return null;
+  // A computed specifier: the module exists only in the bundle.
+  const mod = await import(new URL(BUNDLED_WASM_MODULE, import.meta.url).href);
+  const b64: string | undefined = mod.files[file];
+  if (b64 === undefined) throw new Error(`${file} is not in the bundle`);
+  const bin = atob(b64);
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  return bytes;
+}
+
 /** Load tree-sitter and the bash grammar once. */
 function loadParser(): Promise<BashParser> {
   parserPromise ??= (async () => {
-    const ts = await lazyPackage<TreeSitterModule & { default?: TreeSitterModule }>(
-      "@vscode/tree-sitter-wasm",
-    );
+    const ts = await import("@vscode/tree-sitter-wasm") as unknown as
+      & TreeSitterModule
+      & { default?: TreeSitterModule };
     const mod = ts.default ?? ts;
     // From the bundle the wasm files come with it; from the source, from the package directory.
     const [runtimeWasm, bashWasm] = await Promise.all([
-      lazyPackageFile("@vscode/tree-sitter-wasm", "tree-sitter.wasm"),
-      lazyPackageFile("@vscode/tree-sitter-wasm", "tree-sitter-bash.wasm"),
+      bundledWasm("tree-sitter.wasm"),
+      bundledWasm("tree-sitter-bash.wasm"),
     ]);
     let wasmDir = "";
     await mod.Parser.init({

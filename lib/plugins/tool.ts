@@ -1,6 +1,7 @@
 /**
  * A plugin's tool offered to the model (reference §A3): its bare name, description and JSON
- * Schema; each call asks approval `plugin:<name>`, then runs the tool's command in the plugin
+ * Schema; each call is refused when its process cannot be confined as required, asks approval
+ * `plugin:<name>`, then runs the tool's command in the plugin
  * directory with the arguments as JSON on stdin (see tool_process.ts) and returns its stdout.
  *
  * @module
@@ -8,8 +9,8 @@
 import * as z from "zod";
 import { log } from "../log.ts";
 import { describeArguments } from "../mcp/tool.ts";
-import { toolError, toolOk, toolRejected, ToolResultBuilder } from "../tooling/result.ts";
-import type { Tool, ToolCallContext, ToolReturnValue } from "../tooling/tool.ts";
+import { toolError, toolOk, ToolResultBuilder } from "../tooling/result.ts";
+import type { Tool } from "../tooling/tool.ts";
 import { brief } from "../wire/display.ts";
 import type { PluginToolSpec } from "./manifest.ts";
 import { runPluginProcess } from "./tool_process.ts";
@@ -61,69 +62,74 @@ export function pluginTool(opts: PluginToolOptions): Tool<Record<string, unknown
     description: spec.description,
     parameters: ArgsSchema,
     jsonSchema: schema,
-    async call(args: Record<string, unknown>, ctx: ToolCallContext): Promise<ToolReturnValue> {
-      const outcome = await ctx.requestApproval({
-        action: `plugin:${spec.name}`,
-        description: `Run plugin tool \`${spec.name}\` of plugin \`${opts.plugin}\` with ${
-          describeArguments(args)
-        }.`,
-        display: [
-          brief(
-            `Plugin: ${opts.plugin}\nTool: ${spec.name}\nCommand: ${
-              spec.command.join(" ")
-            }\nArguments: ${JSON.stringify(args, null, 2)}`,
-          ),
-        ],
-        subject: { kind: "plugin", tool: spec.name },
-      });
-      if (!outcome.approved) {
-        return toolRejected(outcome.feedback, { isRoot: opts.isRoot, denial: outcome.denial });
-      }
+    isRoot: opts.isRoot,
+    resolve: (args) => {
+      // Processes that cannot be confined as required are refused before any approval.
       const refusal = opts.refusal?.();
       if (refusal) return toolError({ message: refusal, brief: "Not sandboxed" });
-      const env = { ...opts.childEnv(), ...(await opts.injectEnv()) };
-      const result = await runPluginProcess({
-        wrapper: opts.wrapper(),
-        argv: spec.command,
-        cwd: opts.dir,
-        env,
-        input: new TextEncoder().encode(JSON.stringify(args)),
-        timeoutMs,
-        signal: ctx.signal,
-        maxBytes: PLUGIN_OUTPUT_MAX_BYTES,
-        reveal: opts.reveal,
-      });
-      if (result.kind === "aborted") throw ctx.signal.reason ?? new Error("cancelled");
-      if (result.kind === "timeout") {
-        log("WARNING", "plugins", `Plugin tool ${spec.name} timed out`);
-        return toolError({
-          message: `Plugin tool '${spec.name}' timed out after ${Math.round(timeoutMs / 1000)}s.`,
-          brief: "Timeout",
-        });
-      }
-      const decode = (b: Uint8Array) => new TextDecoder().decode(b).trim();
-      const stdout = decode(result.stdout);
-      if (result.stderr.length > 0) {
-        log("DEBUG", "plugins", `${spec.name} stderr: ${result.stderr.length} bytes`);
-      }
-      const out = new ToolResultBuilder();
-      if (result.code !== 0) {
-        const why = decode(result.stderr) || stdout || `Exit code ${result.code}`;
-        out.write(why);
-        const text = out.text();
-        return toolError({
-          message: `Plugin tool '${spec.name}' failed: ${text}` +
-            (out.truncated ? " (output truncated)" : ""),
-          brief: `Exit ${result.code}`,
-        });
-      }
-      out.write(stdout);
-      return toolOk({
-        output: out.text(),
-        message: out.truncated || result.truncated
-          ? "Output is truncated to fit in the message."
-          : "",
-      });
+      return {
+        approval: () => ({
+          action: `plugin:${spec.name}`,
+          description: `Run plugin tool \`${spec.name}\` of plugin \`${opts.plugin}\` with ${
+            describeArguments(args)
+          }.`,
+          display: [
+            brief(
+              `Plugin: ${opts.plugin}\nTool: ${spec.name}\nCommand: ${
+                spec.command.join(" ")
+              }\nArguments: ${JSON.stringify(args, null, 2)}`,
+            ),
+          ],
+          subject: { kind: "plugin", tool: spec.name },
+        }),
+        execute: async (ctx) => {
+          const env = { ...opts.childEnv(), ...(await opts.injectEnv()) };
+          const result = await runPluginProcess({
+            wrapper: opts.wrapper(),
+            argv: spec.command,
+            cwd: opts.dir,
+            env,
+            input: new TextEncoder().encode(JSON.stringify(args)),
+            timeoutMs,
+            signal: ctx.signal,
+            maxBytes: PLUGIN_OUTPUT_MAX_BYTES,
+            reveal: opts.reveal,
+          });
+          if (result.kind === "aborted") throw ctx.signal.reason ?? new Error("cancelled");
+          if (result.kind === "timeout") {
+            log("WARNING", "plugins", `Plugin tool ${spec.name} timed out`);
+            return toolError({
+              message: `Plugin tool '${spec.name}' timed out after ${
+                Math.round(timeoutMs / 1000)
+              }s.`,
+              brief: "Timeout",
+            });
+          }
+          const decode = (b: Uint8Array) => new TextDecoder().decode(b).trim();
+          const stdout = decode(result.stdout);
+          if (result.stderr.length > 0) {
+            log("DEBUG", "plugins", `${spec.name} stderr: ${result.stderr.length} bytes`);
+          }
+          const out = new ToolResultBuilder();
+          if (result.code !== 0) {
+            const why = decode(result.stderr) || stdout || `Exit code ${result.code}`;
+            out.write(why);
+            const text = out.text();
+            return toolError({
+              message: `Plugin tool '${spec.name}' failed: ${text}` +
+                (out.truncated ? " (output truncated)" : ""),
+              brief: `Exit ${result.code}`,
+            });
+          }
+          out.write(stdout);
+          return toolOk({
+            output: out.text(),
+            message: out.truncated || result.truncated
+              ? "Output is truncated to fit in the message."
+              : "",
+          });
+        },
+      };
     },
   };
 }

@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { lazyPackage } from "../lazy_import.ts";
 import {
   GREP_MAX_BUFFER,
   GREP_TIMEOUT_MS,
@@ -27,7 +26,7 @@ let rgPathPromise: Promise<string | null> | null = null;
 export function findRipgrep(): Promise<string | null> {
   rgPathPromise ??= (async () => {
     try {
-      const mod = await lazyPackage<typeof import("@vscode/ripgrep")>("@vscode/ripgrep");
+      const mod = await import("@vscode/ripgrep");
       const path = mod.rgPath as string;
       return Deno.statSync(path).isFile ? path : null;
     } catch {

@@ -46,6 +46,7 @@ import {
 import type { StopReason, TurnResult } from "./turn.ts";
 import { systemReminder, toolResultToMessage } from "./tool_result_message.ts";
 import type { Toolset } from "./toolset.ts";
+import { DEFAULT_PARALLEL_TOOL_CALLS } from "./tool_scheduler.ts";
 import { runRalphLoop } from "./flow_runner.ts";
 import type { HookEngine } from "../hooks/engine.ts";
 import * as soulHooks from "../hooks/soul_hooks.ts";
@@ -634,7 +635,6 @@ export class KimiSoul {
         attempt?.abort(new RunCancelled());
         attempt = new AbortController();
         const stepSignal = AbortSignal.any([signal, attempt.signal]);
-        const limit = concurrencyLimit(MAX_PARALLEL_TOOL_CALLS, stepSignal);
         calls = [];
         pending = [];
         return generate(llm.provider, {
@@ -650,7 +650,8 @@ export class KimiSoul {
           },
           onToolCall: (call) => {
             calls.push(call);
-            const run = limit(() => this.#runTool(call, stepSignal));
+            // The toolset bounds how many run at once and starts none once the step aborted.
+            const run = this.#runTool(call, stepSignal);
             // Awaited below when the step goes on; when it does not, its failure is expected.
             run.catch(() => {});
             pending.push(run);
@@ -763,28 +764,11 @@ function requiredCapabilities(parts: readonly ContentPart[]): ModelCapability[] 
   return [...out];
 }
 
-/** How many tool calls of one reply run at once (the rest wait for a free slot). */
-export const MAX_PARALLEL_TOOL_CALLS = 16;
-
 /**
- * A limit of `max` concurrent runs: a run waits for a free slot, and one that would start
- * after `signal` aborted is refused with its reason instead.
+ * How many tool calls of one reply run at once by default (the rest wait for a free slot;
+ * config `loop_control.max_parallel_tool_calls`). The toolset's scheduler applies it.
  */
-function concurrencyLimit(max: number, signal: AbortSignal) {
-  let active = 0;
-  const waiting: (() => void)[] = [];
-  return async <T>(run: () => Promise<T>): Promise<T> => {
-    if (active >= max) await new Promise<void>((resolve) => waiting.push(resolve));
-    active++;
-    try {
-      if (signal.aborted) throw signal.reason;
-      return await run();
-    } finally {
-      active--;
-      waiting.shift()?.();
-    }
-  };
-}
+export const MAX_PARALLEL_TOOL_CALLS = DEFAULT_PARALLEL_TOOL_CALLS;
 
 async function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
   p.catch(() => {}); // its outcome no longer matters once the race is lost

@@ -1,16 +1,27 @@
 /**
  * The toolset: tools by name, their JSON Schemas for the model, and dispatch of tool calls
  * with the reference's error messages (§6.10), same-step deduplication and cross-step repeat
- * detection.
+ * detection. Every call runs through the one pipeline (`tool_pipeline.ts`) after taking its
+ * turn among the calls of its step (`tool_scheduler.ts`).
  *
  * @module
  */
-import * as z from "zod";
 import type { ToolCall } from "../llm/message.ts";
 import type { ToolSpec } from "../llm/provider.ts";
 import { paramJsonSchema } from "../tooling/param_json_schema.ts";
 import { toolError } from "../tooling/result.ts";
+import type { PermissionScope } from "../tooling/scope.ts";
 import type { Tool, ToolCallContext, ToolReturnValue } from "../tooling/tool.ts";
+import {
+  type AfterToolCall,
+  type BeforeToolCall,
+  type CallTurn,
+  type FileHistory,
+  runToolPipeline,
+} from "./tool_pipeline.ts";
+import { ToolScheduler } from "./tool_scheduler.ts";
+
+export type { AfterToolCall, BeforeToolCall, FileHistory };
 
 /**
  * Marks a result made from an exception inside a tool: a symbol-keyed, non-enumerable field of
@@ -64,20 +75,20 @@ const REMINDER_3 = "\n\n<system-reminder>\nYou are stuck in a loop of identical 
 /** Streak at which the turn is stopped after the step. */
 export const FORCE_STOP_STREAK = 12;
 
-/** Hook run before a tool call; returning a reason blocks the call. */
-export type BeforeToolCall = (
-  call: ToolCall,
-  args: Record<string, unknown>,
-) => Promise<{ block: true; reason: string } | { block: false }>;
+/** Options of {@link Toolset}. */
+export interface ToolsetOptions {
+  /** The permission scope every declared access is checked against (absent: not checked). */
+  scope?: PermissionScope;
+  /** Undo snapshots of the files calls change (absent: not tracked). */
+  fileHistory?: FileHistory | null;
+  /** Most tool calls of one step running at once (default 16). */
+  maxParallelCalls?: number;
+}
 
-/** Hook told after a tool ran (PostToolUse / PostToolUseFailure); not awaited. */
-export type AfterToolCall = (
-  call: ToolCall,
-  args: Record<string, unknown>,
-  outcome: { result: ToolReturnValue } | { error: string },
-) => void;
-
-/** Tools of one agent. */
+/**
+ * Tools of one agent. Every call runs through one pipeline ({@link runToolPipeline}) and takes
+ * its turn among the calls of its step ({@link ToolScheduler}).
+ */
 export class Toolset {
   readonly #tools = new Map<string, Tool>();
   readonly #hidden = new Set<string>();
@@ -94,6 +105,28 @@ export class Toolset {
   beforeCall: BeforeToolCall | null = null;
   /** Optional hook told after every executed call (PostToolUse / PostToolUseFailure). */
   afterCall: AfterToolCall | null = null;
+  /** Scope the declared accesses are checked against. */
+  readonly scope: PermissionScope | undefined;
+  /** Undo snapshots of changed files (shared with subagents' toolsets). */
+  readonly fileHistory: FileHistory | null;
+  readonly #scheduler: ToolScheduler;
+
+  /** Create an empty toolset. */
+  constructor(opts: ToolsetOptions = {}) {
+    this.scope = opts.scope;
+    this.fileHistory = opts.fileHistory ?? null;
+    this.#scheduler = new ToolScheduler(opts.maxParallelCalls);
+  }
+
+  /** Most tool calls of one step running at once. */
+  get maxParallelCalls(): number {
+    return this.#scheduler.limit;
+  }
+
+  /** Change the bound on parallel calls (config `loop_control.max_parallel_tool_calls`). */
+  setMaxParallelCalls(limit: number): void {
+    this.#scheduler.setLimit(limit);
+  }
 
   /** Add (or replace) a tool. */
   add(tool: Tool): void {
@@ -156,6 +189,7 @@ export class Toolset {
 
   /** Start a step: same-step deduplication starts afresh. */
   beginStep(): void {
+    this.#scheduler.beginStep();
     this.#stepCalls.clear();
     this.#stepKeys.clear();
   }
@@ -200,7 +234,7 @@ export class Toolset {
     if (this.#streak >= FORCE_STOP_STREAK) this.#forceStop = true;
     this.#stepKeys.add(key);
 
-    const run = this.#run(call, args, parseError, ctx).then((rv) =>
+    const run = this.#run(call, args, parseError, ctx, this.#scheduler.enter()).then((rv) =>
       reminder ? appendReminder(rv, reminder) : rv
     );
     this.#stepCalls.set(key, run);
@@ -212,49 +246,38 @@ export class Toolset {
     args: unknown,
     parseError: string | null,
     ctx: ToolCallContext,
+    turn: CallTurn,
   ): Promise<ToolReturnValue> {
     const name = call.function.name;
     const tool = this.#tools.get(name);
-    if (!tool) {
-      const unavailable = this.#unavailable.get(name);
-      if (unavailable !== undefined) {
-        return toolError({ message: unavailable, brief: `${name} is not available` });
+    if (!tool || parseError !== null) {
+      turn.skip();
+      if (!tool) {
+        const unavailable = this.#unavailable.get(name);
+        if (unavailable !== undefined) {
+          return toolError({ message: unavailable, brief: `${name} is not available` });
+        }
+        return toolError({
+          message: `Tool \`${name}\` not found`,
+          brief: `Tool \`${name}\` not found`,
+        });
       }
-      return toolError({
-        message: `Tool \`${name}\` not found`,
-        brief: `Tool \`${name}\` not found`,
-      });
-    }
-    if (parseError !== null) {
       return toolError({
         message: `Error parsing JSON arguments: ${parseError}`,
         brief: "Invalid arguments",
       });
     }
-    const parsed = tool.parameters.safeParse(args);
-    if (!parsed.success) {
-      return toolError({
-        message: `Error validating JSON arguments: ${z.prettifyError(parsed.error)}`,
-        brief: "Invalid arguments",
-      });
-    }
-    if (this.beforeCall) {
-      const verdict = await this.beforeCall(call, args as Record<string, unknown>);
-      if (verdict.block) {
-        return toolError({
-          message: verdict.reason || "Blocked by PreToolUse hook",
-          brief: "Hook blocked",
-        });
-      }
-    }
     try {
-      const rv = await tool.call(parsed.data, ctx);
-      this.afterCall?.(call, args as Record<string, unknown>, { result: rv });
-      return rv;
+      return await runToolPipeline(tool, call, args, ctx, {
+        scope: this.scope,
+        fileHistory: this.fileHistory,
+        beforeCall: this.beforeCall,
+        afterCall: this.afterCall,
+        turn,
+      });
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       const error = (err as Error)?.message ?? String(err);
-      this.afterCall?.(call, args as Record<string, unknown>, { error });
       const rv = toolError({
         message: `Error running tool: ${error}`,
         brief: "Tool runtime error",

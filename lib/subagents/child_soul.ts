@@ -12,7 +12,6 @@ import { KimiSoul } from "../soul/soul.ts";
 import { Toolset } from "../soul/toolset.ts";
 import type { Tool, ToolEnv } from "../tooling/tool.ts";
 import type { TodoItem } from "../wire/display.ts";
-import type { PendingRequest, RequestType } from "../wire/messages.ts";
 
 /** Options of {@link buildSubagentSoul}. */
 export interface BuildSubagentSoulOptions {
@@ -45,7 +44,12 @@ export async function buildSubagentSoul(opts: BuildSubagentSoulOptions): Promise
   if (context.systemPrompt === null) {
     await context.writeSystemPrompt(await opts.renderSystemPrompt(opts.typeSpec));
   }
-  const toolset = new Toolset();
+  // A subagent's changes are undone with the root's turns; the same bound on parallel calls.
+  const toolset = new Toolset({
+    scope: parent.toolset.scope,
+    fileHistory: parent.toolset.fileHistory,
+    maxParallelCalls: parent.toolset.maxParallelCalls,
+  });
   const soul = new KimiSoul({
     name: opts.typeSpec.name,
     llm: opts.llm,
@@ -82,10 +86,6 @@ export async function buildSubagentSoul(opts: BuildSubagentSoulOptions): Promise
       },
     },
     emit: (e) => soul.emit(e),
-    request: <T extends RequestType>(req: PendingRequest<T>) => {
-      soul.emit(req as PendingRequest);
-      return req.result;
-    },
   };
   for (const tool of await opts.loadTools(opts.typeSpec.tools, env)) toolset.add(tool);
   return soul;

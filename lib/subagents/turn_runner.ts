@@ -7,10 +7,10 @@
  *
  * @module
  */
-import { APIStatusError, ChatProviderError } from "../llm/errors.ts";
 import { extractText } from "../llm/message.ts";
-import { MaxStepsReached, RunCancelled } from "../soul/errors.ts";
+import { RunCancelled } from "../soul/errors.ts";
 import type { KimiSoul } from "../soul/soul.ts";
+import { turnOutcome } from "../soul/turn_outcome.ts";
 import { Wire } from "../wire/channel.ts";
 import { event, isRequest, toEnvelope, type WireMessage } from "../wire/messages.ts";
 import { recordWire, WireFile } from "../wire/recorder.ts";
@@ -111,22 +111,24 @@ export async function runCheckedTurn(
 }
 
 function failureOf(err: unknown, phase: string): SubagentFailure {
-  if (err instanceof MaxStepsReached) {
+  const outcome = turnOutcome(err);
+  if (outcome.kind === "max_steps") {
     return {
-      message: `Max steps ${err.nSteps} reached when ${phase}. ` +
+      message: `Max steps ${outcome.steps} reached when ${phase}. ` +
         "Please try splitting the task into smaller subtasks.",
       brief: "Max steps reached",
     };
   }
-  if (err instanceof APIStatusError) {
+  if (outcome.kind === "auth_expired" || (outcome.kind === "provider" && outcome.status !== null)) {
+    const status = outcome.kind === "auth_expired" ? outcome.error.statusCode : outcome.status;
     return {
-      message: `LLM API error (HTTP ${err.statusCode}) when ${phase}: ${err.message}`,
-      brief: `API error (${err.statusCode})`,
+      message: `LLM API error (HTTP ${status}) when ${phase}: ${outcome.message}`,
+      brief: `API error (${status})`,
     };
   }
-  if (err instanceof ChatProviderError) {
+  if (outcome.kind === "provider") {
     return {
-      message: `LLM provider error when ${phase}: ${err.message}`,
+      message: `LLM provider error when ${phase}: ${outcome.message}`,
       brief: "LLM provider error",
     };
   }

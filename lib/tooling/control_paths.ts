@@ -1,8 +1,8 @@
 /**
  * kimi's control paths: the files that hold its secrets or configure code it runs later (the
- * share dir's `config.toml`/`config.json`, `mcp.json`, `credentials/`, `mcp-oauth/`, the
- * `--config-file` and `--mcp-config-file` in use, the agent file, skills and plugins, kimi's
- * cache of pre-bundled packages (`lib/prebundle/`), and the share dir itself with its sessions).
+ * share dir's `config.toml`/`config.json`, `mcp.json`, `credentials/`, `mcp-oauth/`, `web/`
+ * (kimi web's token), the `--config-file` and `--mcp-config-file` in use, the agent file,
+ * skills and plugins, and the share dir itself with its sessions).
  * One list serves the file tools, Glob, Grep and the shell sandbox's masking.
  *
  * Hooks are configured in the config file, MCP servers in the config and `mcp.json`, so both
@@ -70,6 +70,7 @@ export const SHARE_CONTROL_ENTRIES: readonly {
   },
   { name: "credentials", kind: "dir", what: "kimi's OAuth credentials", secret: true },
   { name: "mcp-oauth", kind: "dir", what: "kimi's MCP OAuth tokens", secret: true },
+  { name: "web", kind: "dir", what: "kimi web's access token", secret: true },
   { name: "skills", kind: "dir", what: "kimi's user skills", secret: false },
   {
     name: "plugins",

@@ -4,7 +4,10 @@
  * `import()` under this run's Deno permissions.
  *
  * The module must have a named export `tool` that is a {@link ToolFactory} (default exports
- * are not used):
+ * are not used). The tool follows the one contract of every tool: `resolve(params)` checks
+ * what the call names and returns what it touches, its approval and its `execute` (or the
+ * result to return at once); the toolset then runs approval, hooks, undo and execution in its
+ * fixed order:
  *
  * ```ts
  * import * as z from "zod"; // or "npm:zod@^4"
@@ -14,11 +17,16 @@
  *   name: "Shout",
  *   description: "Upper-case a text.",
  *   parameters: z.object({ text: z.string() }),
- *   call: async ({ text }) => ({
- *     is_error: false, output: text.toUpperCase(), message: "", display: [],
+ *   resolve: ({ text }) => ({
+ *     execute: async () => ({
+ *       is_error: false, output: text.toUpperCase(), message: "", display: [],
+ *     }),
  *   }),
  * });
  * ```
+ *
+ * The older call-style form ({@link CallStyleTool}: `call(params, ctx)` doing everything, asking
+ * with `ctx.requestApproval` itself) is accepted too and adapted at load.
  *
  * The factory may return `null` to leave the tool out of this run.
  *
@@ -27,6 +35,7 @@
 import { pathToFileURL } from "node:url";
 import { denialMessage, type PermissionScope } from "./scope.ts";
 import type { Tool, ToolEnv } from "./tool.ts";
+import { type CallStyleTool, fromCallStyle } from "./call_style_tool.ts";
 
 /** A custom tool module that cannot be used; the message names the module and the cause. */
 export class CustomToolError extends Error {
@@ -73,7 +82,7 @@ function isPermissionError(err: unknown): boolean {
 }
 
 function checkTool(ref: string, value: unknown): Tool {
-  const t = value as Partial<Tool> | null;
+  const t = value as Partial<Tool & CallStyleTool> | null;
   if (!t || typeof t !== "object") {
     throw new CustomToolError(ref, "the `tool` factory must return a tool object or null");
   }
@@ -90,10 +99,11 @@ function checkTool(ref: string, value: unknown): Tool {
   if (!params || typeof params.safeParse !== "function") {
     throw new CustomToolError(ref, `tool ${t.name}: \`parameters\` must be a zod schema`);
   }
+  if (typeof t.resolve === "function") return t as Tool;
   if (typeof t.call !== "function") {
     throw new CustomToolError(ref, `tool ${t.name}: \`call\` must be a function`);
   }
-  return t as Tool;
+  return fromCallStyle(t as CallStyleTool);
 }
 
 /**

@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { lazyPackage } from "../lazy_import.ts";
 import type { DiffBlock } from "../wire/display.ts";
 
 /** Context lines kept around each change. */
@@ -121,7 +120,7 @@ export async function buildDiffBlocks(
     })];
   }
   const blocks: DiffBlock[] = [];
-  const { diffArrays } = await lazyPackage<typeof import("diff")>("diff");
+  const { diffArrays } = await import("diff");
   const codes = opcodes(diffArrays, oldLines, newLines);
   for (const group of groupedOpcodes(codes, DIFF_CONTEXT_LINES)) {
     const i1 = group[0][1];

@@ -8,10 +8,10 @@
  * @module
  */
 import { isAbsolute, resolve } from "node:path";
-import type { ApprovalAsk, ToolCallContext, ToolEnv, ToolReturnValue } from "./tool.ts";
+import type { ApprovalAsk, ToolEnv, ToolReturnValue } from "./tool.ts";
 import { editAction } from "./file_actions.ts";
 import { type ControlPath, controlWriteMessage, matchControlPath } from "./control_paths.ts";
-import { toolError, toolRejected } from "./result.ts";
+import { toolError } from "./result.ts";
 import { inspectPlanTarget } from "./plan_target.ts";
 import { resolveRealPath, stillResolvesTo } from "../fs/real_path.ts";
 import { isFullAccess } from "./scope.ts";
@@ -75,23 +75,22 @@ export function resolveFileTarget(rawPath: string, env: ToolEnv, op: "write" | "
 }
 
 /**
- * Ask the user to approve a change to `target` (`description` e.g. ``Write file `/p` ``): the
- * usual `edit file` approval, or for a control path (full-access runs only) one that is asked
- * even in yolo mode, never covered by "approve for session", names what the file is, and is
- * refused outright when no user is present. Resolves with `null` when approved, else the result
- * to return. Plan files need no approval.
+ * What to ask the user before a change to `target` (`description` e.g. ``Write file `/p` ``):
+ * the usual `edit file` approval, or for a control path (full-access runs only) one that is
+ * asked even in yolo mode, never covered by "approve for session", names what the file is, and
+ * is refused outright (the result returned) when no user is present. Plan files need no
+ * approval (`null`).
  */
-export async function approveFileChange(
+export function fileChangeApproval(
   target: FileTarget & { ok: true },
   opts: {
-    env: Pick<ToolEnv, "isRoot" | "isAfk">;
-    ctx: Pick<ToolCallContext, "requestApproval">;
+    env: Pick<ToolEnv, "isAfk">;
     description: string;
     display: ApprovalAsk["display"];
   },
-): Promise<ToolReturnValue | null> {
+): ApprovalAsk | ToolReturnValue | null {
   if (target.isPlanFile) return null;
-  const { env, ctx, display } = opts;
+  const { env, display } = opts;
   const control = target.control;
   if (control && env.isAfk()) {
     return toolError({
@@ -101,20 +100,15 @@ export async function approveFileChange(
     });
   }
   const subject = { kind: "file" as const, path: target.path };
-  const outcome = await ctx.requestApproval(
-    control
-      ? {
-        action: "edit kimi control file",
-        description: `Change ${control.what}: \`${target.path}\``,
-        display,
-        subject,
-        mustAsk: true,
-      }
-      : { action: editAction(target.inside), description: opts.description, display, subject },
-  );
-  return outcome.approved
-    ? null
-    : toolRejected(outcome.feedback, { isRoot: env.isRoot, denial: outcome.denial });
+  return control
+    ? {
+      action: "edit kimi control file",
+      description: `Change ${control.what}: \`${target.path}\``,
+      display,
+      subject,
+      mustAsk: true,
+    }
+    : { action: editAction(target.inside), description: opts.description, display, subject };
 }
 
 /**

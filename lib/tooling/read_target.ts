@@ -9,10 +9,10 @@
  * @module
  */
 import { detectFileType, type FileType, readHeader } from "./file_type.ts";
-import { toolError, toolRejected } from "./result.ts";
+import { toolError } from "./result.ts";
 import { type FilePin, PathChangedError, pinFile, stillResolvesTo } from "../fs/real_path.ts";
 import { readRefusal } from "./sensitive.ts";
-import type { ToolCallContext, ToolEnv, ToolReturnValue } from "./tool.ts";
+import type { ApprovalAsk, ToolEnv, ToolResolution, ToolReturnValue } from "./tool.ts";
 import { resolveToolPath } from "./workspace.ts";
 
 /** A path a tool may read, or the error to return instead. */
@@ -110,25 +110,51 @@ export async function inspectReadFile(
 }
 
 /**
- * Check a read against the approval rules (deny and ask rules for the real path; no rule:
- * allowed without asking). Resolves with `null` when the read may go on, else the result to
- * return.
+ * The approval of a read: checked against the approval rules (deny and ask rules for the real
+ * path); no rule: allowed without asking.
  */
-export async function approveRead(
-  path: string,
-  opts: {
-    env: Pick<ToolEnv, "isRoot">;
-    ctx: Pick<ToolCallContext, "requestApproval">;
-  },
-): Promise<ToolReturnValue | null> {
-  const ruled = await opts.ctx.requestApproval({
+export function readApproval(path: string): ApprovalAsk {
+  return {
     action: "read file",
     description: `Read file \`${path}\``,
     display: [],
     subject: { kind: "file", path, access: "read" },
     unruled: "allow",
-  });
-  return ruled.approved
-    ? null
-    : toolRejected(ruled.feedback, { isRoot: opts.env.isRoot, denial: ruled.denial });
+  };
+}
+
+/**
+ * The invocation of a file read (ReadFile, ReadMediaFile): the checked target, the read
+ * approval, then `read` on the real path, pinned to the file it led to when checked (the read
+ * is re-checked after any approval wait). An exception anywhere becomes `Failed to read`.
+ */
+export function readInvocation(
+  rawPath: string,
+  env: Pick<ToolEnv, "workDir" | "additionalDirs" | "shareDir" | "scope" | "run">,
+  read: (path: string, pin: FilePin | null) => Promise<ToolReturnValue>,
+): ToolResolution {
+  const failed = (e: unknown) =>
+    toolError({
+      message: `Failed to read ${rawPath}. Error: ${e instanceof Error ? e.message : e}`,
+      brief: "Failed to read file",
+    });
+  let target: ReadTarget;
+  try {
+    target = resolveReadTarget(rawPath, env);
+  } catch (e) {
+    return failed(e);
+  }
+  if (!target.ok) return target.error;
+  const p = target.path;
+  return {
+    accesses: [{ kind: "read", path: p }],
+    approval: () => readApproval(p),
+    async execute() {
+      try {
+        return await readPinned(rawPath, p, (pin) => read(p, pin));
+      } catch (e) {
+        return failed(e);
+      }
+    },
+  };
 }

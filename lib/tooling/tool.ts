@@ -1,24 +1,21 @@
 /**
- * The contract between built-in tools and the soul's toolset.
+ * The contract between every tool (built-in, MCP, custom module, wire client tool) and the
+ * soul's toolset.
  *
  * A tool module under `tools/` exports a {@link ToolFactory}. The toolset calls it once per
  * agent with a {@link ToolEnv} (the only services a tool may reach) and gets back a
  * {@link Tool}, or `null` when the tool does not apply to this run (e.g. ReadMediaFile for a
- * model without image input). Each call gets a {@link ToolCallContext}.
+ * model without image input). For each validated call the tool's `resolve` checks what the
+ * call names and returns a {@link ToolInvocation} (what it touches, its approval, its
+ * execution) or the result to return at once; the toolset runs the rest in one fixed order
+ * (`lib/soul/tool_pipeline.ts`). The execution gets a {@link ToolCallContext}.
  *
  * @module
  */
 import type * as z from "zod";
 import type { ModelCapability } from "../llm/provider.ts";
 import type { DisplayBlock, TodoItem } from "../wire/display.ts";
-import type {
-  PendingRequest,
-  Question,
-  RequestResult,
-  RequestType,
-  ToolReturnValue,
-  WireEvent,
-} from "../wire/messages.ts";
+import type { Question, RequestResult, ToolReturnValue, WireEvent } from "../wire/messages.ts";
 import type { PermissionScope } from "./scope.ts";
 import type { GoalService } from "./goal_service.ts";
 import type { SubagentService } from "./subagent_service.ts";
@@ -90,7 +87,56 @@ export type ApprovalOutcome =
     denial?: RuleDenial;
   };
 
-/** A built-in or loaded tool, ready to be offered to the model. */
+/**
+ * What one call touches, as its tool resolved it (absolute real paths, after the tool's own
+ * permission-floor checks). The toolset checks path, program and host accesses against the
+ * permission scope once more, takes undo snapshots of written paths, and runs calls of one step
+ * that touch the same path one after the other.
+ */
+export type ToolAccess =
+  | { kind: "read"; path: string }
+  | {
+    kind: "write";
+    path: string;
+    /** Whether the file's content is snapshotted for undo around the call (default true). */
+    snapshot?: boolean;
+  }
+  | {
+    kind: "run";
+    /** The program started (checked against the scope). */
+    program: string;
+    /** The command line, for display and approval rules. */
+    command: string;
+  }
+  | { kind: "net"; host: string };
+
+/**
+ * A validated, resolved call ready to run (gemini-cli's `ToolInvocation`). The toolset runs
+ * it: approval ({@link ToolInvocation.approval}), PreToolUse hooks, undo snapshots of the
+ * written paths, {@link ToolInvocation.execute}, PostToolUse hooks.
+ */
+export interface ToolInvocation {
+  /** What the call touches (none when absent). */
+  readonly accesses?: readonly ToolAccess[];
+  /**
+   * What to ask the user, checked against the approval rules first; `null` or absent: nothing
+   * to approve. Runs once the call holds its accesses (a diff reads the file then). Returning a
+   * result ends the call with it (e.g. nothing to change).
+   */
+  approval?(): ApprovalAsk | ToolReturnValue | null | Promise<ApprovalAsk | ToolReturnValue | null>;
+  /** Do what the call does. Throwing is allowed: the toolset turns it into a "Tool runtime error". */
+  execute(ctx: ToolCallContext): Promise<ToolReturnValue>;
+}
+
+/** What a tool makes of a validated call: an invocation, or the result to return instead. */
+export type ToolResolution = ToolInvocation | ToolReturnValue;
+
+/** Whether a resolution is an invocation (else it is the result to return). */
+export function isInvocation(r: ToolResolution): r is ToolInvocation {
+  return typeof (r as Partial<ToolInvocation>).execute === "function";
+}
+
+/** A built-in or loaded tool, ready to be offered to the model (gemini-cli's `DeclarativeTool`). */
 export interface Tool<P = any> {
   /** Name the model calls. */
   readonly name: string;
@@ -104,8 +150,18 @@ export interface Tool<P = any> {
    * time (`tools/param_schemas.gen.ts`). When set, arguments are still validated by `parameters`.
    */
   readonly jsonSchema?: Record<string, unknown>;
-  /** Run the tool. Throwing is allowed: the toolset turns it into a "Tool runtime error". */
-  call(params: P, ctx: ToolCallContext): Promise<ToolReturnValue>;
+  /**
+   * Whether the tool serves the root agent (default true): a subagent's rejected call tells
+   * the model to try another way instead of stopping.
+   */
+  readonly isRoot?: boolean;
+  /**
+   * Resolve a validated call without side effects: the permission floor on what it names
+   * (workspace rule, real paths, control paths, scope), what it touches, its approval and its
+   * execution; or the result to return instead (a refused path never reaches approval).
+   * Throwing is allowed: the toolset turns it into a "Tool runtime error".
+   */
+  resolve(params: P): ToolResolution | Promise<ToolResolution>;
 }
 
 /** Per-call context. */
@@ -119,7 +175,11 @@ export interface ToolCallContext {
   readonly rawArguments?: string | null;
   /** Aborted when the turn is cancelled; tools must stop and kill children. */
   readonly signal: AbortSignal;
-  /** Ask the user to approve an action (auto-approved in yolo/afk or when whitelisted). */
+  /**
+   * Ask the user to approve an action (auto-approved in yolo/afk or when a rule allows it).
+   * The toolset asks for an invocation's own approval; this is for call-style custom tools
+   * that ask in the middle of their work.
+   */
   requestApproval(ask: ApprovalAsk): Promise<ApprovalOutcome>;
 }
 
@@ -207,16 +267,6 @@ export interface ToolEnv {
   readonly dmail?: {
     send(checkpointId: number, message: string, opts?: { restoreFiles?: boolean }): string | null;
   };
-  /**
-   * File undo (absent: changes are not tracked). File-changing tools call `beforeChange` after
-   * approval, right before writing, and `afterChange` right after (also when the write failed).
-   */
-  readonly fileHistory?: {
-    beforeChange(path: string): Promise<void>;
-    afterChange(path: string): Promise<void>;
-  };
-  /** Send a request on the current turn's wire and wait for the answer. */
-  request<T extends RequestType>(req: PendingRequest<T>): Promise<RequestResult<T>>;
   /** Subagent launching for the `Agent` tool (root agents only; absent in subagents). */
   readonly subagents?: SubagentService;
   /**

@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { lazyPackage } from "../lazy_import.ts";
 
 /** The extracted article. */
 export interface ExtractedPage {
@@ -27,9 +26,9 @@ type Doc = any;
 
 async function loadLibraries() {
   const [{ parseHTML }, { Readability }, turndown] = await Promise.all([
-    lazyPackage<typeof import("linkedom")>("linkedom"),
-    lazyPackage<typeof import("@mozilla/readability")>("@mozilla/readability"),
-    lazyPackage<typeof import("turndown")>("turndown"),
+    import("linkedom"),
+    import("@mozilla/readability"),
+    import("turndown"),
   ]);
   return { parseHTML, Readability, TurndownService: turndown.default };
 }

@@ -1,14 +1,9 @@
 /**
  * The environment benchmark children run in: an isolated HOME and KIMI_SHARE_DIR in a temp
- * dir, but the parent's Deno cache (DENO_DIR), so children never re-download npm packages, and
- * one kimi cache (KIMI_CACHE_DIR) for the whole benchmark with the pre-bundled packages built,
- * as a user's `~/.kimi/cache` is after the first run from the source.
+ * dir, but the parent's Deno cache (DENO_DIR), so children never re-download npm packages.
  *
  * @module
  */
-import { PREBUNDLED_PACKAGES } from "../../lib/prebundle/location.ts";
-import { prebundleFor } from "../../lib/prebundle/load.ts";
-import { buildPrebundle } from "../../lib/prebundle/build.ts";
 
 /** Absolute path of the repository root (the directory holding `main.ts`). */
 export const REPO_ROOT: string = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
@@ -40,47 +35,13 @@ export async function denoCacheDir(): Promise<string> {
   return (cachedDenoDir = `${Deno.env.get("HOME") ?? "/root"}/.cache/deno`);
 }
 
-let kimiCache: Promise<string> | undefined;
-
-/**
- * The kimi cache of this benchmark run, made on first use with the pre-bundled packages
- * built (removed when the process exits).
- */
-export function benchKimiCacheDir(): Promise<string> {
-  kimiCache ??= (async () => {
-    const dir = await Deno.makeTempDir({ prefix: "kimi-bench-cache-" });
-    globalThis.addEventListener("unload", () => {
-      try {
-        Deno.removeSync(dir, { recursive: true });
-      } catch {
-        // already gone
-      }
-    });
-    for (const name of PREBUNDLED_PACKAGES) {
-      const target = prebundleFor(name, {
-        getEnv: (k) => k === "KIMI_CACHE_DIR" ? dir : undefined,
-      });
-      const built = target === null ? null : await buildPrebundle(target);
-      if (!built?.ok) {
-        throw new Error(
-          `could not pre-bundle ${name} for the benchmark (${
-            built?.reason ?? "it does not resolve through deno.json"
-          }): run the benchmark with the repository's deno.json (deno task bench)`,
-        );
-      }
-    }
-    return dir;
-  })();
-  return kimiCache;
-}
-
 /** A temp dir for one benchmark child, with the environment to give it. */
 export interface ChildSandbox {
   /** The temp dir (HOME of the child). */
   root: string;
   /** An empty work directory inside `root`, used as the child's cwd. */
   workDir: string;
-  /** Environment overrides: HOME, KIMI_SHARE_DIR, DENO_DIR, KIMI_CACHE_DIR, NO_COLOR. */
+  /** Environment overrides: HOME, KIMI_SHARE_DIR, DENO_DIR, NO_COLOR. */
   env: Record<string, string>;
   /** Remove the temp dir. */
   cleanup(): Promise<void>;
@@ -95,7 +56,6 @@ export async function createSandbox(): Promise<ChildSandbox> {
     HOME: root,
     KIMI_SHARE_DIR: `${root}/share`,
     DENO_DIR: await denoCacheDir(),
-    KIMI_CACHE_DIR: await benchKimiCacheDir(),
     NO_COLOR: "1",
   };
   return {

@@ -8,7 +8,6 @@
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { BWRAP_PROBLEM, exists, flagsFor, runAttack, warnSkippedBwrap } from "../helpers/attack.ts";
 import {
-  childCacheEnv,
   denoDir,
   type KimiSandbox,
   kimiSandbox,
@@ -43,7 +42,6 @@ async function info(sb: KimiSandbox, permissions: string[], env: Record<string, 
       HOME: sb.home,
       KIMI_SHARE_DIR: sb.shareDir,
       DENO_DIR: denoDir(),
-      ...childCacheEnv(),
       PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
       ...env,
     },

@@ -2,7 +2,6 @@ import * as acp from "@agentclientprotocol/sdk";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { type AcpHarness, spawnAcp } from "../helpers/acp_client.ts";
 import {
-  childCacheEnv,
   denoDir,
   type KimiSandbox,
   kimiSandbox,
@@ -704,7 +703,6 @@ Deno.test("acp: malformed lines on stdin get JSON-RPC errors with id null; the s
         HOME: sb.home,
         KIMI_SHARE_DIR: sb.shareDir,
         DENO_DIR: denoDir(),
-        ...childCacheEnv(),
         PATH: "/usr/bin:/bin",
       },
       stdin: "piped",

@@ -616,7 +616,7 @@ Deno.test(
       const editor = `${sb.root}/line-editor.sh`;
       await Deno.writeTextFile(
         editor,
-        '#!/bin/sh\nIFS= read -r line\nprintf "%s\\n" "$line" > "$1"\n',
+        `#!/bin/sh\n: > '${sb.root}/editor-started'\nIFS= read -r line\nprintf "%s\\n" "$line" > "$1"\n`,
       );
       await Deno.chmod(editor, 0o755);
       const config = await sb.scriptedConfig(["text: got it."]);
@@ -625,7 +625,11 @@ Deno.test(
         await t.waitFor(promptReady);
         await t.type("/editor");
         await t.keys("Enter");
-        await new Promise((r) => setTimeout(r, 300));
+        // Type once the editor runs (its marker file exists), not after a guessed delay.
+        for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
+          if (await Deno.stat(`${sb.root}/editor-started`).then(() => true, () => false)) break;
+          await new Promise((r) => setTimeout(r, 20));
+        }
         await t.type("hello from the editor");
         await t.keys("Enter");
         // The composed text comes back into the prompt, complete, for a last look.

@@ -6,7 +6,6 @@
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { startMockOpenAI } from "../helpers/mock_openai.ts";
 import {
-  childCacheEnv,
   denoDir,
   type KimiSandbox,
   kimiSandbox,
@@ -221,7 +220,6 @@ Deno.test("goal: kill -9 mid-goal, then resume: the goal is kept, paused, and co
         HOME: sb.home,
         KIMI_SHARE_DIR: sb.shareDir,
         DENO_DIR: denoDir(),
-        ...childCacheEnv(),
         PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
         NO_COLOR: "1",
       },

@@ -60,6 +60,7 @@ const CASES: InstallCase[] = [
     args: (srv) => [
       "--import-map",
       `${srv.repoUrl}deno.json`,
+      "--unstable-lazy-dynamic-imports",
       "--no-prompt",
       DENO_V8_FLAGS_ARG,
       "-A",

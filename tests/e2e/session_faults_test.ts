@@ -5,13 +5,7 @@
  * next request), and two processes on one session (the second is refused, naming the holder).
  */
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
-import {
-  childCacheEnv,
-  denoDir,
-  type KimiSandbox,
-  kimiSandbox,
-  MAIN_TS,
-} from "../helpers/kimi_process.ts";
+import { denoDir, type KimiSandbox, kimiSandbox, MAIN_TS } from "../helpers/kimi_process.ts";
 import { startMockOpenAI } from "../helpers/mock_openai.ts";
 import { assertSessionFilesValid } from "../helpers/session_files.ts";
 
@@ -215,7 +209,6 @@ function spawnKimi(sb: KimiSandbox, args: string[]): Deno.ChildProcess {
       HOME: sb.home,
       KIMI_SHARE_DIR: sb.shareDir,
       DENO_DIR: denoDir(),
-      ...childCacheEnv(),
       PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
       NO_COLOR: "1",
     },

@@ -73,6 +73,8 @@ Deno.test(
         screen = await send(t, "/feedback", "Diagnostics saved to");
         assertStringIncludes(screen, "Report problems with this build (kimi for Deno");
         assert(!screen.includes("MoonshotAI/kimi-cli"), screen);
+        // not signed in to Kimi Code: nothing is asked or sent, only where to report
+        assert(!screen.includes("Enter your feedback"), screen);
         const feedbackDir = `${sb.shareDir}/feedback`;
         const files = await Array.fromAsync(Deno.readDir(feedbackDir));
         assertEquals(files.length, 1);

@@ -33,7 +33,7 @@ interface UrlProgram {
 const PROGRAMS: UrlProgram[] = [
   {
     name: "source",
-    flags: (srv) => [`--import-map=${srv.repoUrl}deno.json`],
+    flags: (srv) => [`--import-map=${srv.repoUrl}deno.json`, "--unstable-lazy-dynamic-imports"],
     main: (srv) => `${srv.repoUrl}main.ts`,
     usesNpm: true,
   },

@@ -7,7 +7,7 @@
  * @module
  */
 import * as acp from "@agentclientprotocol/sdk";
-import { childCacheEnv, denoDir, type KimiSandbox, MAIN_TS } from "./kimi_process.ts";
+import { denoDir, type KimiSandbox, MAIN_TS } from "./kimi_process.ts";
 
 /** A terminal the test client runs. */
 export interface ClientTerminal {
@@ -230,7 +230,6 @@ export function spawnAcp(sb: KimiSandbox, opts: SpawnAcpOptions = {}): AcpHarnes
       HOME: sb.home,
       KIMI_SHARE_DIR: sb.shareDir,
       DENO_DIR: denoDir(),
-      ...childCacheEnv(),
       PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
       NO_COLOR: "1",
       ...opts.env,

@@ -9,7 +9,7 @@ import { profileFlags } from "../../scripts/launch.ts";
 import { findBwrap, probeBwrap } from "../../lib/sandbox/bwrap.ts";
 import { findRipgrep } from "../../lib/search/ripgrep.ts";
 import { assert } from "./assert.ts";
-import { childCacheEnv, denoDir, type KimiSandbox, MAIN_TS } from "./kimi_process.ts";
+import { denoDir, type KimiSandbox, MAIN_TS } from "./kimi_process.ts";
 import { WireProcess } from "./wire_process.ts";
 
 /** The directory holding the program's modules. */
@@ -205,7 +205,6 @@ export function spawnWireWith(
       HOME: sb.home,
       KIMI_SHARE_DIR: sb.shareDir,
       DENO_DIR: denoDir(),
-      ...childCacheEnv(),
       PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
       NO_COLOR: "1",
     },

@@ -1,14 +1,13 @@
 /**
  * Reading the project's module graph from source text: static imports and re-exports, type-only
- * imports, literal dynamic `import("...")` and run-time specifiers passed to `lazyImport("...",
- * import.meta.url)`; plus the checks the layering test applies to it (forbidden edges, cycles).
+ * imports and literal dynamic `import("...")`; plus the checks the layering test applies to it
+ * (forbidden edges, cycles).
  *
  * @module
  */
 
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { scanSource } from "../../scripts/lazy_scan.ts";
 
 /** One edge of the module graph: `from` imports `to` (both repository-relative paths). */
 export interface ImportEdge {
@@ -17,7 +16,7 @@ export interface ImportEdge {
   /** The imported module. */
   to: string;
   /** How it is imported. */
-  kind: "static" | "dynamic" | "lazy";
+  kind: "static" | "dynamic";
 }
 
 /** A module graph: module path → the edges leaving it. */
@@ -39,10 +38,6 @@ export function importSpecifiers(text: string): { spec: string; kind: ImportEdge
   const out: { spec: string; kind: ImportEdge["kind"] }[] = [];
   for (const m of source.matchAll(STATIC_RE)) out.push({ spec: m[1], kind: "static" });
   for (const m of source.matchAll(DYNAMIC_RE)) out.push({ spec: m[1], kind: "dynamic" });
-  // Lazy imports are found by the same scanner the bundle and the compile build use.
-  for (const c of scanSource("module.ts", source)) {
-    if (c.kind === "module" && c.specifier !== null) out.push({ spec: c.specifier, kind: "lazy" });
-  }
   return out.filter((s) => s.spec.startsWith("./") || s.spec.startsWith("../"));
 }
 

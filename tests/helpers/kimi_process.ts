@@ -15,18 +15,8 @@ export function denoDir(): string {
 }
 
 /**
- * The kimi cache the children use: the parent's `KIMI_CACHE_DIR` when set (the test runner sets
- * one for the whole suite, with the pre-bundled packages built), so children neither rebuild
- * them nor write a cache into their own share dirs.
- */
-export function childCacheEnv(): Record<string, string> {
-  const dir = Deno.env.get("KIMI_CACHE_DIR");
-  return dir ? { KIMI_CACHE_DIR: dir } : {};
-}
-
-/**
- * The environment of a child kimi in `sb`: its HOME and share dir, the shared Deno cache and
- * kimi cache, then `extra`.
+ * The environment of a child kimi in `sb`: its HOME and share dir, the shared Deno cache, then
+ * `extra`.
  */
 export function sandboxEnv(
   sb: Pick<KimiSandbox, "home" | "shareDir">,
@@ -36,7 +26,6 @@ export function sandboxEnv(
     HOME: sb.home,
     KIMI_SHARE_DIR: sb.shareDir,
     DENO_DIR: denoDir(),
-    ...childCacheEnv(),
     ...extra,
   };
 }
@@ -178,7 +167,6 @@ export async function kimiSandbox(sandboxOpts: KimiSandboxOptions = {}): Promise
           HOME: home,
           KIMI_SHARE_DIR: shareDir,
           DENO_DIR: denoDir(),
-          ...childCacheEnv(),
           PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
           NO_COLOR: "1",
           ...opts.env,

@@ -47,6 +47,8 @@ export interface MockKimiCode {
   validAccess: Set<string>;
   /** Refresh tokens currently accepted. */
   validRefresh: Set<string>;
+  /** Status `/coding/v1/feedback` answers an authorized request with (default 200). */
+  feedbackStatus: number;
   /** Issue a token pair directly (as if a login happened earlier). */
   issue(): { access_token: string; refresh_token: string };
   /** Stop the server. */
@@ -161,6 +163,11 @@ export async function startMockKimiCode(opts: MockKimiCodeOptions = {}): Promise
             }],
           });
         }
+        case "/coding/v1/feedback": {
+          if (!validAccess.has(bearer)) return unauthorized();
+          const status = mock.feedbackStatus;
+          return Response.json(status < 300 ? {} : { error: "mock failure" }, { status });
+        }
         case "/coding/v1/search": {
           if (!validAccess.has(bearer)) return unauthorized();
           return Response.json({
@@ -211,13 +218,15 @@ export async function startMockKimiCode(opts: MockKimiCodeOptions = {}): Promise
     },
   );
   const port = await ready.promise;
-  return {
+  const mock: MockKimiCode = {
     oauthHost: `http://127.0.0.1:${port}`,
     baseUrl: `http://127.0.0.1:${port}/coding/v1`,
     requests,
     validAccess,
     validRefresh,
+    feedbackStatus: 200,
     issue,
     close: () => server.shutdown(),
   };
+  return mock;
 }

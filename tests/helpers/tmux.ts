@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { childCacheEnv, denoDir, type KimiSandbox, MAIN_TS } from "./kimi_process.ts";
+import { denoDir, type KimiSandbox, MAIN_TS } from "./kimi_process.ts";
 
 /** A kimi process in a tmux pane. */
 export class TmuxKimi {
@@ -37,7 +37,6 @@ export class TmuxKimi {
       HOME: sb.home,
       KIMI_SHARE_DIR: sb.shareDir,
       DENO_DIR: denoDir(),
-      ...childCacheEnv(),
       PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
       TERM: "xterm-256color",
       NO_COLOR: "1",

@@ -34,6 +34,7 @@ import { ToolOutputFeed } from "../../lib/tooling/live_output.ts";
 import type { SessionRun } from "../../lib/tooling/session_run.ts";
 import type { TodoItem } from "../../lib/wire/display.ts";
 import type { WireEvent } from "../../lib/wire/messages.ts";
+import { runToolPipeline, type ToolPipelineSite } from "../../lib/soul/tool_pipeline.ts";
 
 /** A {@link ToolEnv} whose side channels are recorded. */
 export interface TestToolEnv extends ToolEnv {
@@ -131,7 +132,6 @@ export function makeToolEnv(overrides: ToolEnvOverrides = {}): TestToolEnv {
     },
     askQuestions: () => Promise.resolve(null),
     isAfk: () => false,
-    request: () => Promise.reject(new Error("makeToolEnv: no wire to send requests on")),
     ...rest,
     workDir,
     scope,
@@ -182,15 +182,24 @@ export function makeCallContext(overrides: CallContextOverrides = {}): TestCallC
 }
 
 /**
- * Validate raw arguments with the tool's schema (as the toolset does) and call it. Invalid
- * arguments throw the zod error.
+ * Validate raw arguments with the tool's schema and run the call through the toolset's
+ * pipeline (resolution, approval, execution; no hooks, no undo). Invalid arguments throw the
+ * zod error.
  */
 export async function runTool<P>(
   tool: Tool<P>,
   args: unknown,
   ctx: ToolCallContext = makeCallContext(),
+  site: ToolPipelineSite = {},
 ): Promise<ToolReturnValue> {
-  return await tool.call(tool.parameters.parse(args), ctx);
+  tool.parameters.parse(args);
+  const call = {
+    type: "function" as const,
+    id: ctx.toolCallId,
+    function: { name: tool.name, arguments: JSON.stringify(args ?? {}) },
+    extras: null,
+  };
+  return await runToolPipeline(tool, call, args, ctx, site);
 }
 
 /** The JSON Schema the model sees for a tool (`io: "input"`, `$schema` removed, JSON-clean). */

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { childCacheEnv, denoDir, type KimiSandbox, MAIN_TS } from "./kimi_process.ts";
+import { denoDir, type KimiSandbox, MAIN_TS } from "./kimi_process.ts";
 
 /** One parsed output line. */
 export type WireLine = Record<string, any>;
@@ -132,7 +132,6 @@ export function spawnWire(
       HOME: sb.home,
       KIMI_SHARE_DIR: sb.shareDir,
       DENO_DIR: denoDir(),
-      ...childCacheEnv(),
       PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
       NO_COLOR: "1",
       ...env,

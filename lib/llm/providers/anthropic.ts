@@ -10,16 +10,11 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { ChatProviderError } from "../errors.ts";
 import { log } from "../../log.ts";
-import type { ContentPart, NormalizedMessage, TokenUsage, ToolCall } from "../message.ts";
-import type {
-  ChatProvider,
-  ChatRequest,
-  ChatStream,
-  StreamPart,
-  ThinkingEffort,
-} from "../provider.ts";
+import type { ContentPart, NormalizedMessage, ToolCall } from "../message.ts";
+import type { ChatProvider, ChatRequest, ChatStream, ThinkingEffort } from "../provider.ts";
 import { parseDataUrl, parseToolArguments } from "./media.ts";
 import { withSdkConsole } from "./sdk_console.ts";
+import { type ChunkReader, sdkStream, type StreamMeta } from "./sdk_stream.ts";
 import { convertSdkError, type ErrorContext, errorMessage, scrub } from "./sdk_errors.ts";
 
 /** Options of {@link createAnthropicProvider}. */
@@ -136,20 +131,21 @@ class AnthropicProvider implements ChatProvider {
     if (effort !== null && effort !== "off" && !supportsAdaptiveThinking(this.#opts.model)) {
       headers["anthropic-beta"] = "interleaved-thinking-2025-05-14";
     }
-    let stream: AsyncIterable<Record<string, unknown>>;
-    try {
-      // The SDK prints model deprecation notices with console.warn while it builds the request
-      // (synchronously); they belong in the log, not on the user's screen or the wire.
-      const pending = withSdkConsole("anthropic", () =>
-        this.#client.messages.create(
-          body as unknown as Anthropic.MessageCreateParamsStreaming,
-          { signal: request.signal, headers },
-        ));
-      stream = await pending as unknown as AsyncIterable<Record<string, unknown>>;
-    } catch (err) {
-      throw convertSdkError(err, ctx, SDK_ERRORS);
-    }
-    return anthropicStream(stream, ctx);
+    return await sdkStream<Record<string, unknown>>({
+      open: async () => {
+        // The SDK prints model deprecation notices with console.warn while it builds the
+        // request (synchronously); they belong in the log, not on the user's screen or the wire.
+        const pending = withSdkConsole("anthropic", () =>
+          this.#client.messages.create(
+            body as unknown as Anthropic.MessageCreateParamsStreaming,
+            { signal: request.signal, headers },
+          ));
+        return await pending as unknown as AsyncIterable<Record<string, unknown>>;
+      },
+      read: anthropicEventReader(),
+      convertError: (err) => convertSdkError(err, ctx, SDK_ERRORS),
+      signal: request.signal,
+    });
   }
 
   #buildBody(request: ChatRequest): Record<string, unknown> {
@@ -289,95 +285,78 @@ interface RawUsage {
   cache_creation_input_tokens?: number | null;
 }
 
-function anthropicStream(
-  source: AsyncIterable<Record<string, unknown>>,
-  ctx: ErrorContext,
-): ChatStream {
-  let id: string | null = null;
+/**
+ * The reader of Anthropic stream events (see `sdk_stream.ts`); usage fields arrive in parts
+ * (`message_start`, then `message_delta`) and are merged.
+ */
+function anthropicEventReader(): ChunkReader<Record<string, unknown>> {
   const raw: Required<{ [K in keyof RawUsage]: number }> = {
     input_tokens: 0,
     output_tokens: 0,
     cache_read_input_tokens: 0,
     cache_creation_input_tokens: 0,
   };
-  let usage: TokenUsage | null = null;
-  const absorb = (u: RawUsage | undefined) => {
+  const absorb = (meta: StreamMeta, u: RawUsage | undefined) => {
     if (!u) return;
     for (const k of Object.keys(raw) as (keyof RawUsage)[]) {
       const v = u[k];
       if (typeof v === "number") raw[k] = v;
     }
-    usage = {
+    meta.usage = {
       input_other: raw.input_tokens,
       output: raw.output_tokens,
       input_cache_read: raw.cache_read_input_tokens,
       input_cache_creation: raw.cache_creation_input_tokens,
     };
   };
-  async function* parts(): AsyncGenerator<StreamPart> {
-    try {
-      for await (const ev of source) {
-        switch (ev.type) {
-          case "message_start": {
-            const msg = ev.message as { id?: string; usage?: RawUsage } | undefined;
-            if (msg?.id) id = msg.id;
-            absorb(msg?.usage);
-            break;
-          }
-          case "message_delta":
-            absorb(ev.usage as RawUsage | undefined);
-            break;
-          case "content_block_start": {
-            const block = ev.content_block as Record<string, unknown>;
-            if (block.type === "text" && typeof block.text === "string" && block.text) {
-              yield { type: "text", text: block.text };
-            } else if (block.type === "thinking" && typeof block.thinking === "string") {
-              if (block.thinking) yield { type: "think", think: block.thinking, encrypted: null };
-            } else if (block.type === "redacted_thinking" && typeof block.data === "string") {
-              // encrypted reasoning: kept (marked) so it can be replayed verbatim
-              yield { type: "think", think: "", encrypted: REDACTED_PREFIX + block.data };
-            } else if (block.type === "tool_use") {
-              const input = block.input as Record<string, unknown> | undefined;
-              const call: ToolCall = {
-                type: "function",
-                id: String(block.id ?? crypto.randomUUID()),
-                function: {
-                  name: String(block.name ?? ""),
-                  arguments: input && Object.keys(input).length ? JSON.stringify(input) : null,
-                },
-                extras: null,
-              };
-              yield call;
-            }
-            break;
-          }
-          case "content_block_delta": {
-            const d = ev.delta as Record<string, unknown>;
-            if (d.type === "text_delta") yield { type: "text", text: String(d.text ?? "") };
-            else if (d.type === "thinking_delta") {
-              yield { type: "think", think: String(d.thinking ?? ""), encrypted: null };
-            } else if (d.type === "signature_delta") {
-              yield { type: "think", think: "", encrypted: String(d.signature ?? "") };
-            } else if (d.type === "input_json_delta") {
-              const part = String(d.partial_json ?? "");
-              if (part) yield { arguments_part: part };
-            }
-            break;
-          }
-        }
+  return function* (ev, meta) {
+    switch (ev.type) {
+      case "message_start": {
+        const msg = ev.message as { id?: string; usage?: RawUsage } | undefined;
+        if (msg?.id) meta.id = msg.id;
+        absorb(meta, msg?.usage);
+        break;
       }
-    } catch (err) {
-      throw convertSdkError(err, ctx, SDK_ERRORS);
+      case "message_delta":
+        absorb(meta, ev.usage as RawUsage | undefined);
+        break;
+      case "content_block_start": {
+        const block = ev.content_block as Record<string, unknown>;
+        if (block.type === "text" && typeof block.text === "string" && block.text) {
+          yield { type: "text", text: block.text };
+        } else if (block.type === "thinking" && typeof block.thinking === "string") {
+          if (block.thinking) yield { type: "think", think: block.thinking, encrypted: null };
+        } else if (block.type === "redacted_thinking" && typeof block.data === "string") {
+          // encrypted reasoning: kept (marked) so it can be replayed verbatim
+          yield { type: "think", think: "", encrypted: REDACTED_PREFIX + block.data };
+        } else if (block.type === "tool_use") {
+          const input = block.input as Record<string, unknown> | undefined;
+          const call: ToolCall = {
+            type: "function",
+            id: String(block.id ?? crypto.randomUUID()),
+            function: {
+              name: String(block.name ?? ""),
+              arguments: input && Object.keys(input).length ? JSON.stringify(input) : null,
+            },
+            extras: null,
+          };
+          yield call;
+        }
+        break;
+      }
+      case "content_block_delta": {
+        const d = ev.delta as Record<string, unknown>;
+        if (d.type === "text_delta") yield { type: "text", text: String(d.text ?? "") };
+        else if (d.type === "thinking_delta") {
+          yield { type: "think", think: String(d.thinking ?? ""), encrypted: null };
+        } else if (d.type === "signature_delta") {
+          yield { type: "think", think: "", encrypted: String(d.signature ?? "") };
+        } else if (d.type === "input_json_delta") {
+          const part = String(d.partial_json ?? "");
+          if (part) yield { arguments_part: part };
+        }
+        break;
+      }
     }
-    if (ctx.signal?.aborted) throw convertSdkError(ctx.signal.reason, ctx, SDK_ERRORS);
-  }
-  return {
-    get id() {
-      return id;
-    },
-    get usage() {
-      return usage;
-    },
-    [Symbol.asyncIterator]: parts,
   };
 }

@@ -7,16 +7,11 @@
  */
 import { ApiError, GoogleGenAI } from "@google/genai";
 import { APIStatusError, ChatProviderError } from "../errors.ts";
-import type { ContentPart, NormalizedMessage, TokenUsage, ToolCall } from "../message.ts";
-import type {
-  ChatProvider,
-  ChatRequest,
-  ChatStream,
-  StreamPart,
-  ThinkingEffort,
-} from "../provider.ts";
+import type { ContentPart, NormalizedMessage, ToolCall } from "../message.ts";
+import type { ChatProvider, ChatRequest, ChatStream, ThinkingEffort } from "../provider.ts";
 import { parseDataUrl, parseToolArguments } from "./media.ts";
 import { withSdkConsole } from "./sdk_console.ts";
+import { type ChunkReader, sdkStream } from "./sdk_stream.ts";
 import { convertFetchError, type ErrorContext, errorMessage, scrub } from "./sdk_errors.ts";
 
 /** Options of {@link createGeminiProvider}. */
@@ -140,19 +135,20 @@ class GeminiProvider implements ChatProvider {
     const thinkingConfig = geminiThinkingConfig(this.#opts.model, this.#opts.thinking ?? null);
     if (thinkingConfig) config.thinkingConfig = thinkingConfig;
     if (request.signal) config.abortSignal = request.signal;
-    let stream: AsyncIterable<Record<string, unknown>>;
-    try {
-      const pending = withSdkConsole("genai", () =>
-        this.#client.models.generateContentStream({
-          model: this.#opts.model,
-          contents: toGeminiContents(request.history) as never,
-          config: config as never,
-        }));
-      stream = await pending as unknown as AsyncIterable<Record<string, unknown>>;
-    } catch (err) {
-      throw convertGeminiError(err, ctx);
-    }
-    return geminiStream(stream, ctx);
+    return await sdkStream<Record<string, unknown>>({
+      open: async () => {
+        const pending = withSdkConsole("genai", () =>
+          this.#client.models.generateContentStream({
+            model: this.#opts.model,
+            contents: toGeminiContents(request.history) as never,
+            config: config as never,
+          }));
+        return await pending as unknown as AsyncIterable<Record<string, unknown>>;
+      },
+      read: readGeminiChunk,
+      convertError: (err) => convertGeminiError(err, ctx),
+      signal: request.signal,
+    });
   }
 }
 
@@ -255,65 +251,43 @@ interface RawUsage {
   thoughtsTokenCount?: number;
 }
 
-function geminiStream(
-  source: AsyncIterable<Record<string, unknown>>,
-  ctx: ErrorContext,
-): ChatStream {
-  let id: string | null = null;
-  let usage: TokenUsage | null = null;
-  async function* parts(): AsyncGenerator<StreamPart> {
-    try {
-      for await (const chunk of source) {
-        if (typeof chunk.responseId === "string" && chunk.responseId) id = chunk.responseId;
-        const u = chunk.usageMetadata as RawUsage | undefined;
-        if (u) {
-          const cached = u.cachedContentTokenCount ?? 0;
-          usage = {
-            input_other: (u.promptTokenCount ?? 0) - cached,
-            output: (u.candidatesTokenCount ?? 0) + (u.thoughtsTokenCount ?? 0),
-            input_cache_read: cached,
-            input_cache_creation: 0,
-          };
-        }
-        const candidates = chunk.candidates as
-          | { content?: { parts?: GPart[] }; finishReason?: string }[]
-          | undefined;
-        for (const part of candidates?.[0]?.content?.parts ?? []) {
-          if (typeof part.text === "string") {
-            if (part.thought === true) {
-              if (part.text) yield { type: "think", think: part.text, encrypted: null };
-            } else if (part.text) {
-              yield { type: "text", text: part.text };
-            }
-          }
-          const fc = part.functionCall as
-            | { id?: string; name?: string; args?: Record<string, unknown> }
-            | undefined;
-          if (fc?.name) {
-            const call: ToolCall = {
-              type: "function",
-              id: fc.id || `call_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`,
-              function: { name: fc.name, arguments: JSON.stringify(fc.args ?? {}) },
-              extras: typeof part.thoughtSignature === "string"
-                ? { thought_signature: part.thoughtSignature }
-                : null,
-            };
-            yield call;
-          }
-        }
-      }
-    } catch (err) {
-      throw convertGeminiError(err, ctx);
-    }
-    if (ctx.signal?.aborted) throw convertGeminiError(ctx.signal.reason, ctx);
+/** The reader of Gemini stream chunks (see `sdk_stream.ts`). */
+const readGeminiChunk: ChunkReader<Record<string, unknown>> = function* (chunk, meta) {
+  if (typeof chunk.responseId === "string" && chunk.responseId) meta.id = chunk.responseId;
+  const u = chunk.usageMetadata as RawUsage | undefined;
+  if (u) {
+    const cached = u.cachedContentTokenCount ?? 0;
+    meta.usage = {
+      input_other: (u.promptTokenCount ?? 0) - cached,
+      output: (u.candidatesTokenCount ?? 0) + (u.thoughtsTokenCount ?? 0),
+      input_cache_read: cached,
+      input_cache_creation: 0,
+    };
   }
-  return {
-    get id() {
-      return id;
-    },
-    get usage() {
-      return usage;
-    },
-    [Symbol.asyncIterator]: parts,
-  };
-}
+  const candidates = chunk.candidates as
+    | { content?: { parts?: GPart[] }; finishReason?: string }[]
+    | undefined;
+  for (const part of candidates?.[0]?.content?.parts ?? []) {
+    if (typeof part.text === "string") {
+      if (part.thought === true) {
+        if (part.text) yield { type: "think", think: part.text, encrypted: null };
+      } else if (part.text) {
+        yield { type: "text", text: part.text };
+      }
+    }
+    const fc = part.functionCall as
+      | { id?: string; name?: string; args?: Record<string, unknown> }
+      | undefined;
+    if (fc?.name) {
+      const call: ToolCall = {
+        type: "function",
+        id: fc.id || `call_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`,
+        function: { name: fc.name, arguments: JSON.stringify(fc.args ?? {}) },
+        extras: typeof part.thoughtSignature === "string"
+          ? { thought_signature: part.thoughtSignature }
+          : null,
+      };
+      yield call;
+    }
+  }
+};

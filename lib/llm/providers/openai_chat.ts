@@ -10,7 +10,6 @@ import type {
   ChatProvider,
   ChatRequest,
   ChatStream,
-  StreamPart,
   ThinkingEffort,
   ToolSpec,
 } from "../provider.ts";
@@ -20,6 +19,7 @@ import {
   type OpenAIEndpointOptions,
 } from "./openai_client.ts";
 import { KimiVideoUploads } from "./kimi_video_upload.ts";
+import { type ChunkReader, sdkStream } from "./sdk_stream.ts";
 
 /** Options of {@link createOpenAIChatProvider}. */
 export interface OpenAIChatOptions extends OpenAIEndpointOptions {
@@ -81,23 +81,24 @@ class OpenAIChatProvider implements ChatProvider {
     return key === undefined ? "reasoning_content" : (key || null);
   }
 
-  async generate(request: ChatRequest): Promise<ChatStream> {
+  generate(request: ChatRequest): Promise<ChatStream> {
     const ctx = { apiKey: this.#opts.apiKey, signal: request.signal };
-    let stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>;
-    try {
-      // Kimi takes videos as uploaded files (ms:// references), not inline data
-      const history = this.#videos
-        ? await this.#videos.resolve(request.history, request.signal)
-        : request.history;
-      const body = this.#buildBody({ ...request, history });
-      stream = await this.#client.chat.completions.create(
-        body as unknown as OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming,
-        { signal: request.signal },
-      );
-    } catch (err) {
-      throw convertOpenAIError(err, ctx);
-    }
-    return chatStream(stream, this.#reasoningKey, ctx);
+    return sdkStream({
+      open: async () => {
+        // Kimi takes videos as uploaded files (ms:// references), not inline data
+        const history = this.#videos
+          ? await this.#videos.resolve(request.history, request.signal)
+          : request.history;
+        const body = this.#buildBody({ ...request, history });
+        return await this.#client.chat.completions.create(
+          body as unknown as OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming,
+          { signal: request.signal },
+        );
+      },
+      read: chatChunkReader(this.#reasoningKey),
+      convertError: (err) => convertOpenAIError(err, ctx),
+      signal: request.signal,
+    });
   }
 
   withThinking(effort: ThinkingEffort): ChatProvider {
@@ -223,60 +224,41 @@ function toTokenUsage(u: RawUsage): TokenUsage {
   };
 }
 
-function chatStream(
-  source: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>,
+/** The reader of Chat Completions chunks (see `sdk_stream.ts`). */
+function chatChunkReader(
   reasoningKey: string | null,
-  ctx: { apiKey: string; signal?: AbortSignal },
-): ChatStream {
-  let id: string | null = null;
-  let usage: TokenUsage | null = null;
-  async function* parts(): AsyncGenerator<StreamPart> {
-    try {
-      for await (const chunk of source) {
-        if (chunk.id) id = chunk.id;
-        if (chunk.usage) usage = toTokenUsage(chunk.usage as RawUsage);
-        const choice = chunk.choices?.[0] as
-          | (OpenAI.Chat.Completions.ChatCompletionChunk.Choice & { usage?: RawUsage })
-          | undefined;
-        if (!choice) continue;
-        // Moonshot's older stream format reports usage inside the last choice.
-        if (!chunk.usage && choice.usage) usage = toTokenUsage(choice.usage);
-        const delta = (choice.delta ?? {}) as
-          & Record<string, unknown>
-          & OpenAI.Chat.Completions.ChatCompletionChunk.Choice.Delta;
-        if (reasoningKey) {
-          const r = delta[reasoningKey];
-          if (typeof r === "string") yield { type: "think", think: r, encrypted: null };
-        }
-        if (delta.content) yield { type: "text", text: delta.content };
-        for (const tc of delta.tool_calls ?? []) {
-          const fn = tc.function;
-          if (!fn) continue;
-          if (fn.name) {
-            const call: ToolCall = {
-              type: "function",
-              id: tc.id || crypto.randomUUID(),
-              function: { name: fn.name, arguments: fn.arguments ?? null },
-              extras: null,
-            };
-            yield call;
-          } else if (fn.arguments) {
-            yield { arguments_part: fn.arguments };
-          }
-        }
-      }
-    } catch (err) {
-      throw convertOpenAIError(err, ctx);
+): ChunkReader<OpenAI.Chat.Completions.ChatCompletionChunk> {
+  return function* (chunk, meta) {
+    if (chunk.id) meta.id = chunk.id;
+    if (chunk.usage) meta.usage = toTokenUsage(chunk.usage as RawUsage);
+    const choice = chunk.choices?.[0] as
+      | (OpenAI.Chat.Completions.ChatCompletionChunk.Choice & { usage?: RawUsage })
+      | undefined;
+    if (!choice) return;
+    // Moonshot's older stream format reports usage inside the last choice.
+    if (!chunk.usage && choice.usage) meta.usage = toTokenUsage(choice.usage);
+    const delta = (choice.delta ?? {}) as
+      & Record<string, unknown>
+      & OpenAI.Chat.Completions.ChatCompletionChunk.Choice.Delta;
+    if (reasoningKey) {
+      const r = delta[reasoningKey];
+      if (typeof r === "string") yield { type: "think", think: r, encrypted: null };
     }
-    if (ctx.signal?.aborted) throw convertOpenAIError(ctx.signal.reason, ctx);
-  }
-  return {
-    get id() {
-      return id;
-    },
-    get usage() {
-      return usage;
-    },
-    [Symbol.asyncIterator]: parts,
+    if (delta.content) yield { type: "text", text: delta.content };
+    for (const tc of delta.tool_calls ?? []) {
+      const fn = tc.function;
+      if (!fn) continue;
+      if (fn.name) {
+        const call: ToolCall = {
+          type: "function",
+          id: tc.id || crypto.randomUUID(),
+          function: { name: fn.name, arguments: fn.arguments ?? null },
+          extras: null,
+        };
+        yield call;
+      } else if (fn.arguments) {
+        yield { arguments_part: fn.arguments };
+      }
+    }
   };
 }

@@ -8,19 +8,12 @@
  * @module
  */
 import type { ThinkingEffort } from "../provider.ts";
+import * as sdk from "openai";
 import type { OpenAI } from "openai";
-import { lazyPackage } from "../../lazy_import.ts";
-import { withPrebundle } from "../../prebundle/load.ts";
 import { ChatProviderError } from "../errors.ts";
 import { convertSdkError, type ErrorContext, errorMessage, scrub } from "./sdk_errors.ts";
 
 export { type ErrorContext, scrub } from "./sdk_errors.ts";
-
-// The SDK, from its pre-bundle when the run has one (see `lib/prebundle/load.ts`).
-const sdk = await withPrebundle(
-  "openai",
-  () => lazyPackage<typeof import("openai")>("openai"),
-);
 
 /** Connection settings of an OpenAI-compatible endpoint. */
 export interface OpenAIClientOptions {

@@ -11,7 +11,6 @@ import type {
   ChatProvider,
   ChatRequest,
   ChatStream,
-  StreamPart,
   ThinkingEffort,
   ToolSpec,
 } from "../provider.ts";
@@ -21,6 +20,7 @@ import {
   type OpenAIEndpointOptions,
   scrub,
 } from "./openai_client.ts";
+import { type ChunkReader, sdkStream } from "./sdk_stream.ts";
 
 /** Options of {@link createOpenAIResponsesProvider}. */
 export type OpenAIResponsesOptions = OpenAIEndpointOptions;
@@ -66,16 +66,16 @@ class OpenAIResponsesProvider implements ChatProvider {
   async generate(request: ChatRequest): Promise<ChatStream> {
     const body = this.#buildBody(request);
     const ctx = { apiKey: this.#opts.apiKey, signal: request.signal };
-    let stream: AsyncIterable<OpenAI.Responses.ResponseStreamEvent>;
-    try {
-      stream = await this.#client.responses.create(
-        body as unknown as OpenAI.Responses.ResponseCreateParamsStreaming,
-        { signal: request.signal },
-      );
-    } catch (err) {
-      throw convertOpenAIError(err, ctx);
-    }
-    return responsesStream(stream, ctx);
+    return await sdkStream<OpenAI.Responses.ResponseStreamEvent>({
+      open: () =>
+        this.#client.responses.create(
+          body as unknown as OpenAI.Responses.ResponseCreateParamsStreaming,
+          { signal: request.signal },
+        ),
+      read: responsesEventReader(ctx.apiKey),
+      convertError: (err) => convertOpenAIError(err, ctx),
+      signal: request.signal,
+    });
   }
 
   withThinking(effort: ThinkingEffort): ChatProvider {
@@ -247,72 +247,52 @@ function toTokenUsage(u: RawResponsesUsage): TokenUsage {
   };
 }
 
-function responsesStream(
-  source: AsyncIterable<OpenAI.Responses.ResponseStreamEvent>,
-  ctx: { apiKey: string; signal?: AbortSignal },
-): ChatStream {
-  let id: string | null = null;
-  let usage: TokenUsage | null = null;
-  async function* parts(): AsyncGenerator<StreamPart> {
-    try {
-      for await (const ev of source) {
-        switch (ev.type) {
-          case "response.output_text.delta":
-            yield { type: "text", text: ev.delta };
-            break;
-          case "response.output_item.added": {
-            const item = ev.item;
-            if (item.id) id = item.id;
-            if (item.type === "function_call") {
-              const call: ToolCall = {
-                type: "function",
-                id: item.call_id || crypto.randomUUID(),
-                function: { name: item.name, arguments: item.arguments ?? null },
-                extras: null,
-              };
-              yield call;
-            }
-            break;
-          }
-          case "response.output_item.done": {
-            const item = ev.item;
-            if (item.id) id = item.id;
-            if (item.type === "reasoning") {
-              yield { type: "think", think: "", encrypted: item.encrypted_content ?? null };
-            }
-            break;
-          }
-          case "response.function_call_arguments.delta":
-            yield { arguments_part: ev.delta };
-            break;
-          case "response.reasoning_summary_part.added":
-            yield { type: "think", think: "", encrypted: null };
-            break;
-          case "response.reasoning_summary_text.delta":
-            yield { type: "think", think: ev.delta, encrypted: null };
-            break;
-          case "response.completed":
-            if (ev.response.usage) usage = toTokenUsage(ev.response.usage);
-            break;
-          case "response.failed": {
-            const e = ev.response.error;
-            const detail = e ? `${e.code}: ${e.message}` : "no details";
-            throw new ChatProviderError(`The response failed (${scrub(detail, ctx.apiKey)}).`);
-          }
+/** The reader of Responses stream events (see `sdk_stream.ts`). */
+function responsesEventReader(apiKey: string): ChunkReader<OpenAI.Responses.ResponseStreamEvent> {
+  return function* (ev, meta) {
+    switch (ev.type) {
+      case "response.output_text.delta":
+        yield { type: "text", text: ev.delta };
+        break;
+      case "response.output_item.added": {
+        const item = ev.item;
+        if (item.id) meta.id = item.id;
+        if (item.type === "function_call") {
+          const call: ToolCall = {
+            type: "function",
+            id: item.call_id || crypto.randomUUID(),
+            function: { name: item.name, arguments: item.arguments ?? null },
+            extras: null,
+          };
+          yield call;
         }
+        break;
       }
-    } catch (err) {
-      throw convertOpenAIError(err, ctx);
+      case "response.output_item.done": {
+        const item = ev.item;
+        if (item.id) meta.id = item.id;
+        if (item.type === "reasoning") {
+          yield { type: "think", think: "", encrypted: item.encrypted_content ?? null };
+        }
+        break;
+      }
+      case "response.function_call_arguments.delta":
+        yield { arguments_part: ev.delta };
+        break;
+      case "response.reasoning_summary_part.added":
+        yield { type: "think", think: "", encrypted: null };
+        break;
+      case "response.reasoning_summary_text.delta":
+        yield { type: "think", think: ev.delta, encrypted: null };
+        break;
+      case "response.completed":
+        if (ev.response.usage) meta.usage = toTokenUsage(ev.response.usage);
+        break;
+      case "response.failed": {
+        const e = ev.response.error;
+        const detail = e ? `${e.code}: ${e.message}` : "no details";
+        throw new ChatProviderError(`The response failed (${scrub(detail, apiKey)}).`);
+      }
     }
-    if (ctx.signal?.aborted) throw convertOpenAIError(ctx.signal.reason, ctx);
-  }
-  return {
-    get id() {
-      return id;
-    },
-    get usage() {
-      return usage;
-    },
-    [Symbol.asyncIterator]: parts,
   };
 }

@@ -7,10 +7,10 @@
 import * as acp from "@agentclientprotocol/sdk";
 import { saveConfig } from "../../config/load.ts";
 import type { Config } from "../../config/schema.ts";
-import { APIStatusError, ChatProviderError } from "../../llm/errors.ts";
 import { log } from "../../log.ts";
 import type { Session } from "../../session/session.ts";
-import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "../../soul/errors.ts";
+import { RunCancelled } from "../../soul/errors.ts";
+import { turnOutcome } from "../../soul/turn_outcome.ts";
 import type { KimiApp } from "../../app/kimi_app.ts";
 import { runTurn } from "../../soul/run_turn.ts";
 import type { Subscription } from "../../wire/broadcast.ts";
@@ -352,21 +352,26 @@ export class AcpSession {
       // A UserPromptSubmit hook refused the prompt (its reason was streamed as text).
       return result.reason === "prompt_blocked" ? "refusal" : "end_turn";
     } catch (err) {
-      if (err instanceof RunCancelled || signal.aborted) return "cancelled";
-      if (err instanceof MaxStepsReached) return "max_turn_requests";
-      if (err instanceof LLMNotSet) throw noModelError();
-      if (err instanceof LLMNotSupported) {
-        throw acp.RequestError.invalidParams({ error: err.message }, err.message);
+      const outcome = turnOutcome(err, { aborted: signal.aborted });
+      switch (outcome.kind) {
+        case "cancelled":
+          return "cancelled";
+        case "max_steps":
+          return "max_turn_requests";
+        case "llm_not_set":
+          throw noModelError();
+        case "llm_not_supported":
+          throw acp.RequestError.invalidParams({ error: outcome.message }, outcome.message);
       }
       if (
-        (err instanceof APIStatusError && err.statusCode === 401) ||
+        outcome.kind === "auth_expired" || (outcome.kind === "provider" && outcome.unauthorized) ||
         this.#opts.isAuthError?.(err)
       ) {
         const message = (err as Error).message;
         throw acp.RequestError.authRequired({ error: message }, message);
       }
-      if (err instanceof ChatProviderError) {
-        throw acp.RequestError.internalError({ error: err.message });
+      if (outcome.kind === "provider") {
+        throw acp.RequestError.internalError({ error: outcome.message });
       }
       log("ERROR", "acp", `unexpected error in prompt: ${(err as Error)?.stack ?? err}`);
       throw acp.RequestError.internalError({ error: (err as Error)?.message ?? String(err) });

@@ -5,12 +5,12 @@
  * @module
  */
 import { providerErrorHint } from "../provider_hint.ts";
-import { ChatProviderError, isRetryableError } from "../../llm/errors.ts";
+import { type ChatProviderError, isRetryableError } from "../../llm/errors.ts";
 import { extractText, MessageSchema, normalizeMessage } from "../../llm/message.ts";
-import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "../../soul/errors.ts";
+import { RunCancelled } from "../../soul/errors.ts";
 import type { KimiApp } from "../../app/kimi_app.ts";
-import { SessionWriteError } from "../../session/jsonl.ts";
 import { runTurn } from "../../soul/run_turn.ts";
+import { turnOutcome } from "../../soul/turn_outcome.ts";
 import type { UserInput } from "../../wire/messages.ts";
 import { waitForBackgroundTasks } from "./background_wait.ts";
 import type { GoalOutcome } from "../../wire/messages.ts";
@@ -183,32 +183,35 @@ export async function runPrint(app: KimiApp, opts: PrintOptions): Promise<number
       command = undefined;
     }
   } catch (err) {
-    if (
-      err instanceof LLMNotSet || err instanceof LLMNotSupported || err instanceof MaxStepsReached
-    ) {
-      out(err.message);
-      if (err instanceof LLMNotSet) {
-        const why = await opts.modelProblem?.();
-        if (why) console.error(why);
+    const outcome = turnOutcome(err);
+    switch (outcome.kind) {
+      case "llm_not_set":
+      case "llm_not_supported":
+      case "max_steps": {
+        out(outcome.message);
+        if (outcome.kind === "llm_not_set") {
+          const why = await opts.modelProblem?.();
+          if (why) console.error(why);
+        }
+        return ExitCode.FAILURE;
       }
-      return ExitCode.FAILURE;
+      case "cancelled":
+        out("Interrupted by user");
+        return goalOutcome === "cancelled" ? ExitCode.GOAL_STOPPED : ExitCode.FAILURE;
+      case "auth_expired":
+      case "provider": {
+        out(outcome.message);
+        const hint = providerErrorHint(outcome.error);
+        if (hint) console.error(hint);
+        return providerExitCode(outcome.error);
+      }
+      case "session_write":
+        out(outcome.message);
+        return ExitCode.FAILURE;
+      default: // "unexpected"
+        out(`Unknown error: ${outcome.message}`);
+        throw err;
     }
-    if (err instanceof RunCancelled) {
-      out("Interrupted by user");
-      return goalOutcome === "cancelled" ? ExitCode.GOAL_STOPPED : ExitCode.FAILURE;
-    }
-    if (err instanceof ChatProviderError) {
-      out(err.message);
-      const hint = providerErrorHint(err);
-      if (hint) console.error(hint);
-      return providerExitCode(err);
-    }
-    if (err instanceof SessionWriteError) {
-      out(err.message);
-      return ExitCode.FAILURE;
-    }
-    out(`Unknown error: ${(err as Error)?.message ?? err}`);
-    throw err;
   } finally {
     try {
       Deno.removeSignalListener("SIGINT", onSigint);

@@ -8,7 +8,6 @@
  *
  * @module
  */
-import { lazyImport } from "../../lazy_import.ts";
 import { defaultConfigPath, loadConfig, saveConfig } from "../../config/load.ts";
 import {
   type Config,
@@ -425,9 +424,7 @@ export async function runLogout(ctx: ShellContext): Promise<boolean> {
 }
 
 async function runAuthFlow(ctx: ShellContext, which: "login" | "logout"): Promise<boolean> {
-  const { loginKimiCode, logoutKimiCode } = await lazyImport<
-    typeof import("../../auth/login.ts")
-  >("../../auth/login.ts", import.meta.url);
+  const { loginKimiCode, logoutKimiCode } = await import("../../auth/login.ts");
   const shareDir = ctx.app.session.shareDir;
   const opts = {
     shareDir,

@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { lazyImport } from "../../lazy_import.ts";
 import { saveConfig } from "../../config/load.ts";
 import type { Config } from "../../config/schema.ts";
 import { KIMI_CODE_PROVIDER_KEY } from "../../auth/kimi_code.ts";
@@ -238,9 +237,7 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
     aliases: [],
     description: "List, add and remove approval rules",
     async run(ctx, args) {
-      const { runPermissionsCommand } = await lazyImport<
-        typeof import("./permissions_command.ts")
-      >("./permissions_command.ts", import.meta.url);
+      const { runPermissionsCommand } = await import("./permissions_command.ts");
       ctx.print(await runPermissionsCommand(ctx.app.soul.approval, args));
     },
   },
@@ -262,10 +259,7 @@ export const SHELL_COMMANDS: readonly ShellCommand[] = [
         );
         return;
       }
-      const { composeInEditor } = await lazyImport<typeof import("./editor.ts")>(
-        "./editor.ts",
-        import.meta.url,
-      );
+      const { composeInEditor } = await import("./editor.ts");
       const text = await composeInEditor(ctx);
       if (text === null) return;
       if (!text.trim()) {
@@ -307,10 +301,7 @@ export async function refreshManagedModels(ctx: ShellContext): Promise<Config> {
   const config = ctx.app.config;
   if (!config.providers[KIMI_CODE_PROVIDER_KEY]?.oauth) return config;
   try {
-    const { refreshKimiCodeModels } = await lazyImport<typeof import("../../auth/login.ts")>(
-      "../../auth/login.ts",
-      import.meta.url,
-    );
+    const { refreshKimiCodeModels } = await import("../../auth/login.ts");
     const next = await refreshKimiCodeModels(config, {
       shareDir: ctx.app.session.shareDir,
       getEnv: processEnv,

@@ -6,11 +6,10 @@
  * @module
  */
 import type { Config } from "../../config/schema.ts";
-import { AuthExpiredError, ChatProviderError } from "../../llm/errors.ts";
-import { SessionWriteError } from "../../session/jsonl.ts";
 import { log } from "../../log.ts";
 import type { Session } from "../../session/session.ts";
-import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "../../soul/errors.ts";
+import { RunCancelled } from "../../soul/errors.ts";
+import { type TurnOutcome, turnOutcome } from "../../soul/turn_outcome.ts";
 import type { KimiApp } from "../../app/kimi_app.ts";
 import { runTurn } from "../../soul/run_turn.ts";
 import { parseSlashCommand } from "../../soul/soul.ts";
@@ -23,7 +22,6 @@ import {
   type UserInput,
   type WireMessage,
 } from "../../wire/messages.ts";
-import { lazyImport } from "../../lazy_import.ts";
 import { AttachmentError, PromptAttachments } from "./attachments.ts";
 import { shellKeyBindings } from "./key_bindings.ts";
 import { notificationLine } from "./side_lines.ts";
@@ -42,6 +40,7 @@ import { LineEditor, type ReadResult, truncateRow, type TurnInputHandlers } from
 import { loadMarkdown } from "./markdown.ts";
 import { promptApproval, promptQuestions } from "./request_prompts.ts";
 import { findShellCommand, refreshManagedModels, SHELL_COMMANDS } from "./shell_commands.ts";
+import type { ShellSwitch } from "./commands/command.ts";
 import type { ShellContext } from "./shell_context.ts";
 import { runSetup } from "./setup_wizard.ts";
 import { formatStatusLine } from "./status_line.ts";
@@ -81,6 +80,8 @@ export interface ShellResult {
   code: number;
   /** The session in use at exit. */
   session: Session;
+  /** The front end to hand the session to (`/web`), if any. */
+  switchTo?: ShellSwitch;
 }
 
 /** Run the shell until the user exits. */
@@ -125,6 +126,8 @@ class Shell implements ShellContext {
   #stopNotifications: (() => void) | null = null;
   /** The last turn failed (a `-p` run then exits 1). */
   #turnFailed = false;
+  /** Set by `/web`: the front end the session goes to when the shell ends. */
+  #switchTo: ShellSwitch | undefined;
 
   constructor(app: KimiApp, term: Terminal, opts: ShellOptions) {
     this.app = app;
@@ -167,10 +170,7 @@ class Shell implements ShellContext {
         attachments: this.#attachments,
         togglePlanMode: () => this.app.soul.setPlanMode(!this.app.soul.planMode),
         editInEditor: async (text) => {
-          const { composeInEditor } = await lazyImport<typeof import("./editor.ts")>(
-            "./editor.ts",
-            import.meta.url,
-          );
+          const { composeInEditor } = await import("./editor.ts");
           return await composeInEditor(this, text);
         },
       }),
@@ -228,8 +228,8 @@ class Shell implements ShellContext {
         if (this.#lastWithContent) session = this.#lastWithContent;
       }
     }
-    this.print(style.dim("Bye!"));
-    return { code: 0, session };
+    if (!this.#switchTo) this.print(style.dim("Bye!"));
+    return { code: 0, session, switchTo: this.#switchTo };
   }
 
   /** Run one entered line: a shell command, a slash command or a turn. */
@@ -246,7 +246,12 @@ class Shell implements ShellContext {
       const shellCmd = findShellCommand(cmd.name);
       if (shellCmd) {
         try {
-          if (await shellCmd.run(this, cmd.args) === "exit") return "exit";
+          const outcome = await shellCmd.run(this, cmd.args);
+          if (outcome === "exit") return "exit";
+          if (outcome) {
+            this.#switchTo = outcome.switchTo;
+            return "exit";
+          }
         } catch (err) {
           this.print(style.error(`/${cmd.name} failed: ${(err as Error).message}`));
         }
@@ -521,16 +526,17 @@ class Shell implements ShellContext {
     } catch (err) {
       await renderer.finish();
       this.#turnFailed = true;
-      this.print(describeTurnError(err));
-      // the login ran out: the next prompt offers to sign in again
-      if (err instanceof AuthExpiredError && !this.prefill) this.prefill = "/login";
-      if (err instanceof AuthExpiredError) {
-        // nothing to add: the message says to run /login, which the prompt now holds
-      } else if (err instanceof LLMNotSet) {
+      const outcome = turnOutcome(err);
+      this.print(describeTurnError(outcome));
+      if (outcome.kind === "auth_expired") {
+        // the login ran out: the next prompt offers to sign in again (the message says to run
+        // /login, which the prompt now holds)
+        if (!this.prefill) this.prefill = "/login";
+      } else if (outcome.kind === "llm_not_set") {
         const why = await this.#opts.modelProblem?.();
         if (why) this.print(style.warn(why));
-      } else if (err instanceof ChatProviderError) {
-        const hint = providerErrorHint(err);
+      } else if (outcome.kind === "provider") {
+        const hint = providerErrorHint(outcome.error);
         if (hint) this.print(style.warn(hint));
       }
     } finally {
@@ -609,19 +615,25 @@ function oneLine(text: string): string {
 }
 
 /** The line shown when a turn fails. */
-function describeTurnError(err: unknown): string {
-  if (err instanceof RunCancelled) return style.warn("Interrupted by user");
-  if (err instanceof LLMNotSet) {
-    return style.error(
-      "LLM not set: no usable model. Run /setup to choose a platform and model.",
-    );
+function describeTurnError(outcome: TurnOutcome): string {
+  switch (outcome.kind) {
+    case "cancelled":
+      return style.warn("Interrupted by user");
+    case "llm_not_set":
+      return style.error(
+        "LLM not set: no usable model. Run /setup to choose a platform and model.",
+      );
+    case "llm_not_supported":
+    case "max_steps":
+    case "auth_expired":
+    case "session_write":
+      return style.error(outcome.message);
+    case "provider":
+      return style.error(`Model error: ${outcome.message}`);
+    case "unexpected": {
+      const err = outcome.error;
+      log("ERROR", "shell", `turn failed: ${(err as Error)?.stack ?? err}`);
+      return style.error(`Unexpected error: ${outcome.message}`);
+    }
   }
-  if (err instanceof LLMNotSupported || err instanceof MaxStepsReached) {
-    return style.error(err.message);
-  }
-  if (err instanceof AuthExpiredError) return style.error(err.message);
-  if (err instanceof ChatProviderError) return style.error(`Model error: ${err.message}`);
-  if (err instanceof SessionWriteError) return style.error(err.message);
-  log("ERROR", "shell", `turn failed: ${(err as Error)?.stack ?? err}`);
-  return style.error(`Unexpected error: ${(err as Error)?.message ?? err}`);
 }

@@ -7,7 +7,7 @@
  */
 import * as z from "zod";
 import type { Toolset } from "../../soul/toolset.ts";
-import type { Tool, ToolCallContext, ToolReturnValue } from "../../tooling/tool.ts";
+import type { Tool, ToolCallContext, ToolInvocation } from "../../tooling/tool.ts";
 import { PendingRequest, type WireMessage } from "../../wire/messages.ts";
 import type { ExternalToolDecl } from "../../wire/jsonrpc.ts";
 
@@ -118,17 +118,22 @@ export class ExternalTool implements Tool<unknown> {
     this.#emit = emit;
   }
 
-  /** Ask the client to run the call and wait for its result. */
-  async call(params: unknown, ctx: ToolCallContext): Promise<ToolReturnValue> {
-    const req = new PendingRequest("ToolCallRequest", {
-      id: ctx.toolCallId,
-      name: this.name,
-      // The model's own bytes: clients that hash or diff the arguments see what the model sent.
-      arguments: ctx.rawArguments !== undefined ? ctx.rawArguments : JSON.stringify(params ?? {}),
-    });
-    this.#emit(req);
-    const result = await req.result;
-    return result.return_value;
+  /** A call: the client runs it (it declares nothing; the client asks for what it needs). */
+  resolve(params: unknown): ToolInvocation {
+    return {
+      execute: async (ctx: ToolCallContext) => {
+        const req = new PendingRequest("ToolCallRequest", {
+          id: ctx.toolCallId,
+          name: this.name,
+          // The model's own bytes: clients that hash or diff the arguments see what it sent.
+          arguments: ctx.rawArguments !== undefined
+            ? ctx.rawArguments
+            : JSON.stringify(params ?? {}),
+        });
+        this.#emit(req);
+        return (await req.result).return_value;
+      },
+    };
   }
 }
 

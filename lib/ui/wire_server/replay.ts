@@ -27,6 +27,8 @@ export interface ReplayOptions {
   lagging?(): Promise<void> | null;
   /** Stops the replay between records. */
   signal: AbortSignal;
+  /** Replay only records written before this time (Unix seconds; default: all). */
+  before?: number;
 }
 
 /** Send every record of `wireFile`; resolves with how many events and requests were sent. */
@@ -40,6 +42,7 @@ export async function replayRecords(
   // Strict: a session record that cannot be read at all is a clean error, not an endless wait.
   for await (const rec of wireFile.records({ strict: true })) {
     if (opts.signal.aborted) break;
+    if (opts.before !== undefined && rec.timestamp >= opts.before) break;
     const env = normalizeRecord(rec.message);
     if (env.kind === "request") {
       const payload = env.envelope.payload;

@@ -1,53 +1,31 @@
 /**
- * `kimi --wire`: serve the wire protocol on stdio (one {@link WireServer} per process) until
- * stdin closes or a termination signal.
+ * `kimi --wire`: serve the wire protocol on a transport (stdio by default; one
+ * {@link WireServer} per process) until the input ends or a termination signal.
  *
  * @module
  */
 import type { KimiApp } from "../../app/kimi_app.ts";
-import { log } from "../../log.ts";
-import { readLines } from "../../wire/line_reader.ts";
 import { WireServer } from "./server.ts";
-import { type JsonPiece, recordBytes } from "../../session/json_pieces.ts";
+import { serveOn, stdioTransport, type WireTransport } from "./transport.ts";
 
 /** Options of {@link runWire}. */
 export interface RunWireOptions {
-  /** Input stream (default: the process's stdin). */
-  stdin?: ReadableStream<Uint8Array>;
-  /** Writes one or more lines (joined by "\n", no final newline; default: stdout). */
-  writeLine?: (text: string) => Promise<void>;
+  /** The transport (default: newline-delimited stdin/stdout). */
+  transport?: WireTransport;
   /** Whether SIGTERM/SIGINT shut the server down (default true). */
   handleSignals?: boolean;
 }
 
-const encoder = new TextEncoder();
-
-async function stdoutWrite(text: string): Promise<void> {
-  await writeAll(encoder.encode(text + "\n"));
-}
-
-/** A message with a huge string, encoded and written a megabyte at a time. */
-async function stdoutWritePieces(pieces: readonly JsonPiece[]): Promise<void> {
-  for (const chunk of recordBytes([pieces])) await writeAll(chunk);
-}
-
-async function writeAll(data: Uint8Array): Promise<void> {
-  let off = 0;
-  while (off < data.length) off += await Deno.stdout.write(data.subarray(off));
-}
-
-/** Serve the wire protocol until stdin closes or a termination signal; resolves with 0. */
+/** Serve the wire protocol until the input ends or a termination signal; resolves with 0. */
 export async function runWire(app: KimiApp, opts: RunWireOptions = {}): Promise<number> {
-  const server = new WireServer(
-    app,
-    opts.writeLine ? { write: opts.writeLine } : {
-      write: stdoutWrite,
-      writePieces: stdoutWritePieces,
-    },
-  );
+  const transport = opts.transport ?? stdioTransport();
+  const server = new WireServer(app, {
+    write: (text) => transport.write(text),
+    writePieces: transport.writePieces?.bind(transport),
+  });
   server.start();
-  const stop = Promise.withResolvers<void>();
-  const onSignal = () => stop.resolve();
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
   const signals: Deno.Signal[] = opts.handleSignals === false ? [] : ["SIGTERM", "SIGINT"];
   for (const sig of signals) {
     try {
@@ -56,18 +34,10 @@ export async function runWire(app: KimiApp, opts: RunWireOptions = {}): Promise<
       // signal not supported on this platform
     }
   }
-  let stopped = false;
-  const reading = (async () => {
-    for await (const line of readLines(opts.stdin ?? Deno.stdin.readable)) {
-      if (stopped) return;
-      server.handleLine(line);
-    }
-  })().catch((err) => {
-    log("WARNING", "wire", `stdin read failed: ${(err as Error).message}`);
-  });
+  const stopped = new Promise<void>((res) => stop.signal.addEventListener("abort", () => res()));
   try {
-    await Promise.race([reading, stop.promise]);
-    stopped = true;
+    await Promise.race([serveOn(server, transport, stop.signal), stopped]);
+    stop.abort();
     await server.shutdown();
   } finally {
     for (const sig of signals) {

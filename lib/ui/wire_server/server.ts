@@ -1,16 +1,17 @@
 /**
- * The wire server (`kimi --wire`, reference §4): JSON-RPC 2.0 over stdio. Each inbound request
+ * The wire server (`kimi --wire`, reference §4): JSON-RPC 2.0 over a line transport (stdio for
+ * `kimi --wire`, WebSockets for `kimi web`; see `transport.ts`). Each inbound request
  * runs in its own task so `cancel`, `steer` and answers to server requests are handled while
  * a `prompt` runs. Turn messages are forwarded raw (unmerged); approvals come from the
  * session's approval hub for the server's whole lifetime.
  *
  * @module
  */
-import { AuthExpiredError, ChatProviderError } from "../../llm/errors.ts";
 import { log } from "../../log.ts";
-import { LLMNotSet, LLMNotSupported, MaxStepsReached, RunCancelled } from "../../soul/errors.ts";
+import { RunCancelled } from "../../soul/errors.ts";
 import type { KimiApp } from "../../app/kimi_app.ts";
 import { runTurn } from "../../soul/run_turn.ts";
+import { turnOutcome } from "../../soul/turn_outcome.ts";
 import { SERVER_NAME, VERSION, WIRE_SERVER_PROTOCOL_VERSION } from "../../version.ts";
 import type { Subscription } from "../../wire/broadcast.ts";
 import {
@@ -65,6 +66,11 @@ export interface WireServerOptions {
   writePieces?: OutputQueueOptions["writePieces"];
   /** Where `set_plan_mode` records its StatusUpdate and `replay` reads (default: the session's). */
   wireFile?: WireFile;
+  /**
+   * Told when a turn or replay starts (`"prompt"`, `"replay"`) and when it ends (`null`):
+   * a host serving several clients derives its busy state from it.
+   */
+  onActivity?: (kind: "prompt" | "replay" | null) => void;
 }
 
 /** A running turn or replay. */
@@ -78,6 +84,7 @@ export class WireServer {
   readonly #app: KimiApp;
   readonly #wireFile: WireFile;
   readonly #out: OutputQueue;
+  readonly #onActivity: (kind: "prompt" | "replay" | null) => void;
   #initialized = false;
   #client: ClientProfile = { version: null, name: null };
   #activity: Activity | null = null;
@@ -92,6 +99,21 @@ export class WireServer {
     this.#app = app;
     this.#out = new OutputQueue({ write: opts.write, writePieces: opts.writePieces });
     this.#wireFile = opts.wireFile ?? app.wireFile;
+    this.#onActivity = opts.onActivity ?? (() => {});
+  }
+
+  /** What runs now: a prompt's turn, a replay, or nothing. */
+  get activity(): "prompt" | "replay" | null {
+    return this.#activity?.kind ?? null;
+  }
+
+  #setActivity(activity: Activity | null): void {
+    this.#activity = activity;
+    try {
+      this.#onActivity(activity?.kind ?? null);
+    } catch (err) {
+      log("WARNING", "wire", `activity listener failed: ${(err as Error).message}`);
+    }
   }
 
   /** Start following the approval hub (call once, before reading input). */
@@ -250,6 +272,16 @@ export class WireServer {
         break;
     }
     this.#send(reply);
+    const ended = request.method === "prompt" || request.method === "replay";
+    if (ended && this.#activity === null) this.#setActivity(null);
+  }
+
+  /**
+   * Queue a message that is not a reply to a method (a host's own notice, e.g. `kimi web`'s
+   * `session_status`), in order with everything else this server sends.
+   */
+  sendNotice(msg: OutboundMessage): void {
+    this.#send(msg);
   }
 
   #initialize(id: string, params: MethodParams<"initialize">): OutboundMessage {
@@ -305,7 +337,7 @@ export class WireServer {
       return errorResponse(id, ErrorCodes.INVALID_STATE, ErrorMessages.TURN_IN_PROGRESS);
     }
     const activity: Activity = { kind: "prompt", abort: new AbortController() };
-    this.#activity = activity;
+    this.#setActivity(activity);
     const turnRequests: PendingRequest[] = [];
     try {
       await runTurn(this.#app.soul, input, {
@@ -326,24 +358,27 @@ export class WireServer {
       });
       return resultResponse(id, "prompt", { status: "finished" });
     } catch (err) {
-      if (err instanceof RunCancelled) return resultResponse(id, "prompt", { status: "cancelled" });
-      if (err instanceof MaxStepsReached) {
-        return resultResponse(id, "prompt", { status: "max_steps_reached", steps: err.nSteps });
+      const outcome = turnOutcome(err);
+      switch (outcome.kind) {
+        case "cancelled":
+          return resultResponse(id, "prompt", { status: "cancelled" });
+        case "max_steps":
+          return resultResponse(id, "prompt", {
+            status: "max_steps_reached",
+            steps: outcome.steps,
+          });
+        case "llm_not_set":
+          return errorResponse(id, ErrorCodes.LLM_NOT_SET, "LLM is not set");
+        case "llm_not_supported":
+          return errorResponse(id, ErrorCodes.LLM_NOT_SUPPORTED, outcome.message);
+        case "auth_expired":
+          return errorResponse(id, ErrorCodes.AUTH_EXPIRED, outcome.message);
+        case "provider":
+          return errorResponse(id, ErrorCodes.CHAT_PROVIDER_ERROR, outcome.message);
+        default: // "session_write", "unexpected"
+          log("ERROR", "wire", `unexpected error in prompt: ${errorText(err)}`);
+          return errorResponse(id, ErrorCodes.INTERNAL_ERROR, errorText(err));
       }
-      if (err instanceof LLMNotSet) {
-        return errorResponse(id, ErrorCodes.LLM_NOT_SET, "LLM is not set");
-      }
-      if (err instanceof LLMNotSupported) {
-        return errorResponse(id, ErrorCodes.LLM_NOT_SUPPORTED, err.message);
-      }
-      if (err instanceof AuthExpiredError) {
-        return errorResponse(id, ErrorCodes.AUTH_EXPIRED, err.message);
-      }
-      if (err instanceof ChatProviderError) {
-        return errorResponse(id, ErrorCodes.CHAT_PROVIDER_ERROR, err.message);
-      }
-      log("ERROR", "wire", `unexpected error in prompt: ${errorText(err)}`);
-      return errorResponse(id, ErrorCodes.INTERNAL_ERROR, errorText(err));
     } finally {
       for (const req of turnRequests) this.#settle(req, "turn_ended");
       for (const req of [...this.#pending.values()]) {
@@ -353,7 +388,7 @@ export class WireServer {
         }
         if (req.type === "HookRequest") this.#settle(req, "turn_ended");
       }
-      this.#activity = null;
+      this.#activity = null; // told to the host once the reply is queued (#dispatch)
     }
   }
 
@@ -389,7 +424,7 @@ export class WireServer {
       return errorResponse(id, ErrorCodes.INVALID_STATE, ErrorMessages.TURN_IN_PROGRESS);
     }
     const activity: Activity = { kind: "replay", abort: new AbortController() };
-    this.#activity = activity;
+    this.#setActivity(activity);
     try {
       const { events, requests } = await replayRecords(this.#wireFile, {
         client: this.#client,
@@ -414,7 +449,7 @@ export class WireServer {
         },
       };
     } finally {
-      this.#activity = null;
+      this.#activity = null; // told to the host once the reply is queued (#dispatch)
     }
   }
 }

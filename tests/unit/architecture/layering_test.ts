@@ -13,6 +13,19 @@ import { assert, assertEquals } from "../../helpers/assert.ts";
 /** Modules above the soul: front ends, the CLI and the composition root. */
 const ABOVE_SOUL = /^lib\/(ui|cli|app)\//;
 
+/**
+ * The stages of the composition root (`lib/app/kimi_app.ts`), in the order `KimiApp.create`
+ * calls them: a stage reads only the stages before it, and none reads the app.
+ */
+const STAGES = ["model_stage", "policy_stage", "soul_stage", "tool_env_stage"] as const;
+
+/** One rule per stage: it imports no later stage and not the app that calls them. */
+const STAGE_RULES: readonly LayerRule[] = STAGES.map((stage, i) => ({
+  name: `the ${stage} stage imports a later stage or the app`,
+  from: new RegExp(`^lib/app/${stage}\\.ts$`),
+  to: new RegExp(`^lib/app/(${[...STAGES.slice(i + 1), "kimi_app"].join("|")})\\.ts$`),
+}));
+
 /** The import rules of the layer diagram in the README ("Architecture"). */
 const RULES: readonly LayerRule[] = [
   { name: "soul imports a UI, the CLI or the app", from: /^lib\/soul\//, to: ABOVE_SOUL },
@@ -54,6 +67,7 @@ const RULES: readonly LayerRule[] = [
     from: /^(lib\/|tools\/|main\.ts|mod\.ts)/,
     to: /^(scripts|tests)\//,
   },
+  ...STAGE_RULES,
 ];
 
 function graphOf(edges: Record<string, string[]>): ImportGraph {
@@ -69,9 +83,12 @@ Deno.test("layering: the program's import graph breaks no layer rule and has no 
   const graph = await readImportGraph(REPO_ROOT, ["main.ts", "mod.ts", "lib", "tools"]);
   // Sanity: the reader sees the whole tree, lazily imported UIs and providers included.
   assert(graph.size > 150, `only ${graph.size} modules read`);
-  const lazy = [...graph.values()].flat().filter((e) => e.kind === "lazy").map((e) => e.to);
-  assert(lazy.includes("lib/ui/shell/shell_ui.ts"), "lazy import of the shell UI not seen");
-  assert(lazy.includes("lib/llm/providers/openai_chat.ts"), "lazy import of a provider not seen");
+  const lazy = [...graph.values()].flat().filter((e) => e.kind === "dynamic").map((e) => e.to);
+  assert(lazy.includes("lib/ui/shell/shell_ui.ts"), "dynamic import of the shell UI not seen");
+  assert(
+    lazy.includes("lib/llm/providers/openai_chat.ts"),
+    "dynamic import of a provider not seen",
+  );
   for (const edges of graph.values()) {
     for (const e of edges) assert(graph.has(e.to), `${e.from} imports missing module ${e.to}`);
   }
@@ -85,7 +102,7 @@ Deno.test("layering: scripts and tests have no import cycle", async () => {
   assertEquals(importCycles(graph), []);
 });
 
-Deno.test("layering: the reader finds static, type-only, dynamic and lazy specifiers", () => {
+Deno.test("layering: the reader finds static, type-only and dynamic specifiers", () => {
   const source = `/**
  * @example
  * import { x } from "./from_a_doc_comment.ts";
@@ -97,11 +114,7 @@ export * from "./d.ts";
 import "./side_effect.ts";
 import * as z from "zod";
 const e = await import("./e.ts");
-const f = await lazyImport<typeof import("./f_type.ts")>(
-  "./f.ts",
-  import.meta.url,
-);
-const g = lazyImport("./g.ts", import.meta.url);
+const f: typeof import("./f_type.ts") = await import("./f.ts");
 // import { h } from "./commented_out.ts";
 const glob = "src/**/*.ts";
 `;
@@ -113,8 +126,7 @@ const glob = "src/**/*.ts";
     { spec: "./side_effect.ts", kind: "static" },
     { spec: "./e.ts", kind: "dynamic" },
     { spec: "./f_type.ts", kind: "dynamic" },
-    { spec: "./f.ts", kind: "lazy" },
-    { spec: "./g.ts", kind: "lazy" },
+    { spec: "./f.ts", kind: "dynamic" },
   ]);
 });
 
@@ -131,14 +143,14 @@ Deno.test("layering: an added back-edge is reported (soul → ui, llm → soul, 
   assertEquals(forbiddenEdges(clean, RULES), []);
   assertEquals(importCycles(clean), []);
 
-  const add = (from: string, to: string, kind: ImportEdge["kind"] = "lazy"): string[] => {
+  const add = (from: string, to: string, kind: ImportEdge["kind"] = "dynamic"): string[] => {
     const graph = graphOf({});
     for (const [k, v] of clean) graph.set(k, [...v]);
     graph.set(from, [...(graph.get(from) ?? []), { from, to, kind }]);
     return forbiddenEdges(graph, RULES);
   };
   assertEquals(add("lib/soul/soul.ts", "lib/ui/shell/shell_ui.ts"), [
-    "soul imports a UI, the CLI or the app: lib/soul/soul.ts → lib/ui/shell/shell_ui.ts (lazy)",
+    "soul imports a UI, the CLI or the app: lib/soul/soul.ts → lib/ui/shell/shell_ui.ts (dynamic)",
   ]);
   assertEquals(add("lib/soul/soul.ts", "lib/app/kimi_app.ts", "static"), [
     "soul imports a UI, the CLI or the app: lib/soul/soul.ts → lib/app/kimi_app.ts (static)",
@@ -155,6 +167,31 @@ Deno.test("layering: an added back-edge is reported (soul → ui, llm → soul, 
   assert(add("lib/app/kimi_app.ts", "scripts/bench/run.ts")[0].startsWith("program code imports"));
 });
 
+Deno.test("layering: the app's stages exist, are called by the app, and import only earlier ones", async () => {
+  const graph = await readImportGraph(REPO_ROOT, ["lib/app"]);
+  const app = (graph.get("lib/app/kimi_app.ts") ?? []).map((e) => e.to);
+  for (const stage of STAGES) {
+    assert(graph.has(`lib/app/${stage}.ts`), `lib/app/${stage}.ts is missing`);
+    assert(app.includes(`lib/app/${stage}.ts`), `kimi_app.ts does not build ${stage}`);
+  }
+  assertEquals(forbiddenEdges(graph, STAGE_RULES), []);
+  // The rules can fail: a back-edge from an earlier stage to a later one is reported.
+  const back = new Map(graph);
+  back.set("lib/app/policy_stage.ts", [
+    ...(graph.get("lib/app/policy_stage.ts") ?? []),
+    { from: "lib/app/policy_stage.ts", to: "lib/app/soul_stage.ts", kind: "static" },
+  ]);
+  assertEquals(forbiddenEdges(back, STAGE_RULES), [
+    "the policy_stage stage imports a later stage or the app: lib/app/policy_stage.ts → " +
+    "lib/app/soul_stage.ts (static)",
+  ]);
+  const toApp = new Map(graph);
+  toApp.set("lib/app/model_stage.ts", [
+    { from: "lib/app/model_stage.ts", to: "lib/app/kimi_app.ts", kind: "dynamic" },
+  ]);
+  assertEquals(forbiddenEdges(toApp, STAGE_RULES).length, 1);
+});
+
 Deno.test("layering: an added cycle is reported, however it is imported", () => {
   const graph = graphOf({
     "lib/soul/soul.ts": ["lib/soul/slash_commands.ts", "lib/soul/turn.ts"],
@@ -166,7 +203,7 @@ Deno.test("layering: an added cycle is reported, however it is imported", () => 
   graph.get("lib/soul/turn.ts")!.push({
     from: "lib/soul/turn.ts",
     to: "lib/soul/soul.ts",
-    kind: "lazy",
+    kind: "dynamic",
   });
   assertEquals(importCycles(graph), [[
     "lib/soul/slash_commands.ts",

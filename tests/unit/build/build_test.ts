@@ -1,12 +1,18 @@
 /**
  * `deno task build` (scripts/build.ts): where `deno compile` cannot download its runtime it
- * stops with one clear line naming `DENORT_BIN`; its command lines include every lazily
- * imported module.
+ * stops with one clear line naming `DENORT_BIN`; it compiles with deno.json minus
+ * `lazy-dynamic-imports`, under which `deno compile` would leave dynamically imported modules out.
  *
  * @module
  */
-import { LAZY_MODULES } from "../../../scripts/lazy_modules.ts";
-import { binaryName, TARGETS } from "../../../scripts/build.ts";
+import {
+  binaryName,
+  COMPILE_CONFIG,
+  compileArgs,
+  compileConfig,
+  TARGETS,
+} from "../../../scripts/build.ts";
+import { DENO_V8_FLAGS_ARG } from "../../../lib/runtime_flags.ts";
 import { assert, assertEquals, assertStringIncludes } from "../../helpers/assert.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname.replace(/\/$/, "");
@@ -60,7 +66,7 @@ Deno.test("build: a DENORT_BIN that does not exist is named in one line", async 
   assertStringIncludes(r.stderr, "DENORT_BIN=/nonexistent/denort does not exist");
 });
 
-Deno.test("build: --dry-run prints one deno compile per target with every lazy module included", async () => {
+Deno.test("build: --dry-run prints one deno compile per target with the compile config", async () => {
   const r = await runBuild(["--dry-run", "--out=/out"], {});
   assertEquals(r.code, 0, r.stderr);
   const lines = r.stdout.trim().split("\n");
@@ -70,8 +76,29 @@ Deno.test("build: --dry-run prints one deno compile per target with every lazy m
     assert(line.startsWith("deno compile "), line);
     assertStringIncludes(line, ` --target=${target} `);
     assertStringIncludes(line, ` --output=/out/${binaryName(target)} `);
-    for (const m of LAZY_MODULES) assertStringIncludes(line, ` --include=${ROOT}/${m} `);
+    assertStringIncludes(line, ` --config=/out/${COMPILE_CONFIG} `);
     assert(line.endsWith(`${ROOT}/main.ts`));
   });
   assertEquals(binaryName("x86_64-pc-windows-msvc"), "kimi-x86_64-pc-windows-msvc.exe");
+});
+
+Deno.test("build: the compile config is deno.json without lazy dynamic imports, with its lock", async () => {
+  const denoJson = await Deno.readTextFile(`${ROOT}/deno.json`);
+  assert(JSON.parse(denoJson).unstable.includes("lazy-dynamic-imports"), "deno.json sets it");
+  const config = JSON.parse(compileConfig(denoJson, "/repo"));
+  assertEquals(config.unstable, undefined);
+  assertEquals(config.lock, { path: "/repo/deno.lock" });
+  assertEquals(config.imports, JSON.parse(denoJson).imports);
+  const other = JSON.parse(compileConfig('{"unstable": ["lazy-dynamic-imports", "kv"]}', "/r"));
+  assertEquals(other.unstable, ["kv"]);
+});
+
+Deno.test("build: every compile target gets the V8 flags, the compile config and main.ts", () => {
+  for (const target of TARGETS) {
+    const args = compileArgs(target, "/out", { root: "/repo", config: "/out/c.json" });
+    assertEquals(args.at(-1), "/repo/main.ts");
+    assert(args.includes(`--target=${target}`));
+    assert(args.includes("--config=/out/c.json"));
+    assert(args.includes(DENO_V8_FLAGS_ARG), `compile for ${target} misses the V8 flags`);
+  }
 });

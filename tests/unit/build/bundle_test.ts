@@ -1,11 +1,13 @@
 /**
  * The bundle's post-processing (scripts/bundle.ts): `require` made lazy and usable from an http
- * URL, and commander's rarely used Node built-ins deferred, without changing what code sees.
+ * URL, commander's rarely used Node built-ins deferred, and chunk imports computed (so Deno loads
+ * a chunk when it is imported), without changing what code sees.
  *
  * @module
  */
 import {
   deferBuiltinImports,
+  deferChunkImports,
   patchCreateRequire,
   stripCachePaths,
 } from "../../../scripts/bundle.ts";
@@ -72,4 +74,34 @@ Deno.test("bundle: the build machine's cache paths are not written into the bund
       '  "npm:@scope/pkg/1.0.0/index.js"(exports) {\n' +
       "// lib/cli/main.ts\n",
   );
+});
+
+Deno.test("bundle: chunk imports become computed imports of the same URL; others stay", () => {
+  assertEquals(
+    deferChunkImports(
+      'const m = await import("./print_ui-AB12.js");\n' +
+        "x = import('../chunk-Q.js').then(f);\n" +
+        'y = import("node:fs");\n' +
+        "z = import(spec);\n",
+    ),
+    'const m = await import(new URL("./print_ui-AB12.js", import.meta.url).href);\n' +
+      "x = import(new URL('../chunk-Q.js', import.meta.url).href).then(f);\n" +
+      'y = import("node:fs");\n' +
+      "z = import(spec);\n",
+  );
+});
+
+Deno.test("bundle: a computed chunk import loads the same module", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "kimi-chunk-" });
+  try {
+    await Deno.writeTextFile(`${dir}/chunk-A.js`, "export const v = 42;\n");
+    await Deno.writeTextFile(
+      `${dir}/main.js`,
+      deferChunkImports('export const load = () => import("./chunk-A.js").then((m) => m.v);\n'),
+    );
+    const main = await import(`file://${dir}/main.js`);
+    assertEquals(await main.load(), 42);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

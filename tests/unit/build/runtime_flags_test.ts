@@ -2,7 +2,7 @@
  * Every way kimi is started passes its V8 flags (`lib/runtime_flags.ts`): the shebang of
  * `main.ts`, the `start` task, the README's commands, the background task worker, the editor
  * login and the wire client. The launchers and `deno compile` are checked where they are
- * tested (`tests/e2e/cli_messages_test.ts`, `tests/unit/build/lazy_modules_test.ts`).
+ * tested (`tests/e2e/cli_messages_test.ts`, `tests/unit/build/build_test.ts`).
  *
  * @module
  */

@@ -6,13 +6,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { assert, assertEquals, assertStringIncludes } from "../../helpers/assert.ts";
-import {
-  childCacheEnv,
-  denoDir,
-  kimiSandbox,
-  MAIN_TS,
-  toolCallLine,
-} from "../../helpers/kimi_process.ts";
+import { denoDir, kimiSandbox, MAIN_TS, toolCallLine } from "../../helpers/kimi_process.ts";
 
 const TOKEN = "tok-secret-123456";
 
@@ -129,7 +123,6 @@ Deno.test("OAuth: unauthorized until `kimi mcp auth`, then tools work; reset-aut
         HOME: sb.home,
         KIMI_SHARE_DIR: sb.shareDir,
         DENO_DIR: denoDir(),
-        ...childCacheEnv(),
         PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
         KIMI_MCP_OAUTH_NO_BROWSER: "1",
       },

@@ -3,7 +3,7 @@
  * the 100,000-character budget with its note, unsupported content, isError.
  */
 import { assertEquals } from "../../helpers/assert.ts";
-import { makeCallContext } from "../../helpers/tool_env.ts";
+import { makeCallContext, runTool } from "../../helpers/tool_env.ts";
 import { convertMcpResult, MCP_TRUNCATED_NOTE } from "../../../lib/mcp/result.ts";
 import { mcpTool } from "../../../lib/mcp/tool.ts";
 import type { McpConnection } from "../../../lib/mcp/connection.ts";
@@ -31,7 +31,7 @@ Deno.test("wrapped tool: name, description, schema, approval, result", async () 
   );
   assertEquals(toolJsonSchema(tool), schema);
   const ctx = makeCallContext();
-  const rv = await tool.call({ text: "hi" }, ctx);
+  const rv = await runTool(tool, { text: "hi" }, ctx);
   assertEquals(ctx.approvals, [{
     action: "mcp:ping",
     description: "Call MCP tool `ping`.",
@@ -49,7 +49,8 @@ Deno.test("wrapped tool: name, description, schema, approval, result", async () 
     display: [],
     extras: null,
   });
-  const rejected = await tool.call(
+  const rejected = await runTool(
+    tool,
     { text: "hi" },
     makeCallContext({ approve: false }),
   );

@@ -302,3 +302,21 @@ Deno.test("capabilityNotes: nothing granted at all", () => {
       "fetching)\n- run programs (no shell commands)\n- read most environment variables\n\n",
   );
 });
+
+Deno.test("launcher: `kimi web` under review may listen on its bind address only", () => {
+  assertEquals(scanKimiArgs(["--yolo", "web", "--no-open"]).webHost, "127.0.0.1");
+  assertEquals(scanKimiArgs(["web", "-n"]).webHost, "0.0.0.0");
+  assertEquals(scanKimiArgs(["web", "-n", "--host", "10.0.0.5"]).webHost, "10.0.0.5");
+  assertEquals(scanKimiArgs(["web", "-h", "::1"]).webHost, "[::1]");
+  assertEquals(scanKimiArgs(["-w", "web"]).webHost, undefined); // `web` is the work dir here
+  assertEquals(scanKimiArgs(["--config-file", "c.toml"]).webHost, undefined);
+  const flags = profileFlags("review", {
+    shareDir: "/h/.kimi",
+    workDir: "/w",
+    addDirs: [],
+    modelHost: "api.example.com",
+    rgPath: null,
+    listenHost: "127.0.0.1",
+  });
+  assertEquals(flags.at(-1), "--allow-net=api.example.com,127.0.0.1");
+});

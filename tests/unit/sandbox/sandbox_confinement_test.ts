@@ -18,7 +18,7 @@ import {
 import { type ControlPath, projectControlPaths } from "../../../lib/tooling/control_paths.ts";
 import { type AccessKind, FULL_SCOPE, type PermissionScope } from "../../../lib/tooling/scope.ts";
 import { assert, assertEquals, assertStringIncludes, assertThrows } from "../../helpers/assert.ts";
-import { childCacheEnv, denoDir, MAIN_TS, toolCallLine } from "../../helpers/kimi_process.ts";
+import { denoDir, MAIN_TS, toolCallLine } from "../../helpers/kimi_process.ts";
 
 const BWRAP = findBwrap();
 const BWRAP_PROBLEM = BWRAP === null ? "bwrap not found on PATH" : await probeBwrap(BWRAP);
@@ -557,7 +557,6 @@ async function runKimi(
     env: {
       HOME: e.home,
       DENO_DIR: denoDir(),
-      ...childCacheEnv(),
       PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
       NO_COLOR: "1",
       KIMI_API_KEY: FAKE_ENV_KEY,
@@ -753,7 +752,6 @@ async function kimiInfo(e: E2E, permissions: string[], json: boolean): Promise<s
     env: {
       HOME: e.home,
       DENO_DIR: denoDir(),
-      ...childCacheEnv(),
       PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
     },
     stdout: "piped",

@@ -26,19 +26,21 @@ function sleepTool(log: string[]): Tool<{ ms: number; tag: string }> {
     name: "Sleep",
     description: "sleep",
     parameters: z.object({ ms: z.number(), tag: z.string() }),
-    async call(p, ctx) {
-      log.push(`start ${p.tag}`);
-      await new Promise<void>((res, rej) => {
-        const t = setTimeout(res, p.ms);
-        ctx.signal.addEventListener("abort", () => {
-          clearTimeout(t);
-          log.push(`killed ${p.tag}`);
-          rej(ctx.signal.reason);
+    resolve: (p) => ({
+      execute: async (ctx) => {
+        log.push(`start ${p.tag}`);
+        await new Promise<void>((res, rej) => {
+          const t = setTimeout(res, p.ms);
+          ctx.signal.addEventListener("abort", () => {
+            clearTimeout(t);
+            log.push(`killed ${p.tag}`);
+            rej(ctx.signal.reason);
+          });
         });
-      });
-      log.push(`end ${p.tag}`);
-      return toolOk({ output: `slept ${p.tag}` });
-    },
+        log.push(`end ${p.tag}`);
+        return toolOk({ output: `slept ${p.tag}` });
+      },
+    }),
   };
 }
 

@@ -67,7 +67,7 @@ Deno.test("result marks: a rejection or runtime error is a field of the value, n
     name: "Boom",
     description: "throws",
     parameters: z.object({}),
-    call: () => Promise.reject(new Error("kaboom")),
+    resolve: () => ({ execute: () => Promise.reject(new Error("kaboom")) }),
   });
   const ctx = {
     toolCallId: "t",

@@ -93,7 +93,7 @@ Deno.test("param schemas: a tool without a precomputed schema is converted at ru
     name: "Custom",
     description: "d",
     parameters,
-    call: notCalled,
+    resolve: notCalled,
   };
   assertEquals(toolJsonSchema(tool), {
     type: "object",

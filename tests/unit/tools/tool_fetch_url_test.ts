@@ -13,7 +13,7 @@ import type {
 } from "../../../lib/tooling/tool.ts";
 import { fetchUrlTool } from "../../../tools/fetch_url.ts";
 import { assert, assertEquals, assertStringIncludes } from "../../helpers/assert.ts";
-import { makeSessionRun } from "../../helpers/tool_env.ts";
+import { makeSessionRun, runTool } from "../../helpers/tool_env.ts";
 
 // ---- private fakes (tests/helpers/tool_env.ts is owned by another engineer) ----
 
@@ -42,7 +42,6 @@ function fakeEnv(over: Partial<ToolEnv> = {}): ToolEnv {
     emit: () => {},
     askQuestions: () => Promise.resolve(null),
     isAfk: () => false,
-    request: () => Promise.reject(new Error("unused")),
     ...over,
   };
 }
@@ -60,7 +59,7 @@ async function build(env: ToolEnv): Promise<Tool> {
 }
 
 function call(tool: Tool, url: string): Promise<ToolReturnValue> {
-  return tool.call(tool.parameters.parse({ url }), ctx);
+  return runTool(tool, { url }, ctx);
 }
 
 function briefOf(rv: ToolReturnValue): string {

@@ -11,7 +11,7 @@ import { askUserQuestionTool } from "../../../tools/ask_user_question.ts";
 import { setTodoListTool } from "../../../tools/set_todo_list.ts";
 import { thinkTool } from "../../../tools/think.ts";
 import { assert, assertEquals, assertStringIncludes } from "../../helpers/assert.ts";
-import { makeSessionRun } from "../../helpers/tool_env.ts";
+import { makeSessionRun, runTool } from "../../helpers/tool_env.ts";
 
 // ---- private fakes (tests/helpers/tool_env.ts is owned by another engineer) ----
 
@@ -54,7 +54,6 @@ function fakeEnv(over: Partial<ToolEnv> = {}): ToolEnv {
     emit: () => {},
     askQuestions: () => Promise.resolve(null),
     isAfk: () => false,
-    request: () => Promise.reject(new Error("unused")),
     ...over,
   };
 }
@@ -72,7 +71,7 @@ async function build(factory: (env: ToolEnv) => unknown, env: ToolEnv): Promise<
 }
 
 function call(tool: Tool, raw: unknown): Promise<ToolReturnValue> {
-  return tool.call(tool.parameters.parse(raw), ctx);
+  return runTool(tool, raw, ctx);
 }
 
 // ---- Think ----

@@ -13,7 +13,7 @@ import type {
 } from "../../../lib/tooling/tool.ts";
 import { searchWebTool } from "../../../tools/search_web.ts";
 import { assert, assertEquals, assertStringIncludes } from "../../helpers/assert.ts";
-import { makeSessionRun } from "../../helpers/tool_env.ts";
+import { makeSessionRun, runTool } from "../../helpers/tool_env.ts";
 
 // ---- private fakes (tests/helpers/tool_env.ts is owned by another engineer) ----
 
@@ -42,7 +42,6 @@ function fakeEnv(search: WebServiceConfig | null): ToolEnv {
     emit: () => {},
     askQuestions: () => Promise.resolve(null),
     isAfk: () => false,
-    request: () => Promise.reject(new Error("unused")),
   };
 }
 
@@ -107,7 +106,7 @@ async function build(service: WebServiceConfig | null): Promise<Tool | null> {
 }
 
 function call(tool: Tool, raw: unknown): Promise<ToolReturnValue> {
-  return tool.call(tool.parameters.parse(raw), ctx);
+  return runTool(tool, raw, ctx);
 }
 
 Deno.test("SearchWeb is not offered without services.moonshot_search", async () => {

@@ -21,7 +21,7 @@ import { taskListTool } from "../../../tools/task_list.ts";
 import { taskOutputTool } from "../../../tools/task_output.ts";
 import { taskStopTool } from "../../../tools/task_stop.ts";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../../helpers/assert.ts";
-import { makeSessionRun } from "../../helpers/tool_env.ts";
+import { makeSessionRun, runTool } from "../../helpers/tool_env.ts";
 
 // ---- private fakes (tests/helpers/tool_env.ts is owned by another engineer) ----
 
@@ -58,7 +58,6 @@ function fakeEnv(dirs: Dirs, over: Partial<ToolEnv> = {}): ToolEnv {
     emit: () => {},
     askQuestions: () => Promise.resolve(null),
     isAfk: () => false,
-    request: () => Promise.reject(new Error("not supported in this test")),
     ...over,
   };
   // The session applies its config to its task manager, as the app does.
@@ -92,7 +91,7 @@ async function build(factory: (env: ToolEnv) => unknown, env: ToolEnv): Promise<
 }
 
 function call(tool: Tool, raw: unknown, ctx: ToolCallContext): Promise<ToolReturnValue> {
-  return tool.call(tool.parameters.parse(raw), ctx);
+  return runTool(tool, raw, ctx);
 }
 
 function briefOf(rv: ToolReturnValue): string {
@@ -138,11 +137,11 @@ function liveGroupMembers(pgid: number): number[] {
 }
 
 /**
- * Poll until `probe` returns true or 2 s pass: a SIGKILLed process closes its pipes a moment
+ * Poll until `probe` returns true or 30 s pass (a generous deadline for a loaded machine): a SIGKILLed process closes its pipes a moment
  * before the kernel marks it a zombie, so the check may need a few milliseconds.
  */
 async function eventually(probe: () => boolean): Promise<boolean> {
-  const end = Date.now() + 2000;
+  const end = Date.now() + 30_000;
   while (!probe()) {
     if (Date.now() > end) return false;
     await new Promise((r) => setTimeout(r, 20));
@@ -247,7 +246,16 @@ Deno.test("Shell cancellation through the AbortSignal kills the process group", 
     const marker = `${dirs.workDir}/pids`;
     const cmd = `echo leader=$$ > ${marker}; sleep 30 & echo gc=$! >> ${marker}; wait`;
     const pending = call(tool, { command: cmd }, fakeCtx({ signal: ac.signal }));
-    await new Promise((r) => setTimeout(r, 500));
+    // Wait for the state (both pids written), not for a time: a loaded machine starts late.
+    assert(
+      await eventually(() => {
+        try {
+          return Deno.readTextFileSync(marker).includes("gc=");
+        } catch {
+          return false;
+        }
+      }),
+    );
     const text = await Deno.readTextFile(marker);
     const [leader] = pidsIn(text, "leader");
     const [gc] = pidsIn(text, "gc");
@@ -468,11 +476,16 @@ Deno.test("TaskOutput without blocking is not_ready; TaskStop kills the task's g
       fakeCtx(),
     );
     const id = /task_id: (\S+)/.exec(started.output as string)![1];
-    await new Promise((r) => setTimeout(r, 300));
 
     const output = await build(taskOutputTool, env);
-    const snap = await call(output, { task_id: id }, fakeCtx());
-    const text = snap.output as string;
+    // Poll until both pids are in the task's output (the state), however slow the start.
+    let text = "";
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
+      const snap = await call(output, { task_id: id }, fakeCtx());
+      text = snap.output as string;
+      if (text.includes("gc=")) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
     assert(text.startsWith("retrieval_status: not_ready\n"), text);
     assertStringIncludes(text, "status: running\n");
     const [leader] = pidsIn(text, "leader");

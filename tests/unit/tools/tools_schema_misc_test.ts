@@ -50,7 +50,6 @@ const ENV: ToolEnv = {
   emit: () => {},
   askQuestions: () => Promise.resolve(null),
   isAfk: () => false,
-  request: () => Promise.reject(new Error("unused")),
 };
 
 function modelSchema(tool: Tool): Record<string, unknown> {

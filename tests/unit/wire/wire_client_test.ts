@@ -1,5 +1,5 @@
 import { assertEquals } from "../../helpers/assert.ts";
-import { childCacheEnv, denoDir, kimiSandbox, toolCallLine } from "../../helpers/kimi_process.ts";
+import { denoDir, kimiSandbox, toolCallLine } from "../../helpers/kimi_process.ts";
 import { KimiWireClient, type WireStreamItem } from "../../../mod.ts";
 
 Deno.test("KimiWireClient: initialize, approval callback, external tool, two turns", async () => {
@@ -16,7 +16,7 @@ Deno.test("KimiWireClient: initialize, approval callback, external tool, two tur
     const opened: unknown[] = [];
     const client = KimiWireClient.spawn({
       args: ["--config-file", config, "--agent-file", agent, "--work-dir", sb.workDir],
-      env: { HOME: sb.home, KIMI_SHARE_DIR: sb.shareDir, DENO_DIR: denoDir(), ...childCacheEnv() },
+      env: { HOME: sb.home, KIMI_SHARE_DIR: sb.shareDir, DENO_DIR: denoDir() },
       stderr: "null",
       onApproval: (req) => {
         approvals.push(req.description);
@@ -73,7 +73,7 @@ Deno.test("KimiWireClient: onNotification hears a background task finish between
     const heard = Promise.withResolvers<{ title: string; type: string; body: string }>();
     const client = KimiWireClient.spawn({
       args: ["--config-file", config, "--work-dir", sb.workDir, "--yolo"],
-      env: { HOME: sb.home, KIMI_SHARE_DIR: sb.shareDir, DENO_DIR: denoDir(), ...childCacheEnv() },
+      env: { HOME: sb.home, KIMI_SHARE_DIR: sb.shareDir, DENO_DIR: denoDir() },
       stderr: "null",
       onNotification: (n) => heard.resolve(n),
     });

@@ -5,8 +5,11 @@
  */
 import type { ShellContext } from "../shell_context.ts";
 
-/** What a command asks the shell to do next. */
-export type CommandOutcome = "exit" | void;
+/** A front end the shell hands its session to when it ends (`/web`, `/vis`). */
+export type ShellSwitch = "web" | "vis";
+
+/** What a command asks the shell to do next: exit, or exit and hand over to a front end. */
+export type CommandOutcome = "exit" | { switchTo: ShellSwitch } | void;
 
 /** A shell-level slash command. */
 export interface ShellCommand {

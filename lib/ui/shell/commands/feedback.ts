@@ -1,15 +1,30 @@
 /**
- * `/feedback`: where and how to report a problem, plus a diagnostics export (versions,
- * platform, model and MCP status, the end of the log) written to the share dir for attaching.
- * The export never holds API keys or tokens: configured secret values are scrubbed from it.
+ * `/feedback`: signed in to Kimi Code, it asks for a line of feedback and sends it to the
+ * platform (`POST <Kimi Code base URL>/feedback` with the login's access token, as the
+ * reference does). Not signed in, or when sending fails, it says where to report a problem
+ * with this build and writes a diagnostics export (versions, platform, model and MCP status,
+ * the end of the log) to the share dir for attaching. Neither the export nor anything printed
+ * holds API keys or tokens: configured secret values are scrubbed from the export.
  *
  * @module
  */
 import { join } from "node:path";
+import { lazyImport } from "../../../lazy_import.ts";
 import { atomicWriteText } from "../../../fs/atomic_write.ts";
+import {
+  KIMI_CODE_OAUTH_KEY,
+  KIMI_CODE_PROVIDER_KEY,
+  kimiCodeBaseUrl,
+} from "../../../auth/kimi_code.ts";
+import {
+  type FeedbackOutcome,
+  osDescription,
+  submitFeedback,
+} from "../../../auth/kimi_code_feedback.ts";
 import { VERSION } from "../../../version.ts";
 import type { ShellContext } from "../shell_context.ts";
 import { style } from "../theme.ts";
+import { textInput } from "../widgets.ts";
 import type { ShellCommand } from "./command.ts";
 
 /**
@@ -86,32 +101,151 @@ function scrub(text: string, secrets: readonly string[]): string {
   return out;
 }
 
+/** Print where to report a problem, with a freshly written diagnostics export. */
+async function reportWhere(ctx: ShellContext): Promise<void> {
+  const dir = join(ctx.app.session.shareDir, "feedback");
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  const file = join(dir, `kimi-diagnostics-${ctx.app.session.id.slice(0, 8)}-${stamp}.md`);
+  let saved = "";
+  try {
+    await Deno.mkdir(dir, { recursive: true });
+    await atomicWriteText(file, await diagnostics(ctx));
+    saved = `Diagnostics saved to ${file} (no API keys; review it before sharing).`;
+  } catch (err) {
+    saved = `Could not write the diagnostics file (${(err as Error).message}); ` +
+      "include the output of `kimi info` instead.";
+  }
+  ctx.print(
+    [
+      style.bold("Send feedback"),
+      `  ${FEEDBACK_WHERE}`,
+      "  Say what you did, what you expected and what happened; attach the file below.",
+      `  ${saved}`,
+      `  To share a conversation too: /export writes it as Markdown.`,
+    ].join("\n"),
+  );
+}
+
+function safeEnv(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The Kimi Code login `/feedback` sends with. */
+interface KimiCodeLogin {
+  /** Credentials key of the login. */
+  key: string;
+  /** The provider's custom headers. */
+  headers: Record<string, string>;
+}
+
+/**
+ * The login of the managed Kimi Code provider, or null when there is none: no managed
+ * provider, or one configured with an API key rather than a sign-in. (A managed provider
+ * without an `oauth` reference and without a key uses the stored login, as the model does.)
+ */
+function kimiCodeLogin(ctx: ShellContext): KimiCodeLogin | null {
+  const provider = ctx.app.config.providers[KIMI_CODE_PROVIDER_KEY];
+  if (!provider) return null;
+  const key = provider.oauth?.key ?? (provider.api_key ? null : KIMI_CODE_OAUTH_KEY);
+  if (!key) return null;
+  return { key, headers: { ...(provider.custom_headers ?? {}) } };
+}
+
+/** The line printed for a submission that did not go through (null: nothing to add). */
+export function failureLine(outcome: FeedbackOutcome): string | null {
+  switch (outcome.kind) {
+    case "submitted":
+      return null;
+    case "cancelled":
+      return "Feedback cancelled.";
+    case "timeout":
+      return "Feedback submission timed out.";
+    case "http":
+      return `Failed to submit feedback (HTTP ${outcome.status}).`;
+    case "network":
+      return "Network error, failed to submit feedback." +
+        (outcome.denied
+          ? ` This run has no network access to ${outcome.denied}; restart kimi with ` +
+            `--allow-net=${outcome.denied} (or \`deno task workspace\`) to send it from here.`
+          : "");
+  }
+}
+
 /** `/feedback`. */
 export const feedbackCommand: ShellCommand = {
   name: "feedback",
   aliases: [],
-  description: "How to report a problem, with a diagnostics export to attach",
+  description: "Send feedback to Kimi Code (when signed in), else how to report a problem",
   async run(ctx) {
-    const dir = join(ctx.app.session.shareDir, "feedback");
-    const stamp = new Date().toISOString().replace(/[:.]/g, "-");
-    const file = join(dir, `kimi-diagnostics-${ctx.app.session.id.slice(0, 8)}-${stamp}.md`);
-    let saved = "";
-    try {
-      await Deno.mkdir(dir, { recursive: true });
-      await atomicWriteText(file, await diagnostics(ctx));
-      saved = `Diagnostics saved to ${file} (no API keys; review it before sharing).`;
-    } catch (err) {
-      saved = `Could not write the diagnostics file (${(err as Error).message}); ` +
-        "include the output of `kimi info` instead.";
+    const login = kimiCodeLogin(ctx);
+    if (!login) return await reportWhere(ctx);
+    const { tokenManagerFor } = await lazyImport<
+      typeof import("../../../auth/token_manager.ts")
+    >("../../../auth/token_manager.ts", import.meta.url);
+    const tokens = tokenManagerFor(ctx.app.session.shareDir, safeEnv);
+    if (!(await tokens.hasUsableLogin(login.key))) {
+      ctx.print(style.dim(
+        "You are not signed in to Kimi Code: /login signs in to send feedback " +
+          "from here.",
+      ));
+      return await reportWhere(ctx);
     }
-    ctx.print(
-      [
-        style.bold("Send feedback"),
-        `  ${FEEDBACK_WHERE}`,
-        "  Say what you did, what you expected and what happened; attach the file below.",
-        `  ${saved}`,
-        `  To share a conversation too: /export writes it as Markdown.`,
-      ].join("\n"),
-    );
+
+    const entered = await textInput(ctx.term, { title: [], label: "Enter your feedback: " });
+    if (entered === null) {
+      ctx.print(style.dim("Feedback cancelled."));
+      return;
+    }
+    const content = entered.trim();
+    if (!content) {
+      ctx.print(style.warn("Feedback cannot be empty."));
+      return;
+    }
+    ctx.print(style.dim(`Enter your feedback: ${content}`));
+
+    const app = ctx.app;
+    const abort = new AbortController();
+    ctx.term.setHandler((key) => {
+      if (key.name === "ctrl-c") abort.abort();
+    });
+    ctx.term.render([style.accent("Submitting feedback...")]);
+    let outcome: FeedbackOutcome;
+    try {
+      outcome = await submitFeedback({
+        baseUrl: kimiCodeBaseUrl(safeEnv),
+        // current at the moment of sending: typing may have outlasted the token
+        accessToken: await tokens.accessToken(login.key),
+        refreshToken: () => tokens.refreshAfterUnauthorized(login.key),
+        headers: login.headers,
+        payload: {
+          session_id: app.session.id,
+          content,
+          version: VERSION,
+          os: osDescription(),
+          model: app.llm?.modelAlias || null,
+        },
+        signal: abort.signal,
+      });
+    } finally {
+      ctx.term.clearLive();
+      ctx.term.setHandler(null);
+    }
+    const failed = failureLine(outcome);
+    if (failed === null) {
+      ctx.print(
+        style.ok(`Feedback submitted, thank you! Your session ID is: ${app.session.id}`),
+      );
+      return;
+    }
+    if (outcome.kind === "cancelled") {
+      ctx.print(style.dim(failed));
+      return;
+    }
+    ctx.print(style.error(failed));
+    await reportWhere(ctx);
   },
 };

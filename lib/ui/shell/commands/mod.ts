@@ -12,6 +12,8 @@ import { pluginsCommand } from "./plugins.ts";
 import { reloadCommand } from "./reload.ts";
 import { taskCommand } from "./task.ts";
 import { usageCommand } from "./usage.ts";
+import { visCommand } from "./vis.ts";
+import { webCommand } from "./web.ts";
 
 /** Shell commands defined in this directory. */
 export const MORE_SHELL_COMMANDS: readonly ShellCommand[] = [
@@ -23,6 +25,8 @@ export const MORE_SHELL_COMMANDS: readonly ShellCommand[] = [
   pluginsCommand,
   changelogCommand,
   feedbackCommand,
+  webCommand,
+  visCommand,
 ];
 
 /** `/help` lines of the keys of lib/ui/shell/key_bindings.ts. */

@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { lazyImport } from "../../../lazy_import.ts";
 import { readJsonlLines } from "../../../session/jsonl.ts";
 import type { TokenUsage } from "../../../llm/message.ts";
 import type { ShellContext } from "../shell_context.ts";
@@ -102,16 +101,11 @@ export async function quotaText(ctx: ShellContext): Promise<string | null> {
   if (!model || model.provider !== KIMI_CODE_PROVIDER) return null;
   const provider = app.config.providers[model.provider];
   if (!provider) return null;
-  const usage = await lazyImport<typeof import("../../../auth/kimi_code_usage.ts")>(
-    "../../../auth/kimi_code_usage.ts",
-    import.meta.url,
-  );
+  const usage = await import("../../../auth/kimi_code_usage.ts");
   let token = provider.api_key;
   try {
     if (!token) {
-      const { tokenManagerFor } = await lazyImport<
-        typeof import("../../../auth/token_manager.ts")
-      >("../../../auth/token_manager.ts", import.meta.url);
+      const { tokenManagerFor } = await import("../../../auth/token_manager.ts");
       token = await tokenManagerFor(app.session.shareDir, safeEnv)
         .accessToken(provider.oauth?.key ?? KIMI_CODE_OAUTH_KEY);
     }
