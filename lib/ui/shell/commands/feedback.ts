@@ -9,7 +9,6 @@
  * @module
  */
 import { join } from "node:path";
-import { lazyImport } from "../../../lazy_import.ts";
 import { atomicWriteText } from "../../../fs/atomic_write.ts";
 import {
   KIMI_CODE_OAUTH_KEY,
@@ -183,9 +182,7 @@ export const feedbackCommand: ShellCommand = {
   async run(ctx) {
     const login = kimiCodeLogin(ctx);
     if (!login) return await reportWhere(ctx);
-    const { tokenManagerFor } = await lazyImport<
-      typeof import("../../../auth/token_manager.ts")
-    >("../../../auth/token_manager.ts", import.meta.url);
+    const { tokenManagerFor } = await import("../../../auth/token_manager.ts");
     const tokens = tokenManagerFor(ctx.app.session.shareDir, safeEnv);
     if (!(await tokens.hasUsableLogin(login.key))) {
       ctx.print(style.dim(
