@@ -231,3 +231,66 @@ Deno.test("without bwrap: one warning names the cause and the fix, kimi info say
     await sb.cleanup();
   }
 });
+
+async function git(cwd: string, ...args: string[]): Promise<void> {
+  const out = await new Deno.Command("git", { args, cwd, stdout: "null", stderr: "piped" })
+    .output();
+  assert(out.success, new TextDecoder().decode(out.stderr));
+}
+
+Deno.test({
+  name:
+    "a repository's git hook run while kimi collects an explore subagent's git context cannot read kimi's /proc",
+  ignore: SKIP,
+  async fn() {
+    const sb = await kimiSandbox();
+    const secret = `sk-proc-secret-${crypto.randomUUID()}`;
+    const probe = join(sb.root, "probe.sh");
+    const out = join(sb.root, "fsmonitor.out");
+    const pidFile = join(sb.root, "kimi.pid");
+    try {
+      await Deno.writeTextFile(probe, PROBE);
+      const wd = sb.workDir;
+      await git(wd, "init", "-q", "-b", "trunk");
+      await git(wd, "config", "user.email", "t@example.com");
+      await git(wd, "config", "user.name", "Tester");
+      await Deno.writeTextFile(`${wd}/a.txt`, "a\n");
+      await git(wd, "add", "a.txt");
+      await git(wd, "commit", "-q", "-m", "first commit");
+      // A hostile repository: `git status` runs its fsmonitor hook.
+      await git(wd, "config", "core.fsmonitor", `sh ${probe} ${sb.root} >> ${out} 2>&1; true`);
+      const config = await sb.scriptedConfig([
+        toolCallLine("tc-agent", "Agent", {
+          description: "look around",
+          prompt: "Find the entry point.",
+          subagent_type: "explore",
+        }),
+        // long enough that the subagent is not asked to say more
+        "text: Summary: the explore run inspected the repository layout, confirmed that every " +
+        "module compiles, found no failing checks and changed no file. Nothing is left open, " +
+        "and the parent agent can report the exploration as finished without further action.",
+        "text: parent done",
+      ]);
+      const r = await sb.run(["--print", "--config-file", config, "-p", "go"], {
+        env: { KIMI_API_KEY: secret },
+        onSpawn: (child) => Deno.writeTextFileSync(pidFile, String(child.pid)),
+      });
+      assertEquals(r.code, 0, r.stdout + r.stderr);
+      const report = await Deno.readTextFile(out).catch(() => "<the fsmonitor hook did not run>");
+      const pid = (await Deno.readTextFile(pidFile)).trim();
+      assertStringIncludes(report, `probe of ${pid}`);
+      assertStringIncludes(report, "environ=unreadable");
+      assert(/mem=(absent|unreadable)/.test(report), report);
+      assert(!report.includes("umount-escape=visible"), report);
+      assert(!report.includes(secret), report);
+      // The context is still collected.
+      const [session] = await sb.sessionDirs();
+      const ids: string[] = [];
+      for await (const e of Deno.readDir(`${session}/subagents`)) ids.push(e.name);
+      const prompt = await Deno.readTextFile(`${session}/subagents/${ids[0]}/prompt.txt`);
+      assertStringIncludes(prompt, `<git-context>\nWorking directory: ${wd}\nBranch: trunk\n`);
+    } finally {
+      await sb.cleanup();
+    }
+  },
+});
