@@ -165,10 +165,9 @@ export class KimiApp {
     const background = backgroundSettings(config.background);
     const tasks = opts.tasks ?? new BackgroundTaskManager(session.dir, background);
     tasks.updateSettings(background);
-    const core = await buildSoul(opts, model, policy, { tasks, controls });
-    const app = new KimiApp(core.soul, session, config, model.agent);
     // Shell confinement (bubblewrap) for this session: its command wrapper, a warning when
-    // commands cannot be confined, or a refusal when confinement is required.
+    // commands cannot be confined, or a refusal when confinement is required; and the pid
+    // namespace every process the session starts (hooks and MCP servers too) runs in.
     const shellConfinement = await setupShellConfinement({
       workDir: session.workDir,
       additionalDirs: () => session.state.additional_dirs,
@@ -180,6 +179,12 @@ export class KimiApp {
       controlPaths: () => controls.list(),
       warn: opts.warnShell,
     });
+    const core = await buildSoul(opts, model, policy, {
+      tasks,
+      controls,
+      spawn: shellConfinement.isolation,
+    });
+    const app = new KimiApp(core.soul, session, config, model.agent);
     const run: SessionRun = {
       commands: shellConfinement.wrapper,
       controlPaths: controls,

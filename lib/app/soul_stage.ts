@@ -22,6 +22,7 @@ import { extractText } from "../llm/message.ts";
 import type { McpManager } from "../mcp/manager.ts";
 import { createMcpManager } from "../mcp/setup.ts";
 import { pluginPromptSections } from "../plugins/bundle.ts";
+import type { CommandWrapper } from "../process/command_wrapper.ts";
 import { capabilityNotes } from "../sandbox/run_scope.ts";
 import { FileSnapshots } from "../session/file_snapshots.ts";
 import type { Session } from "../session/session.ts";
@@ -96,6 +97,11 @@ export interface SoulStageInputs {
   tasks: BackgroundTaskManager;
   /** The session's control paths (skills and prompt files may not be read from them). */
   controls: ControlPathSet;
+  /**
+   * How hook commands and MCP stdio servers are spawned: the session's process isolation (a
+   * pid namespace of their own, so none reads kimi's `/proc/<pid>/environ`).
+   */
+  spawn: CommandWrapper;
 }
 
 /** Restore the session's context and build the soul around it. */
@@ -162,6 +168,7 @@ export async function buildSoul(
     cwd: session.workDir,
     sessionId: session.id,
     childEnv: policy.childEnv,
+    spawn: () => inputs.spawn,
   });
   const plan = new PlanMode({
     home: homeDir(opts.getEnv, session.shareDir),
@@ -185,6 +192,7 @@ export async function buildSoul(
     toolCallTimeoutMs: config.mcp.client.tool_call_timeout_ms,
     connectTimeoutMs: config.mcp.client.connect_timeout_ms,
     childEnv: policy.childEnv,
+    spawn: () => inputs.spawn,
     workDir: session.workDir,
     shareDir: session.shareDir,
     scope: policy.scope,

@@ -20,6 +20,11 @@ import {
 } from "../sandbox/run_scope.ts";
 import { findRipgrep } from "../search/ripgrep.ts";
 import { type ShellConfinementStatus, shellConfinementStatus } from "../sandbox/setup.ts";
+import { lookupBwrap } from "../sandbox/bwrap.ts";
+import {
+  type ProcessIsolationStatus,
+  processIsolationStatus,
+} from "../sandbox/process_isolation.ts";
 import { DenoPermissionScope } from "../tooling/scope.ts";
 import { AGENT_SPEC_VERSIONS, VERSION, WIRE_SERVER_PROTOCOL_VERSION } from "../version.ts";
 
@@ -43,6 +48,8 @@ export interface InfoReport {
   scope: ScopeReport;
   /** Whether shell commands of a run started here would be confined with bubblewrap. */
   shell_confinement: ShellConfinementStatus;
+  /** Whether the processes kimi starts run in their own pid namespace (kimi's /proc hidden). */
+  process_isolation: ProcessIsolationStatus;
   /** Approval rules a run started here would apply (user config, then project). */
   permission_rules: InfoRule[];
   /** Rules that were left out, and why. */
@@ -157,6 +164,9 @@ export async function infoReport(): Promise<InfoReport> {
     deno_version: Deno.version.deno,
     scope: await scopeReport(),
     shell_confinement: await shellConfinementReport(),
+    process_isolation: processIsolationStatus(
+      await lookupBwrap(new DenoPermissionScope(), readProcessEnv),
+    ),
     ...await rulesReport().then((r) => ({
       permission_rules: r.rules,
       permission_problems: r.problems,
@@ -211,6 +221,8 @@ export async function printInfo(json: boolean): Promise<void> {
         "credentials/ and the agent's /proc environment; hiding them needs bubblewrap (bwrap) " +
         "confinement)",
   );
+  const iso = r.process_isolation;
+  console.log(`child processes: ${iso.isolated ? "isolated" : "not isolated"} (${iso.reason})`);
   if (r.permission_rules.length === 0) {
     console.log("approval rules: none (every action asks unless yolo/afk is on)");
   } else {

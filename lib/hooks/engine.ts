@@ -8,6 +8,7 @@
  */
 import { type HookDef, type HookEvent, HookEventSchema } from "../config/schema.ts";
 import { log } from "../log.ts";
+import type { CommandWrapper } from "../process/command_wrapper.ts";
 import { PendingRequest, type WireEvent } from "../wire/messages.ts";
 import { event as wireEvent } from "../wire/messages.ts";
 import { allowResult, type HookAction, type HookResult, runHookCommand } from "./runner.ts";
@@ -50,6 +51,11 @@ export interface HookEngineOptions {
   sessionId: string;
   /** Environment of hook commands (the user's variables without the agent's secrets). */
   childEnv: () => Record<string, string>;
+  /**
+   * How hook commands are spawned, read per run (the session's process isolation: a pid
+   * namespace of their own). Default: as given.
+   */
+  spawn?: () => CommandWrapper;
   /** Where HookTriggered/HookResolved go when a trigger names no emitter (e.g. the soul). */
   emit?: (event: WireEvent) => void;
 }
@@ -164,6 +170,7 @@ export class HookEngine {
   readonly #cwd: string;
   readonly #sessionId: string;
   readonly #childEnv: () => Record<string, string>;
+  readonly #spawn: (() => CommandWrapper) | undefined;
   #emit: ((event: WireEvent) => void) | null;
   #sendWire: WireHookSender | null = null;
   readonly #last = new Map<object, HookLastRun>();
@@ -176,6 +183,7 @@ export class HookEngine {
     this.#cwd = opts.cwd;
     this.#sessionId = opts.sessionId;
     this.#childEnv = opts.childEnv;
+    this.#spawn = opts.spawn;
     this.#emit = opts.emit ?? null;
   }
 
@@ -277,6 +285,7 @@ export class HookEngine {
             cwd: this.#cwd,
             env: childEnv(),
             signal: opts.signal,
+            wrapper: this.#spawn?.(),
           })
         ),
         ...subs.map((s) =>

@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { type CommandWrapper, wrapCommand } from "../process/command_wrapper.ts";
 import { resolveShell } from "../process/shell_info.ts";
 import { signalProcessGroup } from "../process/process_group.ts";
 
@@ -42,6 +43,11 @@ export interface RunHookOptions {
   env: Record<string, string>;
   /** Aborts the command (e.g. the turn was cancelled); the promise then rejects. */
   signal?: AbortSignal;
+  /**
+   * How the command is spawned (the session's process isolation: its own pid namespace, so
+   * it cannot read kimi's `/proc/<pid>/environ`). Default: as given.
+   */
+  wrapper?: CommandWrapper;
 }
 
 /** An "allow" result with these fields overridden. */
@@ -114,8 +120,11 @@ export async function runHookCommand(
   const shell = resolveShell(opts.env.PATH);
   let child: Deno.ChildProcess;
   try {
-    child = new Deno.Command(shell.program, {
-      args: ["-c", command],
+    const argv = opts.wrapper
+      ? wrapCommand(opts.wrapper, [shell.program, "-c", command], { cwd: opts.cwd, env: opts.env })
+      : [shell.program, "-c", command];
+    child = new Deno.Command(argv[0], {
+      args: argv.slice(1),
       cwd: opts.cwd,
       env: opts.env,
       clearEnv: true,

@@ -17,6 +17,8 @@ import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import { ErrorCode, ListRootsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { log } from "../log.ts";
+import { type CommandWrapper, wrapCommand } from "../process/command_wrapper.ts";
+import { resolveProgram } from "../sandbox/process_isolation.ts";
 import { VERSION } from "../version.ts";
 import { isStdioServer, type McpServerConfig, type RemoteServerConfig } from "./config.ts";
 import type { McpCallResult } from "./result.ts";
@@ -39,6 +41,11 @@ export interface McpConnectionOptions {
   config: McpServerConfig;
   /** Base environment of a stdio child (the user's, without the agent's secrets). */
   childEnv: () => Record<string, string>;
+  /**
+   * How a stdio server is spawned, read per start (the session's process isolation: a pid
+   * namespace of its own, so it cannot read kimi's `/proc/<pid>/environ`). Default: as given.
+   */
+  spawn?: () => CommandWrapper;
   /** Working directory offered as the client's root and default cwd of stdio servers. */
   workDir: string;
   /** OAuth provider for remote servers with `auth: "oauth"`. */
@@ -145,11 +152,20 @@ export class McpConnection {
   #transport() {
     const { config, name } = this.#opts;
     if (isStdioServer(config)) {
+      const env = { ...this.#opts.childEnv(), ...config.env };
+      const cwd = config.cwd ?? this.#opts.workDir;
+      const given = [config.command, ...(config.args ?? [])];
+      const spawn = this.#opts.spawn?.();
+      // Inside the pid namespace a missing program is bwrap's complaint; say it as a spawn would.
+      if (spawn && resolveProgram(config.command, env.PATH, cwd) === null) {
+        throw new Error(`spawn ${config.command} ENOENT`);
+      }
+      const argv = spawn ? wrapCommand(spawn, given, { cwd, env }) : given;
       const t = new StdioClientTransport({
-        command: config.command,
-        args: config.args,
-        env: { ...this.#opts.childEnv(), ...config.env },
-        cwd: config.cwd ?? this.#opts.workDir,
+        command: argv[0],
+        args: argv.slice(1),
+        env,
+        cwd,
         stderr: "pipe",
       });
       t.stderr?.on("data", (chunk: Uint8Array | string) => {

@@ -7,6 +7,7 @@
  * @module
  */
 import { log } from "../log.ts";
+import type { CommandWrapper } from "../process/command_wrapper.ts";
 import type { PermissionScope } from "../tooling/scope.ts";
 import type { Tool } from "../tooling/tool.ts";
 import { event, type MCPStatus, statusUpdate, type WireMessage } from "../wire/messages.ts";
@@ -54,6 +55,8 @@ export interface McpManagerOptions {
   startingNoticeMs?: number;
   /** Secret-free environment for stdio servers (merged under each server's `env`). */
   childEnv: () => Record<string, string>;
+  /** How stdio servers are spawned, read per start (the session's process isolation). */
+  spawn?: () => CommandWrapper;
   /** Working directory (client root; default cwd of stdio servers). */
   workDir: string;
   /** Share dir (`mcp-oauth/` token store). */
@@ -150,6 +153,7 @@ export class McpManager {
       name,
       config,
       childEnv: this.#opts.childEnv,
+      spawn: this.#opts.spawn,
       workDir: this.#opts.workDir,
       authProvider,
       connectTimeoutMs: this.#opts.connectTimeoutMs,

@@ -64,6 +64,27 @@ export function findBwrap(getEnv: EnvReader = safeEnv): string | null {
   return null;
 }
 
+/**
+ * Capabilities a process run by root keeps under bwrap unless dropped, with which it could
+ * leave the sandbox's view: unmount the fresh `/proc` (revealing the host's beneath) or
+ * remount `/` writable (`CAP_SYS_ADMIN`), trace or read raw memory (`CAP_SYS_PTRACE`,
+ * `CAP_SYS_RAWIO`), load kernel code (`CAP_SYS_MODULE`), or open files by handle past the
+ * masks (`CAP_DAC_READ_SEARCH`). Every other power of root stays (writing any file, chown).
+ * Without root, bwrap's processes have no capabilities anyway.
+ */
+export const DROPPED_CAPABILITIES: readonly string[] = [
+  "CAP_SYS_ADMIN",
+  "CAP_SYS_PTRACE",
+  "CAP_SYS_RAWIO",
+  "CAP_SYS_MODULE",
+  "CAP_DAC_READ_SEARCH",
+];
+
+/** `--cap-drop <cap>` for each of {@link DROPPED_CAPABILITIES}. */
+export function capDropArgs(): string[] {
+  return DROPPED_CAPABILITIES.flatMap((c) => ["--cap-drop", c]);
+}
+
 /** The probe's outcome: `null` when bwrap works, else why not. */
 type ProbeFailure = { notFound: boolean; message: string } | null;
 
@@ -73,6 +94,7 @@ async function probe(path: string): Promise<ProbeFailure> {
       args: [
         "--die-with-parent",
         "--unshare-pid",
+        ...capDropArgs(),
         "--unshare-net",
         "--ro-bind",
         "/",

@@ -19,6 +19,7 @@ import { isPermissionError, pathStatusSync } from "../fs/exists.ts";
 import { type CommandWrapper, PASSTHROUGH_WRAPPER } from "../process/command_wrapper.ts";
 import { type ControlPath, controlPaths } from "../tooling/control_paths.ts";
 import type { PermissionScope } from "../tooling/scope.ts";
+import { capDropArgs } from "./bwrap.ts";
 
 /** Inputs of {@link planConfinement}. */
 export interface PlanInputs {
@@ -195,7 +196,8 @@ function realDir(path: string): string | null {
 
 /**
  * The argument vector running `argv` confined by `plan`:
- * `bwrap --die-with-parent --unshare-pid [--unshare-net] --unsetenv <socket vars>...
+ * `bwrap --die-with-parent --unshare-pid --cap-drop <cap>... [--unshare-net]
+ * --unsetenv <socket vars>...
  * --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp [--tmpfs /run] --bind <w> <w>...
  * [--ro-bind <r> <r>...] <control path masks> --chdir <cwd> -- argv...`.
  *
@@ -212,7 +214,7 @@ export function bwrapArgv(
   argv: readonly string[],
   opts: BwrapArgvOptions,
 ): string[] {
-  const out = [opts.bwrap ?? "bwrap", "--die-with-parent", "--unshare-pid"];
+  const out = [opts.bwrap ?? "bwrap", "--die-with-parent", "--unshare-pid", ...capDropArgs()];
   if (!plan.network) out.push("--unshare-net");
   for (const name of SOCKET_ENV_VARS) out.push("--unsetenv", name);
   const writeAll = plan.writable.includes("/");

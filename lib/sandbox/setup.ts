@@ -14,6 +14,7 @@ import type { ControlPath } from "../tooling/control_paths.ts";
 import type { PermissionScope } from "../tooling/scope.ts";
 import { bwrapFix, type BwrapLookup, type EnvReader, lookupBwrap } from "./bwrap.ts";
 import { type ConfinementPlan, confinementWrapper, planConfinement } from "./confinement.ts";
+import { isolationWarning, pidNamespaceWrapper } from "./process_isolation.ts";
 
 /** Options of {@link setupShellConfinement}. */
 export interface ShellConfinementSetup {
@@ -52,8 +53,19 @@ export interface ShellConfinementView {
 export interface ShellConfinement {
   /** What Shell shows, or `null` when commands run unconfined. */
   readonly view: ShellConfinementView | null;
-  /** The session's command wrapper (bwrap, a refusal, or the passthrough). */
+  /**
+   * The session's command wrapper for Shell, background tasks and plugin tools: the bwrap
+   * sandbox, a refusal, a pid namespace of their own (unconfined runs), or the passthrough
+   * (bubblewrap unusable).
+   */
   readonly wrapper: CommandWrapper;
+  /**
+   * The wrapper for the user's own processes (hooks, MCP stdio servers): a pid namespace of
+   * their own when bubblewrap works (kimi's `/proc/<pid>` invisible), else the passthrough.
+   */
+  readonly isolation: CommandWrapper;
+  /** Whether {@link isolation} gives a pid namespace. */
+  readonly isolated: boolean;
 }
 
 function writeStderr(line: string): void {
@@ -103,8 +115,18 @@ export async function setupShellConfinement(
       scope: opts.scope,
     });
   const plan = replan();
-  if (!plan.confined || opts.shellDisabled) return { view: null, wrapper: PASSTHROUGH_WRAPPER };
+  const warn = opts.warn ?? writeStderr;
+  // Every run looks for bwrap: even unconfined commands, hooks and MCP servers get a pid
+  // namespace of their own, so none of them reads kimi's /proc/<pid>/environ.
   const lookup = await lookupBwrap(opts.scope, opts.getEnv);
+  const isolation = lookup.ok ? pidNamespaceWrapper(lookup.path, opts.scope) : PASSTHROUGH_WRAPPER;
+  const own = { isolation, isolated: lookup.ok };
+  // A run that may not start bwrap and has no shell either starts (almost) nothing: no warning.
+  const quiet = !lookup.ok && lookup.problem === "not_permitted" && opts.shellDisabled === true;
+  if (!plan.confined || opts.shellDisabled) {
+    if (!lookup.ok && !quiet) warn(isolationWarning(lookup));
+    return { view: null, wrapper: isolation, ...own };
+  }
   if (lookup.ok) {
     const wrapper = confinementWrapper(plan, {
       bwrap: lookup.path,
@@ -119,17 +141,26 @@ export async function setupShellConfinement(
         },
       },
       wrapper,
+      ...own,
     };
   }
   if (opts.requireConfinement) {
     const refusal = refusalMessage(lookup);
+    // Hooks and MCP servers still run (they are the user's), in kimi's pid namespace.
+    warn(isolationWarning(lookup));
     // Defence in depth: anything spawned through the wrapper fails with the same message.
-    return { view: { description: "not sandboxed", refusal }, wrapper: refusingWrapper(refusal) };
+    return {
+      view: { description: "not sandboxed", refusal },
+      wrapper: refusingWrapper(refusal),
+      ...own,
+    };
   }
-  (opts.warn ?? writeStderr)(
-    `kimi: shell commands are not confined: ${lookup.detail}. ${bwrapFix(lookup.problem)}`,
+  warn(
+    `kimi: shell commands are not confined: ${lookup.detail}. ${bwrapFix(lookup.problem)} ` +
+      "They, hooks, MCP servers and plugin tools can also read kimi's environment through " +
+      "/proc/<pid>/environ.",
   );
-  return { view: null, wrapper: PASSTHROUGH_WRAPPER };
+  return { view: null, wrapper: PASSTHROUGH_WRAPPER, ...own };
 }
 
 /** How Shell commands run: in bubblewrap, without it, or not at all. */

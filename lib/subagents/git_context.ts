@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { type CommandWrapper, wrapCommand } from "../process/command_wrapper.ts";
 import type { PermissionScope } from "../tooling/scope.ts";
 
 /** Dirty files listed before `... and N more`. */
@@ -23,6 +24,12 @@ export interface GitContextOptions {
   scope: PermissionScope;
   /** Child process environment. */
   env?: Record<string, string>;
+  /**
+   * How git is spawned: the session's command wrapper (a repository's config can make git run
+   * programs, e.g. `core.fsmonitor`, so they get the sandbox or pid namespace Shell commands
+   * get). A wrapper that refuses leaves the context empty. Default: as given.
+   */
+  wrapper?: CommandWrapper;
 }
 
 async function runGit(
@@ -30,8 +37,13 @@ async function runGit(
   opts: GitContextOptions,
 ): Promise<string | null> {
   try {
-    const out = await new Deno.Command("git", {
-      args: ["-C", opts.workDir, ...args],
+    const given = ["git", "-C", opts.workDir, ...args];
+    const argv = opts.wrapper
+      ? wrapCommand(opts.wrapper, given, { cwd: opts.workDir, env: opts.env ?? {} })
+      : given;
+    const out = await new Deno.Command(argv[0], {
+      args: argv.slice(1),
+      cwd: opts.workDir,
       env: opts.env,
       clearEnv: opts.env !== undefined,
       stdin: "null",

@@ -415,7 +415,12 @@ export class SubagentManager implements SubagentService {
     } catch {
       childEnv = undefined;
     }
-    const git = await collectGitContext({ workDir: env.workDir, scope: env.scope, env: childEnv });
+    const git = await collectGitContext({
+      workDir: env.workDir,
+      scope: env.scope,
+      env: childEnv,
+      wrapper: env.run.commands,
+    });
     return git ? `${git}\n\n${prompt}` : prompt;
   }
 

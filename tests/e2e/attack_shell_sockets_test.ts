@@ -87,7 +87,9 @@ async function attack(setup: Setup): Promise<void> {
       assertStringIncludes(res("sock"), "sock-visible");
       assertStringIncludes(res("x11"), "x11-visible");
       assert(!res("run").includes("run=0 "), res("run"));
-      assert(!res("environ").includes("found=0"), res("environ"));
+      // Unconfined, but in a pid namespace of its own: kimi's /proc environ stays out of reach
+      // (tests/e2e/proc_isolation_test.ts shows the same probe reading it without bwrap).
+      assertStringIncludes(res("environ"), "found=0");
       assertStringIncludes(res("mcp"), MCP_SECRET);
       return;
     }

@@ -8,6 +8,7 @@ import {
   MAIN_TS,
   toolCallLine,
 } from "../helpers/kimi_process.ts";
+import { parseProcessRef, waitProcessGone } from "../helpers/host_processes.ts";
 import { startMockOpenAI } from "../helpers/mock_openai.ts";
 import { LineSplitter } from "../helpers/wire_process.ts";
 
@@ -615,15 +616,9 @@ Deno.test("acp: MCP servers from the client join the session and stop with it", 
       type: "content",
       content: { type: "text", text: "pong:editor" },
     }]);
-    const pid = Number((await Deno.readTextFile(pidFile)).trim());
+    const ref = parseProcessRef(await Deno.readTextFile(pidFile));
     assertEquals((await client.finish()).code, 0);
-    let alive = true;
-    try {
-      Deno.kill(pid, "SIGCONT");
-    } catch {
-      alive = false;
-    }
-    assertEquals(alive, false);
+    assertEquals(await waitProcessGone(ref), true);
   } finally {
     await sb.cleanup();
   }

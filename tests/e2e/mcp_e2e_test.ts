@@ -9,6 +9,7 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import * as z from "zod";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
 import { type KimiSandbox, kimiSandbox, toolCallLine } from "../helpers/kimi_process.ts";
+import { parseProcessRef, waitProcessGone } from "../helpers/host_processes.ts";
 import { MCP_SERVER_EVERYTHING } from "../helpers/npm_servers.ts";
 
 const EVERYTHING = MCP_SERVER_EVERYTHING;
@@ -58,15 +59,6 @@ async function runPrint(
     "-p",
     "go",
   ]);
-}
-
-function alive(pid: number): boolean {
-  try {
-    Deno.kill(pid, "SIGCONT");
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 Deno.test("stdio server from npm: echo, image, timeout; missing command reported; loading events", async () => {
@@ -163,10 +155,12 @@ Deno.test("a server that dies mid-call gives a tool error and is restarted; no o
     );
     assertEquals(r.c1.display, [{ type: "brief", text: "MCP server stopped" }]);
     assertEquals(r.c2.output, [{ type: "text", text: "pong:again" }]);
-    const pids = (await Deno.readTextFile(pidFile)).trim().split("\n").map(Number);
-    assertEquals(pids.length, 2); // first start + restart
-    assertEquals(r.c3.output, [{ type: "text", text: String(pids[1]) }]);
-    for (const pid of pids) assert(!alive(pid), `MCP server ${pid} outlived kimi`);
+    const refs = (await Deno.readTextFile(pidFile)).trim().split("\n").map(parseProcessRef);
+    assertEquals(refs.length, 2); // first start + restart
+    assertEquals(r.c3.output, [{ type: "text", text: String(refs[1].pid) }]);
+    for (const ref of refs) {
+      assert(await waitProcessGone(ref), `MCP server ${JSON.stringify(ref)} outlived kimi`);
+    }
   } finally {
     await sb.cleanup();
   }

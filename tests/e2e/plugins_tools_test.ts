@@ -14,6 +14,12 @@ import { spawnWire } from "../helpers/wire_process.ts";
 import { spawnAcp } from "../helpers/acp_client.ts";
 import { BWRAP_PROBLEM, flagsFor, warnSkippedBwrap } from "../helpers/attack.ts";
 import { EXAMPLE_PLUGIN, writeToolPlugin } from "../helpers/plugin_fixtures.ts";
+import {
+  parseProcessRef,
+  PROCESS_REF_SH,
+  processGone,
+  processRefSh,
+} from "../helpers/host_processes.ts";
 
 const jsonLines = (s: string) => s.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
 
@@ -41,16 +47,6 @@ async function systemPromptOf(sb: KimiSandbox, stderr: string): Promise<string> 
   return first.content as string;
 }
 
-/** Whether process `pid` is gone (or a zombie nobody reaped). */
-async function gone(pid: number): Promise<boolean> {
-  try {
-    const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
-    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
-  } catch {
-    return true;
-  }
-}
-
 /** Wait until `check` holds (bounded, so a broken build fails instead of hanging). */
 async function waitFor(check: () => Promise<boolean>, what: string): Promise<void> {
   for (let i = 0; i < 600; i++) {
@@ -66,7 +62,11 @@ const SLEEPER = {
     name: "nap",
     // a child in the background and the leader waiting for it: the whole tree must die
     script: 'd=$(cat | sed -n \'s/.*"dir":"\\([^"]*\\)".*/\\1/p\')\n' +
-      'sleep 1000 &\necho $! > "$d/child.pid"\necho $$ > "$d/leader.pid"\nwait\n',
+      // `<pid> <pid namespace>`: the tool runs in a pid namespace of its own
+      `sleep 1000 &\n${
+        processRefSh("$!")
+      } > "$d/child.pid"\n${PROCESS_REF_SH} > "$d/leader.pid"\n` +
+      "wait\n",
   }],
 };
 
@@ -355,8 +355,8 @@ Deno.test("plugin tools: a call past its timeout is killed with its whole proces
       "<system>ERROR: Plugin tool 'nap' timed out after 2s.</system>",
     );
     for (const f of ["leader.pid", "child.pid"]) {
-      const pid = Number(await Deno.readTextFile(join(sb.workDir, f)));
-      await waitFor(() => gone(pid), `${f} ${pid} to exit`);
+      const ref = parseProcessRef(await Deno.readTextFile(join(sb.workDir, f)));
+      await waitFor(() => processGone(ref), `${f} ${JSON.stringify(ref)} to exit`);
     }
   } finally {
     await sb.cleanup();
@@ -378,20 +378,22 @@ Deno.test("plugin tools: cancelling the turn (wire) kills the whole process tree
         method: "prompt",
         params: { user_input: "nap" },
       });
-      const pidFile = join(sb.workDir, "child.pid");
+      const pidFile = join(sb.workDir, "leader.pid"); // written last
       await waitFor(
         async () => (await Deno.readTextFile(pidFile).catch(() => "")).trim() !== "",
         "the plugin to start",
       );
       const pids = await Promise.all(
         ["leader.pid", "child.pid"].map(async (f) =>
-          Number(await Deno.readTextFile(join(sb.workDir, f)))
+          parseProcessRef(await Deno.readTextFile(join(sb.workDir, f)))
         ),
       );
       await wire.send({ jsonrpc: "2.0", id: "c-1", method: "cancel" });
       const done = await wire.until("p-1");
       assertEquals(done.response.result, { status: "cancelled" });
-      for (const pid of pids) await waitFor(() => gone(pid), `process ${pid} to exit`);
+      for (const ref of pids) {
+        await waitFor(() => processGone(ref), `process ${JSON.stringify(ref)} to exit`);
+      }
       // the approval and the tool call went over the wire like any tool's
       const events = done.lines.filter((l) => l.method === "event").map((l) => l.params);
       assert(events.some((e) => e.type === "TurnEnd"), JSON.stringify(events));

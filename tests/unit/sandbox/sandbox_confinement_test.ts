@@ -1,7 +1,7 @@
 import { exists } from "../../../lib/fs/exists.ts";
 import { stringify as stringifyToml } from "smol-toml";
 import { PASSTHROUGH_WRAPPER, wrapCommand } from "../../../lib/process/command_wrapper.ts";
-import { BWRAP_PATH_ENV, findBwrap, probeBwrap } from "../../../lib/sandbox/bwrap.ts";
+import { BWRAP_PATH_ENV, capDropArgs, findBwrap, probeBwrap } from "../../../lib/sandbox/bwrap.ts";
 import {
   bwrapArgv,
   confinementWrapper,
@@ -176,6 +176,7 @@ Deno.test("bwrapArgv: exact argument vector, secrets hidden only where visible",
         "bwrap",
         "--die-with-parent",
         "--unshare-pid",
+        ...capDropArgs(),
         "--unshare-net",
         ...unset,
         "--ro-bind",
@@ -232,6 +233,7 @@ Deno.test("bwrapArgv: exact argument vector, secrets hidden only where visible",
         "/b/bwrap",
         "--die-with-parent",
         "--unshare-pid",
+        ...capDropArgs(),
         ...unset,
         "--ro-bind",
         "/",
@@ -337,7 +339,21 @@ Deno.test("setupShellConfinement: missing bwrap warns once, or refuses when requ
     getEnv: (n: string) => (n === BWRAP_PATH_ENV ? "/nonexistent/bwrap" : undefined),
   };
   {
-    const refused = await setupShellConfinement({ ...base, requireConfinement: true });
+    const refusedWarnings: string[] = [];
+    const refused = await setupShellConfinement({
+      ...base,
+      requireConfinement: true,
+      warn: (l) => refusedWarnings.push(l),
+    });
+    // Shell is refused; hooks and MCP servers still run, without a pid namespace: said once.
+    assertEquals(refusedWarnings, [
+      "kimi: the processes kimi starts (shell commands, hooks, MCP servers, plugin tools) are " +
+      "not isolated from it: bubblewrap (bwrap) was not found, so they can read kimi's " +
+      "environment through /proc/<pid>/environ. Install bubblewrap (e.g. apt-get install " +
+      "bubblewrap) to run them in their own pid namespace.",
+    ]);
+    assertEquals(refused.isolated, false);
+    assertEquals(refused.isolation, PASSTHROUGH_WRAPPER);
     assert(refused.view?.refusal, "a refusal is expected");
     assertEquals(
       refused.view.refusal,
@@ -364,19 +380,25 @@ Deno.test("setupShellConfinement: missing bwrap warns once, or refuses when requ
     );
     assertEquals(warnings, [
       "kimi: shell commands are not confined: bubblewrap (bwrap) was not found. Install it " +
-      "(e.g. apt-get install bubblewrap) to confine them.",
+      "(e.g. apt-get install bubblewrap) to confine them. They, hooks, MCP servers and plugin " +
+      "tools can also read kimi's environment through /proc/<pid>/environ.",
     ]);
     // Unconfined: passthrough.
     assertEquals(wrapCommand(unconfined.wrapper, ["bash"], { cwd: "/", env: {} }), ["bash"]);
 
-    // A full scope never needs bwrap and installs the passthrough.
+    // A full scope needs no confinement; without bwrap its commands run as given, and kimi
+    // says once that they are not isolated.
+    const fullWarnings: string[] = [];
     const full = await setupShellConfinement({
       ...base,
       scope: FULL_SCOPE,
       requireConfinement: true,
+      warn: (l) => fullWarnings.push(l),
     });
     assertEquals(full.view, null);
     assertEquals(full.wrapper, PASSTHROUGH_WRAPPER);
+    assertEquals(fullWarnings.length, 1);
+    assertStringIncludes(fullWarnings[0], "are not isolated from it: bubblewrap (bwrap) was not");
 
     const status = await shellConfinementStatus({
       workDir: "/nonexistent-w",
@@ -668,7 +690,9 @@ Deno.test({
       assert(await exists(`${e.outside}/bg-bad`, { noFollow: true }));
       assertStringIncludes(res("config"), FAKE_CONFIG_KEY);
       assertStringIncludes(res("creds"), FAKE_TOKEN);
-      assertStringIncludes(res("environ"), `KIMI_API_KEY=${FAKE_ENV_KEY}`);
+      // Not confined, but in a pid namespace of its own: kimi's /proc entry is not there.
+      assertStringIncludes(res("environ"), "No such file or directory");
+      assertNoSecret(res("environ"), "environ");
       assertStringIncludes(res("net"), "net-connected");
       // The child environment is filtered with or without confinement.
       assertNoSecret(res("env"), "env");
