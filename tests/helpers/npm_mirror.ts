@@ -89,6 +89,24 @@ async function sha512Integrity(data: Uint8Array): Promise<string> {
   return `sha512-${btoa(bin)}`;
 }
 
+/** Registry metadata built from the cached version directories of a package (null: none). */
+async function packumentFromVersions(dir: string): Promise<Record<string, any> | null> {
+  const versions: Record<string, unknown> = {};
+  try {
+    for await (const e of Deno.readDir(dir)) {
+      if (!e.isDirectory || !/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(e.name)) continue;
+      try {
+        versions[e.name] = JSON.parse(await Deno.readTextFile(`${dir}/${e.name}/package.json`));
+      } catch {
+        // not a complete package
+      }
+    }
+  } catch {
+    return null;
+  }
+  return Object.keys(versions).length > 0 ? { versions } : null;
+}
+
 /** A running mirror. */
 export interface NpmMirror {
   /** Handle a request whose path is below the mirror's prefix (e.g. `/commander`). */
@@ -108,10 +126,15 @@ export function npmMirror(cacheDir: string, baseUrl: string): NpmMirror {
     return t;
   };
   const packument = async (name: string): Promise<Response> => {
-    let doc: Record<string, any>;
+    let doc: Record<string, any> | null;
     try {
       doc = JSON.parse(await Deno.readTextFile(`${cacheDir}/${name}/registry.json`));
     } catch {
+      // A cache filled through a lock file holds the packages without their registry metadata:
+      // the versions' own package.json files say what a registry would.
+      doc = await packumentFromVersions(`${cacheDir}/${name}`);
+    }
+    if (doc === null) {
       return new Response(JSON.stringify({ error: "Not found" }), { status: 404 });
     }
     const versions: Record<string, any> = {};
