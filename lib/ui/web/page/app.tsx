@@ -172,9 +172,17 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
       setInfo(null);
       return;
     }
-    api<SessionInfo | null>("GET", `/api/sessions/${current}`).then(setInfo, (e: Error) => {
-      if (e instanceof AuthError) onAuthFailed();
+    // An answer that arrives after the user moved on (another session, a newer refresh) is
+    // dropped: a late reply must not put back the heading of a session no longer open.
+    let stale = false;
+    api<SessionInfo | null>("GET", `/api/sessions/${current}`).then((s) => {
+      if (!stale) setInfo(s);
+    }, (e: Error) => {
+      if (!stale && e instanceof AuthError) onAuthFailed();
     });
+    return () => {
+      stale = true;
+    };
   }, [current, refreshKey]);
 
   useEffect(() => {

@@ -31,10 +31,14 @@ export function FilesPanel({ sessionId }: { sessionId: string }): JSX.Element {
   useEffect(() => {
     setEntries(null);
     setError(null);
+    let live = true; // a late answer for another folder or session is dropped
     api<Entry[]>("GET", `/api/sessions/${sessionId}/files/${encodePath(dir) || "."}`).then(
-      (e) => setEntries(e ?? []),
-      (err: Error) => setError(err.message),
+      (e) => live && setEntries(e ?? []),
+      (err: Error) => live && setError(err.message),
     );
+    return () => {
+      live = false;
+    };
   }, [sessionId, dir]);
   const parent = dir.includes("/") ? dir.slice(0, dir.lastIndexOf("/")) : "";
   return (
@@ -100,10 +104,14 @@ export function GitPanel(
   const [stats, setStats] = useState<GitStats | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
+    let live = true; // a late answer for another session is dropped
     api<GitStats>("GET", `/api/sessions/${sessionId}/git-diff`).then(
-      setStats,
-      (e: Error) => setError(e.message),
+      (st) => live && setStats(st),
+      (e: Error) => live && setError(e.message),
     );
+    return () => {
+      live = false;
+    };
   }, [sessionId, refreshKey]);
   if (error) return <p class="error" role="alert">{error}</p>;
   if (!stats) return <p class="muted">Loading…</p>;
