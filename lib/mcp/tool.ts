@@ -42,18 +42,6 @@ export interface McpToolOptions {
 const ArgsSchema = z.record(z.string(), z.unknown());
 
 /** Longest argument text quoted in an approval's one-line description. */
-const ARGS_DESCRIPTION_CHARS = 200;
-
-/** The call's arguments for a one-line description: compact JSON, shortened. */
-export function describeArguments(args: Record<string, unknown>): string {
-  const keys = Object.keys(args);
-  if (keys.length === 0) return "no arguments";
-  const json = JSON.stringify(args);
-  return `arguments ${
-    json.length > ARGS_DESCRIPTION_CHARS ? json.slice(0, ARGS_DESCRIPTION_CHARS - 1) + "…" : json
-  }`;
-}
-
 /** Wrap an MCP tool as a {@link Tool}. */
 export function mcpTool(opts: McpToolOptions): Tool<Record<string, unknown>> {
   const { info, connection, server } = opts;

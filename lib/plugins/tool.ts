@@ -8,7 +8,7 @@
  */
 import * as z from "zod";
 import { log } from "../log.ts";
-import { describeArguments } from "../mcp/tool.ts";
+import { describeArguments } from "../tooling/argument_preview.ts";
 import { toolError, toolOk, ToolResultBuilder } from "../tooling/result.ts";
 import type { Tool } from "../tooling/tool.ts";
 import { brief } from "../wire/display.ts";
