@@ -116,6 +116,7 @@ if (import.meta.main) {
     : await runWebBench(quick ? { runs: 3, sessions: 20, lines: 5000 } : {});
   const tools = startupOnly ? undefined : await runOptionalTools();
   const session = startupOnly ? undefined : await runOptionalTools("session.ts");
+  const longSession = startupOnly ? undefined : await runOptionalTools("long_session.ts");
   const page = startupOnly ? undefined : await runOptionalTools("page.ts");
   const replayArg = Deno.args.find((a) => a.startsWith("--replay-mb="));
   const wireMemory = startupOnly ? null : await runWireMemoryBench({
@@ -250,6 +251,7 @@ if (import.meta.main) {
       : []),
     ...(tools ? [`## Tools\n\n${tools}`] : []),
     ...(session ? [`## Sessions\n\n${session}`] : []),
+    ...(longSession ? [longSession] : []),
     ...(page ? [`## Web page (\`kimi web\` in headless chromium)\n\n${page}`] : []),
     ...(wireMemory
       ? [`## Big turns in little memory (\`kimi --wire\`)\n\n${wireMemoryMarkdown(wireMemory)}`]
