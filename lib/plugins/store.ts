@@ -7,7 +7,6 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
 import { join } from "node:path";
 import * as z from "zod";
 import { atomicWriteText } from "../fs/atomic_write.ts";
@@ -100,6 +99,9 @@ export async function updatePluginState(
  * bytes or the link's target. Any added, removed, changed or re-linked file changes it.
  */
 export async function contentHash(dir: string): Promise<string> {
+  // node:crypto (with the streams it pulls in) loads only when a plugin is hashed: every run
+  // reads the plugins' state, few have plugins.
+  const { createHash } = await import("node:crypto");
   const hash = createHash("sha256");
   const walk = async (rel: string): Promise<void> => {
     const abs = rel ? join(dir, rel) : dir;
