@@ -4,14 +4,11 @@
  *
  * @module
  */
-import { ConfigError } from "../config/errors.ts";
-import { loadConfig } from "../config/load.ts";
-import { ensureShareDir } from "../config/share_dir.ts";
-import { configureLog, log } from "../log.ts";
+import { log } from "../log.ts";
 import { cliControlPaths } from "./cli_control_paths.ts";
 import { runAcp } from "../ui/acp/server.ts";
 import { kimiCodeLogin, loginCommandLine } from "../ui/acp/kimi_code_login.ts";
-import { loadRunMcpServers } from "./mcp_run.ts";
+import { serverSetup } from "./server_setup.ts";
 import { type CliOptions, UsageError } from "./options.ts";
 import { safeGetEnv } from "./run_agent.ts";
 
@@ -28,24 +25,9 @@ function refuseSessionFlags(opts: CliOptions, given: { prompt: boolean }): void 
 /** Run the ACP server; resolves with the exit code. */
 export async function runAcpCommand(opts: CliOptions): Promise<number> {
   refuseSessionFlags(opts, { prompt: opts.prompt !== undefined });
-  const shareDir = await ensureShareDir(safeGetEnv);
-  configureLog({ shareDir, debug: opts.debug });
-  let config;
-  let configPath: string | null;
-  try {
-    ({ config, path: configPath } = await loadConfig({
-      shareDir,
-      configFile: opts.configFile,
-      configText: opts.configText,
-    }));
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      return 1;
-    }
-    throw err;
-  }
-  const mcpServers = await loadRunMcpServers(opts, shareDir);
+  const setup = await serverSetup(opts);
+  if (typeof setup === "number") return setup;
+  const { shareDir, config, configPath, mcpServers } = setup;
   log("INFO", "acp", "serving the Agent Client Protocol on stdio");
   return await runAcp({
     shareDir,

@@ -7,11 +7,9 @@
  */
 import { BackgroundTaskManager } from "../background/task_manager.ts";
 import { backgroundSettings } from "../background/settings.ts";
-import { ConfigError } from "../config/errors.ts";
-import { loadConfig } from "../config/load.ts";
 import { ensureShareDir, readProcessEnv as safeGetEnv } from "../config/share_dir.ts";
 import { runSessionEnd, runSessionStart } from "../hooks/session_hooks.ts";
-import { configureLog, log } from "../log.ts";
+import { log } from "../log.ts";
 import { KimiApp } from "../app/kimi_app.ts";
 import { resolveModel } from "../config/model_resolution.ts";
 import { createLLM } from "../llm/create.ts";
@@ -23,7 +21,7 @@ import { homeDir } from "../tooling/workspace.ts";
 import { serveWeb, WebStartError } from "../ui/web/server/serve.ts";
 import { rotateToken, tokenPath } from "../ui/web/server/token_store.ts";
 import { PAGE_CSP, pageAssets } from "../ui/web/page_assets.ts";
-import { loadRunMcpServers } from "./mcp_run.ts";
+import { serverSetup } from "./server_setup.ts";
 import { type CliOptions, UsageError } from "./options.ts";
 
 /** The options of `kimi web` as commander parses them. */
@@ -115,24 +113,9 @@ export async function runWebCommand(
     );
   }
   const port = parsePort(flags.port);
-  const shareDir = await ensureShareDir(safeGetEnv);
-  configureLog({ shareDir, debug: opts.debug });
-  let config;
-  let configPath: string | null;
-  try {
-    ({ config, path: configPath } = await loadConfig({
-      shareDir,
-      configFile: opts.configFile,
-      configText: opts.configText,
-    }));
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      return 1;
-    }
-    throw err;
-  }
-  const mcpServers = await loadRunMcpServers(opts, shareDir);
+  const setup = await serverSetup(opts);
+  if (typeof setup === "number") return setup;
+  const { shareDir, config, configPath, mcpServers } = setup;
   const scope = new DenoPermissionScope();
   // the config file in use, the MCP config files and kimi's cache: control paths of every
   // session, and never served by the file routes
