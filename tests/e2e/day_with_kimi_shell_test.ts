@@ -565,8 +565,12 @@ Deno.test(
         await t.waitFor(promptReady);
         await t.type("start");
         await t.keys("Enter");
-        let s = await t.waitFor("Using Shell");
-        assertStringIncludes(s.split("\n").at(-1)!, "enter: queue · ctrl-s: steer");
+        // the turn is running (its Shell call shown) and the status line says what keys do now
+        // (wait for both: the status line is drawn a moment after the tool line)
+        await t.waitFor((x) =>
+          x.includes("Using Shell") &&
+          x.split("\n").at(-1)!.includes("enter: queue · ctrl-s: steer")
+        );
         await t.type("queued one");
         await t.keys("Enter");
         await t.waitFor("↳ queued one (queued for after this turn)");
@@ -574,7 +578,7 @@ Deno.test(
         await t.keys("C-s");
         await t.waitFor("↳ steered one (sent after the current step)");
         await Deno.writeTextFile(fifo, "");
-        s = await t.waitFor((x) => x.includes("queued one answered.") && promptReady(x));
+        const s = await t.waitFor((x) => x.includes("queued one answered.") && promptReady(x));
         const lines = s.split("\n");
         const at = (re: RegExp) => lines.findIndex((l) => re.test(l));
         // the steer reached the first turn; the queued message ran as the next turn
