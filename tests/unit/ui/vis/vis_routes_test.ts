@@ -18,7 +18,7 @@ const WIRE = [
   "",
 ].join("\n");
 
-async function importForm(): Promise<FormData> {
+function importForm(): FormData {
   const form = new FormData();
   form.append("file", new File([zipSync({ "wire.jsonl": enc.encode(WIRE) })], "s.zip"));
   return form;
@@ -43,7 +43,7 @@ Deno.test("vis routes: records, addresses, import, and read-only mode", async ()
     }
     const imported = await app.request("/api/vis/sessions/import", {
       method: "POST",
-      body: await importForm(),
+      body: importForm(),
     });
     assertEquals(imported.status, 200);
     const { session_id } = await imported.json();
@@ -57,7 +57,7 @@ Deno.test("vis routes: records, addresses, import, and read-only mode", async ()
     mountVisRoutes(ro, { shareDir: share, readOnly: true });
     const refused = await ro.request("/api/vis/sessions/import", {
       method: "POST",
-      body: await importForm(),
+      body: importForm(),
     });
     assertEquals(refused.status, 403);
     await refused.body?.cancel();
