@@ -8,6 +8,7 @@
  */
 import { isPresent, pathStatusSync } from "../fs/exists.ts";
 import { join } from "node:path";
+import type { ListingEntry, SubtreeWalker } from "./native_walk.ts";
 
 /** Options of {@link pathGlob}. */
 export interface PathGlobOptions {
@@ -20,6 +21,12 @@ export interface PathGlobOptions {
    * be none (the others are plain entries of their directory as it was listed).
    */
   linked?: Set<string>;
+  /**
+   * Lists the subtrees a `**` walks in one pass (a native walker); when absent, or when it
+   * gives nothing, the directories are read one by one with `Deno.readDirSync`. The results
+   * are the same either way.
+   */
+  walker?: SubtreeWalker;
 }
 
 /** Translate one fnmatch segment (`*`, `?`, `[seq]`, `[!seq]`) to an anchored RegExp. */
@@ -63,7 +70,7 @@ function hasMagic(segment: string): boolean {
  * directory instead of one round trip per entry, which made the walk ten times slower than
  * `rg --files`; the walk yields to the event loop every {@link YIELD_EVERY} directories.
  */
-function readDirUncached(path: string): Deno.DirEntry[] {
+function readDirUncached(path: string): ListingEntry[] {
   try {
     return Array.from(Deno.readDirSync(path));
   } catch {
@@ -74,9 +81,20 @@ function readDirUncached(path: string): Deno.DirEntry[] {
 /** Directories read between two yields to the event loop (so an abort is seen promptly). */
 const YIELD_EVERY = 64;
 
-function entryIsDir(parent: string, e: Deno.DirEntry): boolean {
+function entryIsDir(parent: string, e: ListingEntry): boolean {
   if (e.isDirectory) return true;
   return e.isSymlink ? pathStatusSync(join(parent, e.name)) === "directory" : false;
+}
+
+/**
+ * The `find -name` pattern that matches exactly the names `segment` matches, or undefined. Only
+ * printable ASCII with `*` as the one wildcard qualifies: `?`, `[...]` and `\\` differ between
+ * Python's fnmatch and fnmatch(3) (locale, `[^...]`, escapes), and a non-ASCII literal could
+ * meet a name that is not valid UTF-8. (`*` matches a leading `.` in both.)
+ */
+export function findNameFilter(segment: string): string | undefined {
+  if (!/^[\x20-\x7e]+$/.test(segment) || /[?[\]\\]/.test(segment)) return undefined;
+  return segment.includes("*") && !/^\**$/.test(segment) ? segment : undefined;
 }
 
 function rel(dir: string, name: string): string {
@@ -103,7 +121,7 @@ export async function pathGlob(
   if (parts.length === 0) throw new Error(`Unacceptable pattern: '${pattern}'`);
 
   const abs = (r: string) => (r === "" ? root : join(root, r));
-  const listings = new Map<string, Deno.DirEntry[]>();
+  const listings = new Map<string, ListingEntry[]>();
   let reads = 0;
   const readDir = async (path: string) => {
     let hit = listings.get(path);
@@ -120,7 +138,7 @@ export async function pathGlob(
   const results: string[] = [];
   const seen = new Set<string>();
   /** Record a match; `entry` (when known) saves a stat for `filesOnly`. */
-  const emit = (r: string, entry?: Deno.DirEntry) => {
+  const emit = (r: string, entry?: ListingEntry) => {
     if (r === "" || seen.has(r)) return;
     if (opts.filesOnly) {
       const file = entry && !entry.isSymlink ? entry.isFile : pathStatusSync(abs(r)) === "file";
@@ -129,6 +147,43 @@ export async function pathGlob(
     if (!entry || entry.isSymlink) opts.linked?.add(r);
     seen.add(r);
     results.push(r);
+  };
+
+  // The subtrees a native walker listed (absolute), and the name filter it may apply: only
+  // when a single `**` is followed by one last segment, which alone reads its listings.
+  const walked = new Set<string>();
+  const stars = parts.filter((p) => p === "**").length;
+  const nameFilter = stars === 1 && parts[parts.length - 2] === "**"
+    ? findNameFilter(parts[parts.length - 1])
+    : undefined;
+  const isWalked = (a: string) => {
+    for (let i = a.length; i > 0; i = a.lastIndexOf("/", i - 1)) {
+      if (walked.has(i === a.length ? a : a.slice(0, i))) return true;
+    }
+    return walked.has("/");
+  };
+  /** Let the walker list the subtrees below `starts` (relative) that no walk listed yet. */
+  const walkNatively = async (starts: string[]) => {
+    // (A path decoded with U+FFFD cannot be opened by find either: `readDir` tries it.)
+    const roots = [...new Set(starts.map(abs))]
+      .filter((a) => !isWalked(a) && !a.includes("\uFFFD"))
+      .sort();
+    const top = new Set<string>();
+    const fresh = roots.filter((a) => {
+      for (let i = a.lastIndexOf("/"); i > 0; i = a.lastIndexOf("/", i - 1)) {
+        if (top.has(a.slice(0, i))) return false;
+      }
+      if (top.has("/") && a !== "/") return false;
+      top.add(a);
+      return true;
+    });
+    if (fresh.length === 0) return;
+    const got = await opts.walker!(fresh, { name: nameFilter, signal: opts.signal });
+    if (got === null) return;
+    for (const [path, entries] of got) {
+      if (!listings.has(path)) listings.set(path, entries);
+    }
+    for (const a of fresh) walked.add(a);
   };
 
   let dirs: string[] = [""];
@@ -145,6 +200,7 @@ export async function pathGlob(
       }
     };
     if (seg === "**") {
+      if (opts.walker) await walkNatively(dirs);
       for (const d of dirs) {
         if (last) emit(d);
         else addDir(d);

@@ -162,6 +162,19 @@ function within(path: string, dir: string): boolean {
   return path === dir || path.startsWith(dir.endsWith("/") ? dir : dir + "/");
 }
 
+/**
+ * Whether an entry directly in the real directory `realDir` may fall on one of `list`'s control
+ * paths (in any of their forms): `false` means no name in it can, so the entries of that
+ * directory need no {@link controlMatcher} call each. Conservative: exemptions are ignored.
+ */
+export function controlEntryProbe(list: readonly ControlPath[]): (realDir: string) => boolean {
+  const all = list.flatMap((cp) => forms(cp.path));
+  return (realDir) => {
+    const below = realDir.endsWith("/") ? realDir : realDir + "/";
+    return all.some((f) => within(realDir, f) || f.startsWith(below));
+  };
+}
+
 /** Finds the control path a real path falls on (see {@link controlMatcher}). */
 export type ControlMatcher = (realPath: string) => ControlPath | null;
 

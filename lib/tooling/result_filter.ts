@@ -14,7 +14,7 @@
  */
 import { basename, dirname, join } from "node:path";
 import { resolveRealPath } from "../fs/real_path.ts";
-import { type ControlMatcher, controlMatcher } from "./control_paths.ts";
+import { controlEntryProbe, type ControlMatcher, controlMatcher } from "./control_paths.ts";
 import { isHardLinkTo, isProcessProcPath, secretInodes } from "./sensitive.ts";
 import type { ToolEnv } from "./tool.ts";
 import { isWithin, workspaceRoots } from "./workspace.ts";
@@ -36,12 +36,20 @@ function realPathOrNull(path: string): string | null {
 export class ResultFilter {
   readonly #env: Pick<ToolEnv, "scope">;
   readonly #secret: ControlMatcher;
+  /** Whether an entry of a real directory may be a secret control path. */
+  readonly #secretEntryIn: (realDir: string) => boolean;
   readonly #secretInodes: Set<string>;
   readonly #roots: string[] | null;
   /** Scope answer per real directory. */
   readonly #dirs = new Map<string, boolean>();
   /** Real path per searched directory (null: cannot be resolved). */
   readonly #realDirs = new Map<string, string | null>();
+  /**
+   * Per searched directory: whether every plain entry in it is shown as it is (its real
+   * directory is readable, in the workspace when that is required, and no name in it can be
+   * a secret or a process's `/proc` entry).
+   */
+  readonly #cleanDirs = new Map<string, boolean>();
 
   /**
    * Create the filter. With `workspaceOnly`, results must also lie in the work dir or an
@@ -54,6 +62,7 @@ export class ResultFilter {
     this.#env = env;
     const secrets = env.run.controlPaths.list().filter((c) => c.secret);
     this.#secret = controlMatcher(secrets);
+    this.#secretEntryIn = controlEntryProbe(secrets);
     this.#secretInodes = secretInodes(secrets);
     this.#roots = opts.workspaceOnly ? workspaceRoots(env) : null;
   }
@@ -93,26 +102,45 @@ export class ResultFilter {
     }
   }
 
+  /** Whether every plain entry of the searched directory `dir` is `ok` (cached per directory). */
+  #cleanDir(dir: string): boolean {
+    let clean = this.#cleanDirs.get(dir);
+    if (clean === undefined) {
+      const real = this.#realDir(dir);
+      clean = real !== null && !real.startsWith("/proc") && !this.#secretEntryIn(real) &&
+        (this.#roots === null || this.#roots.some((r) => isWithin(real, r))) &&
+        this.#dirReadable(real);
+      this.#cleanDirs.set(dir, clean);
+    }
+    return clean;
+  }
+
+  /** Whether this run may read the real directory `dir` (cached). */
+  #dirReadable(dir: string): boolean {
+    let ok = this.#dirs.get(dir);
+    if (ok === undefined) {
+      ok = this.#env.scope.check("read", dir).allowed;
+      this.#dirs.set(dir, ok);
+    }
+    return ok;
+  }
+
   /** Whether this run may read `real` (scope answers cached per directory). */
   #readable(real: string): boolean {
-    const dir = dirname(real);
-    let dirOk = this.#dirs.get(dir);
-    if (dirOk === undefined) {
-      dirOk = this.#env.scope.check("read", dir).allowed;
-      this.#dirs.set(dir, dirOk);
-    }
-    return dirOk || this.#env.scope.check("read", real).allowed;
+    return this.#dirReadable(dirname(real)) || this.#env.scope.check("read", real).allowed;
   }
 
   /**
    * Judge one result by its absolute path (as searched). `plainEntry`: the walk listed its last
    * component as no symlink, and only its name is shown (Glob), so resolving its directory is
    * enough: a `..` or a symlinked directory on the way is resolved there, and a name shows
-   * nothing of a file it may be a hard link to.
+   * nothing of a file it may be a hard link to. The plain entries of a directory whose real
+   * path is readable, in the workspace and holds no secret are judged once for all.
    */
   verdict(path: string, opts: { plainEntry?: boolean } = {}): ResultVerdict {
     let resolved: { real: string; info: Deno.FileInfo | null } | null;
     if (opts.plainEntry) {
+      if (this.#cleanDir(dirname(path))) return "ok";
       const dir = this.#realDir(dirname(path));
       resolved = dir === null ? null : { real: join(dir, basename(path)), info: null };
     } else {
