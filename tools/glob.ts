@@ -7,7 +7,7 @@ import { isAbsolute, join } from "node:path";
 import * as z from "zod";
 import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
-import { comparePathParts, pathGlob } from "../lib/search/path_glob.ts";
+import { firstPaths, pathGlob } from "../lib/search/path_glob.ts";
 import { findFindBinary, findWalker, type SubtreeWalker } from "../lib/search/native_walk.ts";
 import { listWorkDir } from "../lib/agent/work_dir_listing.ts";
 import { orNull } from "../lib/tooling/param_types.ts";
@@ -137,19 +137,21 @@ function glob(env: ToolEnv): Tool<GlobParams> {
           const base = dir.endsWith("/") ? dir : dir + "/";
           matches = matches.filter((m) =>
             results.verdict(m.includes("..") ? join(dir, m) : base + m, {
-              plainEntry: !linked.has(m),
+              plainEntry: linked.size === 0 || !linked.has(m),
             }) === "ok"
           );
           const dropped = found - matches.length;
-          matches.sort(comparePathParts);
-          let message = matches.length > 0
-            ? `Found ${matches.length} matches for pattern \`${params.pattern}\`.`
+          const total = matches.length;
+          // Only the first MAX_MATCHES are shown: only those are sorted.
+          matches = firstPaths(matches, MAX_MATCHES + 1);
+          let message = total > 0
+            ? `Found ${total} matches for pattern \`${params.pattern}\`.`
             : `No matches found for pattern \`${params.pattern}\`.`;
           if (dropped > 0) {
             message += ` Left out ${dropped} match(es) that lead outside the workspace or this ` +
               "run's read scope, or onto kimi's own secret files.";
           }
-          if (matches.length > MAX_MATCHES) {
+          if (total > MAX_MATCHES) {
             matches = matches.slice(0, MAX_MATCHES);
             message += ` Only the first ${MAX_MATCHES} matches are returned. ` +
               "You may want to use a more specific pattern.";

@@ -108,93 +108,150 @@ function asReadDirWould(listings: Map<string, ListingEntry[]>): void {
   }
 }
 
+/** Where one walk's finds put what they list (shared by the finds of one walk). */
+interface WalkSink {
+  readonly listings: Map<string, ListingEntry[]>;
+  /** Entries listed so far, by all finds of the walk. */
+  count: number;
+  readonly maxEntries: number;
+}
+
+/**
+ * Run one find over `starts` into `sink`; whether it listed them completely. `stop` kills it
+ * (an abort, or another find of the walk failing).
+ */
+async function runFind(
+  findPath: string,
+  starts: readonly string[],
+  name: string | undefined,
+  sink: WalkSink,
+  stop: AbortSignal,
+): Promise<boolean> {
+  const args = ["-H", ...starts, "-mindepth", "1"];
+  if (name !== undefined) args.push("(", "-type", "d", "-o", "-name", name, ")");
+  args.push("-printf", "%y%p\\0");
+  if (stop.aborted) return false;
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(findPath, {
+      args,
+      clearEnv: true,
+      env: { LC_ALL: "C" },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+  } catch {
+    return false; // missing, or not allowed after all
+  }
+  const kill = () => {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // already gone
+    }
+  };
+  stop.addEventListener("abort", kill, { once: true });
+  const { listings } = sink;
+  for (const s of starts) if (!listings.has(s)) listings.set(s, []);
+  let complete = true;
+  const decoder = new TextDecoder();
+  let carry = "";
+  const take = (record: string) => {
+    const path = record.slice(1);
+    const slash = path.lastIndexOf("/");
+    const parent = slash === 0 ? "/" : path.slice(0, slash);
+    const entry = entryOf(record[0], path.slice(slash + 1));
+    let list = listings.get(parent);
+    if (list === undefined) {
+      list = [];
+      listings.set(parent, list);
+    }
+    list.push(entry);
+    if (entry.isDirectory && !listings.has(path)) listings.set(path, []);
+  };
+  const reader = child.stdout.getReader();
+  try {
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      const records = (carry + decoder.decode(value, { stream: true })).split("\0");
+      carry = records.pop()!;
+      sink.count += records.length;
+      if (sink.count > sink.maxEntries) {
+        complete = false;
+        kill();
+        await reader.cancel();
+        break;
+      }
+      for (const r of records) take(r);
+    }
+  } catch {
+    complete = false; // killed mid-read
+  } finally {
+    reader.releaseLock();
+    const status = await child.status;
+    stop.removeEventListener("abort", kill);
+    complete &&= status.success && carry + decoder.decode() === "";
+  }
+  return complete;
+}
+
+/** Finds one walk runs at once: one per core, at most 4. */
+function defaultProcesses(): number {
+  return Math.max(1, Math.min(4, navigator.hardwareConcurrency ?? 1));
+}
+
 /**
  * A {@link SubtreeWalker} running GNU find at `findPath` (`find -H <starts> -mindepth 1
  * [( -type d -o -name <name> )] -printf '%y%p\0'`, in the C locale, with no other environment),
- * reading its NUL-separated output as it streams. Any failure (it cannot start, its exit status
- * is not 0 (an unreadable directory included), or it lists more than `maxEntries`, by default
- * {@link MAX_WALK_ENTRIES}) gives `null`. An abort kills it.
+ * reading its NUL-separated output as it streams. A walk from one directory reads that
+ * directory itself and shares its subdirectories among `processes` finds running at once (as
+ * `rg` walks in parallel threads; default one per core, at most 4). Any failure (a find cannot
+ * start, its exit status is not 0 (an unreadable directory included), or the walk lists more
+ * than `maxEntries`, by default {@link MAX_WALK_ENTRIES}) gives `null` and kills the other
+ * finds; an abort kills them all.
  */
 export function findWalker(
   findPath: string,
-  limits: { maxEntries?: number } = {},
+  limits: { maxEntries?: number; processes?: number } = {},
 ): SubtreeWalker {
   const maxEntries = limits.maxEntries ?? MAX_WALK_ENTRIES;
+  const processes = limits.processes ?? defaultProcesses();
   return async (starts, opts) => {
     opts.signal?.throwIfAborted();
-    if (starts.length === 0) return new Map();
     if (starts.some((s) => !s.startsWith("/"))) return null;
-    const args = ["-H", ...starts, "-mindepth", "1"];
-    if (opts.name !== undefined) args.push("(", "-type", "d", "-o", "-name", opts.name, ")");
-    args.push("-printf", "%y%p\\0");
-    let child: Deno.ChildProcess;
-    try {
-      child = new Deno.Command(findPath, {
-        args,
-        clearEnv: true,
-        env: { LC_ALL: "C" },
-        stdin: "null",
-        stdout: "piped",
-        stderr: "null",
-      }).spawn();
-    } catch {
-      return null; // missing, or not allowed after all
+    const sink: WalkSink = { listings: new Map(), count: 0, maxEntries };
+    let groups: string[][] = [[...starts]];
+    if (processes > 1 && starts.length === 1) {
+      // The start's own listing is read here, so its subdirectories can be walked at once.
+      const top = starts[0];
+      const entries = readDirOrEmpty(top);
+      sink.listings.set(top, entries);
+      const subs = entries
+        .filter((e) => e.isDirectory && !e.name.includes("\uFFFD"))
+        .map((e) => top === "/" ? `/${e.name}` : `${top}/${e.name}`);
+      groups = Array.from({ length: Math.min(processes, subs.length) }, () => []);
+      subs.forEach((s, i) => groups[i % groups.length].push(s));
     }
-    const kill = () => {
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // already gone
-      }
-    };
-    opts.signal?.addEventListener("abort", kill, { once: true });
-    const listings = new Map<string, ListingEntry[]>();
-    for (const s of starts) listings.set(s, []);
-    let count = 0;
-    let complete = true;
-    const decoder = new TextDecoder();
-    let carry = "";
-    const take = (record: string) => {
-      const path = record.slice(1);
-      const slash = path.lastIndexOf("/");
-      const parent = slash === 0 ? "/" : path.slice(0, slash);
-      const entry = entryOf(record[0], path.slice(slash + 1));
-      let list = listings.get(parent);
-      if (list === undefined) {
-        list = [];
-        listings.set(parent, list);
-      }
-      list.push(entry);
-      if (entry.isDirectory && !listings.has(path)) listings.set(path, []);
-    };
-    const reader = child.stdout.getReader();
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    opts.signal?.addEventListener("abort", onAbort, { once: true });
+    let complete: boolean[];
     try {
-      while (true) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        const text = carry + decoder.decode(value, { stream: true });
-        const records = text.split("\0");
-        carry = records.pop()!;
-        count += records.length;
-        if (count > maxEntries) {
-          complete = false;
-          kill();
-          await reader.cancel();
-          break;
-        }
-        for (const r of records) take(r);
-      }
-    } catch {
-      complete = false; // the child was killed mid-read
+      complete = await Promise.all(
+        groups.filter((g) => g.length > 0).map(async (g) => {
+          const ok = await runFind(findPath, g, opts.name, sink, stop.signal);
+          if (!ok) stop.abort();
+          return ok;
+        }),
+      );
     } finally {
-      reader.releaseLock();
-      const status = await child.status;
-      opts.signal?.removeEventListener("abort", kill);
-      complete &&= status.success && carry + decoder.decode() === "";
+      opts.signal?.removeEventListener("abort", onAbort);
     }
     opts.signal?.throwIfAborted();
-    if (!complete) return null;
-    asReadDirWould(listings);
-    return listings;
+    if (complete.includes(false)) return null;
+    asReadDirWould(sink.listings);
+    return sink.listings;
   };
 }

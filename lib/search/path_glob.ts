@@ -80,6 +80,8 @@ function readDirUncached(path: string): ListingEntry[] {
 
 /** Directories read between two yields to the event loop (so an abort is seen promptly). */
 const YIELD_EVERY = 64;
+/** The same for directories already listed (by a native walker, or read before). */
+const LISTED_YIELD_EVERY = 1024;
 
 function entryIsDir(parent: string, e: ListingEntry): boolean {
   if (e.isDirectory) return true;
@@ -123,8 +125,13 @@ export async function pathGlob(
   const abs = (r: string) => (r === "" ? root : join(root, r));
   const listings = new Map<string, ListingEntry[]>();
   let reads = 0;
+  let hits = 0;
   const readDir = async (path: string) => {
     let hit = listings.get(path);
+    if (hit && ++hits % LISTED_YIELD_EVERY === 0) {
+      await new Promise((r) => setTimeout(r, 0));
+      opts.signal?.throwIfAborted();
+    }
     if (!hit) {
       if (++reads % YIELD_EVERY === 0) {
         await new Promise((r) => setTimeout(r, 0));
@@ -137,15 +144,20 @@ export async function pathGlob(
   };
   const results: string[] = [];
   const seen = new Set<string>();
+  // Only a last `**` (walked from directories that may nest) can meet a path twice; else a
+  // path is a directory's entry, unique, unless two names not valid UTF-8 decode alike.
+  const dedupeAll = parts[parts.length - 1] === "**";
   /** Record a match; `entry` (when known) saves a stat for `filesOnly`. */
   const emit = (r: string, entry?: ListingEntry) => {
-    if (r === "" || seen.has(r)) return;
+    if (r === "") return;
+    const dedupe = dedupeAll || r.includes("\uFFFD");
+    if (dedupe && seen.has(r)) return;
     if (opts.filesOnly) {
       const file = entry && !entry.isSymlink ? entry.isFile : pathStatusSync(abs(r)) === "file";
       if (!file) return;
     }
     if (!entry || entry.isSymlink) opts.linked?.add(r);
-    seen.add(r);
+    if (dedupe) seen.add(r);
     results.push(r);
   };
 
@@ -209,13 +221,13 @@ export async function pathGlob(
           opts.signal?.throwIfAborted();
           const cur = stack.pop()!;
           for (const e of await readDir(abs(cur))) {
-            const r = rel(cur, e.name);
             if (e.isDirectory) {
+              const r = rel(cur, e.name);
               stack.push(r);
               if (last) emit(r, e);
               else addDir(r);
             } else if (last && (!dirOnly || entryIsDir(abs(cur), e))) {
-              emit(r, e);
+              emit(rel(cur, e.name), e);
             }
           }
         }
@@ -271,3 +283,38 @@ export function comparePathParts(a: string, b: string): number {
 }
 
 const SLASH = 47;
+
+/**
+ * The `k` first of `paths` in {@link comparePathParts} order (all of them, sorted, when there
+ * are no more than `k`), without sorting the rest: a quickselect puts the `k` first in front,
+ * then only those are sorted. Reorders `paths`.
+ */
+export function firstPaths(paths: string[], k: number): string[] {
+  if (paths.length <= k) return paths.sort(comparePathParts);
+  if (k <= 0) return [];
+  const target = k - 1;
+  let lo = 0;
+  let hi = paths.length - 1;
+  while (lo < hi) {
+    const mid = lo + ((hi - lo) >> 1);
+    const [a, b, c] = [paths[lo], paths[mid], paths[hi]];
+    const pivot = comparePathParts(a, b) < 0
+      ? (comparePathParts(b, c) < 0 ? b : comparePathParts(a, c) < 0 ? c : a)
+      : (comparePathParts(a, c) < 0 ? a : comparePathParts(b, c) < 0 ? c : b);
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (comparePathParts(paths[i], pivot) < 0) i++;
+      while (comparePathParts(paths[j], pivot) > 0) j--;
+      if (i <= j) {
+        const t = paths[i];
+        paths[i++] = paths[j];
+        paths[j--] = t;
+      }
+    }
+    if (target <= j) hi = j;
+    else if (target >= i) lo = i;
+    else break;
+  }
+  return paths.slice(0, k).sort(comparePathParts);
+}

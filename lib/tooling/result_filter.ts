@@ -5,7 +5,7 @@
  * outside the read scope (and, for Glob, outside the workspace).
  *
  * Built once per search, and cheap per result, so a search of a big tree costs what the search
- * costs: a result's directory is resolved once (a `realpath` per directory, not per result) and
+ * costs: a result's directory is resolved once (an `lstat` per directory, not per result) and
  * the result itself costs one `lstat`; only a result that is itself a symlink is resolved whole.
  * The control-path matcher, the secret files' inodes and the scope answers per directory are
  * computed once and reused across results.
@@ -50,6 +50,8 @@ export class ResultFilter {
    * a secret or a process's `/proc` entry).
    */
   readonly #cleanDirs = new Map<string, boolean>();
+  #lastDir: string | null = null;
+  #lastClean = false;
 
   /**
    * Create the filter. With `workspaceOnly`, results must also lie in the work dir or an
@@ -70,10 +72,32 @@ export class ResultFilter {
   #realDir(dir: string): string | null {
     let real = this.#realDirs.get(dir);
     if (real === undefined) {
-      real = realPathOrNull(dir);
+      real = this.#resolveDir(dir);
       this.#realDirs.set(dir, real);
     }
     return real;
+  }
+
+  /**
+   * A directory's real path now: its parent's real path (resolved once per search) with its
+   * name, when `lstat` there shows a directory (no symlink); otherwise resolved whole. One
+   * `lstat` per directory instead of a `realpath` walking every component.
+   */
+  #resolveDir(dir: string): string | null {
+    const slash = dir.lastIndexOf("/");
+    const name = dir.slice(slash + 1);
+    if (slash > 0 && name !== "" && name !== "." && name !== "..") {
+      const parent = this.#realDir(dir.slice(0, slash));
+      if (parent !== null) {
+        const candidate = parent === "/" ? `/${name}` : `${parent}/${name}`;
+        try {
+          if (Deno.lstatSync(candidate).isDirectory) return candidate;
+        } catch {
+          // Resolved whole below.
+        }
+      }
+    }
+    return realPathOrNull(dir);
   }
 
   /**
@@ -104,6 +128,8 @@ export class ResultFilter {
 
   /** Whether every plain entry of the searched directory `dir` is `ok` (cached per directory). */
   #cleanDir(dir: string): boolean {
+    // Results come grouped by directory: the last answer is usually the one.
+    if (dir === this.#lastDir) return this.#lastClean;
     let clean = this.#cleanDirs.get(dir);
     if (clean === undefined) {
       const real = this.#realDir(dir);
@@ -112,6 +138,8 @@ export class ResultFilter {
         this.#dirReadable(real);
       this.#cleanDirs.set(dir, clean);
     }
+    this.#lastDir = dir;
+    this.#lastClean = clean;
     return clean;
   }
 
@@ -140,8 +168,10 @@ export class ResultFilter {
   verdict(path: string, opts: { plainEntry?: boolean } = {}): ResultVerdict {
     let resolved: { real: string; info: Deno.FileInfo | null } | null;
     if (opts.plainEntry) {
-      if (this.#cleanDir(dirname(path))) return "ok";
-      const dir = this.#realDir(dirname(path));
+      const slash = path.lastIndexOf("/");
+      const parent = slash <= 0 || slash === path.length - 1 ? dirname(path) : path.slice(0, slash);
+      if (this.#cleanDir(parent)) return "ok";
+      const dir = this.#realDir(parent);
       resolved = dir === null ? null : { real: join(dir, basename(path)), info: null };
     } else {
       resolved = this.#real(path);

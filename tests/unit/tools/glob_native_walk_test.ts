@@ -9,7 +9,7 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertRejects } from "../../helpers/assert.ts";
-import { pathGlob } from "../../../lib/search/path_glob.ts";
+import { comparePathParts, firstPaths, pathGlob } from "../../../lib/search/path_glob.ts";
 import { findFindBinary, findWalker, type SubtreeWalker } from "../../../lib/search/native_walk.ts";
 
 const FIND = findFindBinary();
@@ -117,12 +117,14 @@ Deno.test({
     try {
       for (const pattern of PATTERNS) {
         for (const filesOnly of [false, true]) {
-          const native = counting(findWalker(FIND!));
           const a = await run(root, pattern, filesOnly);
-          const b = await run(root, pattern, filesOnly, native.walker);
-          assertEquals(b, a, `${JSON.stringify(pattern)} filesOnly=${filesOnly}`);
-          if (!pattern.startsWith("missing")) {
-            assert(native.answered() > 0, `the walker answered for ${JSON.stringify(pattern)}`);
+          // One find per walk, and one per subdirectory of the start (finds running at once).
+          for (const processes of [1, 3]) {
+            const native = counting(findWalker(FIND!, { processes }));
+            const b = await run(root, pattern, filesOnly, native.walker);
+            const what = `${JSON.stringify(pattern)} filesOnly=${filesOnly} ×${processes}`;
+            assertEquals(b, a, what);
+            if (!pattern.startsWith("missing")) assert(native.answered() > 0, what);
           }
         }
       }
@@ -171,6 +173,7 @@ Deno.test({
     try {
       const small = findWalker(FIND!, { maxEntries: 3 });
       assertEquals(await small([join(root, "src")], {}), null);
+      assertEquals(await findWalker(FIND!, { maxEntries: 3, processes: 1 })([root], {}), null);
       assertEquals(await findWalker(join(root, "no-such-find"))([join(root, "src")], {}), null);
       for (const walker of [small, findWalker(join(root, "no-such-find"))]) {
         assertEquals(
@@ -272,5 +275,25 @@ Deno.test("Glob works without --allow-run (the readDir walk) and honours --deny-
     }
   } finally {
     await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("firstPaths gives the first k paths of the full sort", () => {
+  let seed = 7;
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  const names = ["a", "a.py", "a-b", "b", "B", "a b", ".x", "é", "a/b", "z"];
+  for (let round = 0; round < 300; round++) {
+    const n = rand(60);
+    const paths: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const depth = 1 + rand(3);
+      paths.push(Array.from({ length: depth }, () => names[rand(names.length)]).join("/"));
+    }
+    const k = rand(n + 3);
+    const expected = [...paths].sort(comparePathParts).slice(0, k);
+    assertEquals(firstPaths([...paths], k), expected, `n=${n} k=${k}`);
   }
 });
