@@ -45,17 +45,31 @@ async function statOrNull(path: string): Promise<Deno.FileInfo | null> {
   }
 }
 
+/** Options of {@link globToolWith}, for tests and benchmarks. */
+export interface GlobToolOptions {
+  /** How a `**` is walked: by GNU find when allowed and available (default), or by `readDir`. */
+  walk?: "find" | "readDir";
+  /** Finds one walk runs at once (default: one per core, at most 4). */
+  findProcesses?: number;
+}
+
 /**
  * The native walker for a `**` pattern: GNU find from a system directory, when this run may
  * start it (the `--allow-run` floor, never prompting); otherwise none (the `readDir` walk).
  */
-function nativeWalker(env: ToolEnv, pattern: string): SubtreeWalker | undefined {
-  if (!pattern.split("/").includes("**")) return undefined;
+function nativeWalker(
+  env: ToolEnv,
+  pattern: string,
+  opts: GlobToolOptions,
+): SubtreeWalker | undefined {
+  if (opts.walk === "readDir" || !pattern.split("/").includes("**")) return undefined;
   const find = findFindBinary();
-  return find !== null && env.scope.check("run", find).allowed ? findWalker(find) : undefined;
+  return find !== null && env.scope.check("run", find).allowed
+    ? findWalker(find, { processes: opts.findProcesses })
+    : undefined;
 }
 
-function glob(env: ToolEnv): Tool<GlobParams> {
+function glob(env: ToolEnv, opts: GlobToolOptions): Tool<GlobParams> {
   return {
     name: "Glob",
     description: renderTemplate(readAsset("tools/glob.md"), {
@@ -128,7 +142,7 @@ function glob(env: ToolEnv): Tool<GlobParams> {
             signal: ctx.signal,
             filesOnly: !params.include_dirs,
             linked,
-            walker: nativeWalker(env, params.pattern),
+            walker: nativeWalker(env, params.pattern, opts),
           });
           const found = matches.length;
           // Each match is resolved: `..` in the pattern or a symlinked directory cannot lead out.
@@ -171,5 +185,10 @@ function glob(env: ToolEnv): Tool<GlobParams> {
   };
 }
 
+/** Builds the Glob tool with explicit walk options. */
+export function globToolWith(opts: GlobToolOptions): ToolFactory {
+  return (env) => glob(env, opts);
+}
+
 /** Builds the Glob tool. */
-export const globTool: ToolFactory = (env) => glob(env);
+export const globTool: ToolFactory = globToolWith({});

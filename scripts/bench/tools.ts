@@ -12,7 +12,7 @@
  */
 import { join } from "node:path";
 import { makeCallContext, makeToolEnv, runTool } from "../../tests/helpers/tool_env.ts";
-import { globTool } from "../../tools/glob.ts";
+import { globTool, globToolWith } from "../../tools/glob.ts";
 import { grepParamsSchema, grepQuery, grepToolWith } from "../../tools/grep.ts";
 import { readFileTool } from "../../tools/read_file.ts";
 import { buildRgArgs, findRipgrep } from "../../lib/search/ripgrep.ts";
@@ -191,17 +191,27 @@ async function treeRows(
       fn: async () => check(await runTool(tool, contentArgs, ctx), false),
     });
   }
-  const glob = (await globTool(env))!;
-  benches.push({
-    name: "Glob src/**/*.py",
-    vs: "list",
-    fn: async () => {
-      const rv = await runTool(glob, { pattern: "src/**/*.py", include_dirs: false }, ctx);
-      if (rv.is_error || !rv.message.startsWith(`Found ${count / 4} matches`)) {
-        throw new Error(`unexpected Glob result: ${rv.message}`);
-      }
-    },
-  });
+  // Glob as a run gets it (GNU find, one per core), with one find, and without --allow-run
+  // (the readDir walk).
+  for (
+    const [label, factory] of [
+      ["", globTool],
+      [" (one find)", globToolWith({ findProcesses: 1 })],
+      [" (readDir walk)", globToolWith({ walk: "readDir" })],
+    ] as const
+  ) {
+    const glob = (await factory(env))!;
+    benches.push({
+      name: `Glob src/**/*.py${label}`,
+      vs: "list",
+      fn: async () => {
+        const rv = await runTool(glob, { pattern: "src/**/*.py", include_dirs: false }, ctx);
+        if (rv.is_error || !rv.message.startsWith(`Found ${count / 4} matches`)) {
+          throw new Error(`unexpected Glob result: ${rv.message}`);
+        }
+      },
+    });
+  }
   const stats = await runInterleaved(benches);
   const baseOf = (kind: string | undefined) => {
     const i = benches.findIndex((b) => b.base === kind);

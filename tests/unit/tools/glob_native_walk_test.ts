@@ -8,6 +8,8 @@
  * Glob still works (through the `readDir` walk) in a run without `--allow-run`.
  */
 import { join } from "node:path";
+import { makeToolEnv, runTool } from "../../helpers/tool_env.ts";
+import { globTool, globToolWith } from "../../../tools/glob.ts";
 import { assert, assertEquals, assertRejects } from "../../helpers/assert.ts";
 import { comparePathParts, firstPaths, pathGlob } from "../../../lib/search/path_glob.ts";
 import { findFindBinary, findWalker, type SubtreeWalker } from "../../../lib/search/native_walk.ts";
@@ -201,6 +203,57 @@ Deno.test({
     const walk = findWalker(FIND!)(["/"], { signal: ac.signal });
     ac.abort(new Error("stopped by the user"));
     await assertRejects(() => walk, /stopped by the user/);
+  },
+});
+
+Deno.test({
+  name: "Glob tool: the same output and message with find and with the readDir walk",
+  ignore: FIND === null,
+  fn: async () => {
+    const root = await plant();
+    try {
+      const env = makeToolEnv({ workDir: root });
+      const withFind = (await globTool(env))!;
+      const withReadDir = (await globToolWith({ walk: "readDir" })(env))!;
+      for (const pattern of PATTERNS) {
+        for (const include_dirs of [true, false]) {
+          const args = { pattern, include_dirs };
+          const a = await runTool(withReadDir, args);
+          assertEquals(await runTool(withFind, args), a, JSON.stringify(args));
+        }
+      }
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "Glob with find: a walk through a symlinked start leading out is still left out",
+  ignore: FIND === null,
+  fn: async () => {
+    const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "kimi_glob_walk_" }));
+    try {
+      await Deno.mkdir(join(root, "work", "src"), { recursive: true });
+      await Deno.mkdir(join(root, "outside", "deep"), { recursive: true });
+      await Deno.writeTextFile(join(root, "outside", "deep", "b.py"), "");
+      await Deno.writeTextFile(join(root, "work", "src", "a.py"), "");
+      await Deno.symlink(join(root, "outside"), join(root, "work", "src", "out"));
+      const env = makeToolEnv({ workDir: join(root, "work") });
+      for (const factory of [globTool, globToolWith({ walk: "readDir" })]) {
+        const glob = (await factory(env))!;
+        const rv = await runTool(glob, { pattern: "src/out/**/*.py" });
+        assertEquals(rv.output, "");
+        assertEquals(
+          rv.message,
+          "No matches found for pattern `src/out/**/*.py`. Left out 1 match(es) that lead " +
+            "outside the workspace or this run's read scope, or onto kimi's own secret files.",
+        );
+        assertEquals((await runTool(glob, { pattern: "src/**/*.py" })).output, "src/a.py");
+      }
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
   },
 });
 
