@@ -157,7 +157,7 @@ function glob(env: ToolEnv, opts: GlobToolOptions): Tool<GlobParams> {
           const dropped = found - matches.length;
           const total = matches.length;
           // Only the first MAX_MATCHES are shown: only those are sorted.
-          matches = firstPaths(matches, MAX_MATCHES + 1);
+          matches = firstPaths(matches, MAX_MATCHES);
           let message = total > 0
             ? `Found ${total} matches for pattern \`${params.pattern}\`.`
             : `No matches found for pattern \`${params.pattern}\`.`;
@@ -166,7 +166,6 @@ function glob(env: ToolEnv, opts: GlobToolOptions): Tool<GlobParams> {
               "run's read scope, or onto kimi's own secret files.";
           }
           if (total > MAX_MATCHES) {
-            matches = matches.slice(0, MAX_MATCHES);
             message += ` Only the first ${MAX_MATCHES} matches are returned. ` +
               "You may want to use a more specific pattern.";
           }

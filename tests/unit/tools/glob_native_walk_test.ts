@@ -33,6 +33,7 @@ async function plant(): Promise<string> {
     "src/new\nline.py",
     "src/[x].py",
     "src/e.PY",
+    "src/-exec.py",
     "top.py",
     "other/o.py",
   ];
@@ -76,6 +77,9 @@ const PATTERNS = [
   "src/**/?.py",
   "src/**/[[]x].py",
   "src/**/*space*",
+  "src/**/-exec*",
+  "src/**/(*",
+  "src/**/!*",
   "src/**/*\n*",
   "src/../src/**/*.py",
   "src/sub/../**/*.py",
@@ -148,6 +152,7 @@ Deno.test({
       assertEquals(
         (await run(root, "src/**/*.py", true)).found,
         [
+          "src/-exec.py",
           "src/.hdir/h.py",
           "src/.hidden.py",
           "src/[x].py",
@@ -299,6 +304,7 @@ Deno.test("Glob works without --allow-run (the readDir walk) and honours --deny-
     const read = `--allow-read=${root},${REPO}`;
     const deny = `--deny-read=${join(root, "src", "locked")}`;
     const expected = [
+      "src/-exec.py",
       "src/.hdir/h.py",
       "src/.hidden.py",
       "src/[x].py",
@@ -314,7 +320,7 @@ Deno.test("Glob works without --allow-run (the readDir walk) and honours --deny-
     const noRun = await globInChild(root, [read, "--allow-env", deny], "src/**/*.py");
     assertEquals(noRun.run, "prompt");
     assertEquals(noRun.output, expected);
-    assertEquals(noRun.message, "Found 11 matches for pattern `src/**/*.py`.");
+    assertEquals(noRun.message, "Found 12 matches for pattern `src/**/*.py`.");
     if (FIND !== null) {
       // With find allowed (and readable, to check who owns it), the same answer: the locked
       // directory is not listed either.
