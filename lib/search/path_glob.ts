@@ -122,7 +122,9 @@ export async function pathGlob(
   }
   if (parts.length === 0) throw new Error(`Unacceptable pattern: '${pattern}'`);
 
-  const abs = (r: string) => (r === "" ? root : join(root, r));
+  // (Joined by hand where `join` has nothing to normalize: once per directory of a big tree.)
+  const base = root.endsWith("/") ? root : root + "/";
+  const abs = (r: string) => (r === "" ? root : r.includes("..") ? join(root, r) : base + r);
   const listings = new Map<string, ListingEntry[]>();
   let reads = 0;
   let hits = 0;
