@@ -157,18 +157,27 @@ async function runFind(
   let complete = true;
   const decoder = new TextDecoder();
   let carry = "";
+  // A record is the type letter and the absolute path. Records of one directory come in a row:
+  // its listing is looked up again only when the directory changes.
+  let parent = "\0"; // no directory (every path starts with "/")
+  let list: ListingEntry[] = [];
   const take = (record: string) => {
-    const path = record.slice(1);
-    const slash = path.lastIndexOf("/");
-    const parent = slash === 0 ? "/" : path.slice(0, slash);
-    const entry = entryOf(record[0], path.slice(slash + 1));
-    let list = listings.get(parent);
-    if (list === undefined) {
-      list = [];
-      listings.set(parent, list);
+    const slash = record.lastIndexOf("/");
+    if (slash !== parent.length + 1 || !record.startsWith(parent, 1)) {
+      parent = slash === 1 ? "/" : record.slice(1, slash);
+      let known = listings.get(parent);
+      if (known === undefined) {
+        known = [];
+        listings.set(parent, known);
+      }
+      list = known;
     }
+    const entry = entryOf(record[0], record.slice(slash + 1));
     list.push(entry);
-    if (entry.isDirectory && !listings.has(path)) listings.set(path, []);
+    if (entry.isDirectory) {
+      const path = record.slice(1);
+      if (!listings.has(path)) listings.set(path, []);
+    }
   };
   const reader = child.stdout.getReader();
   try {
