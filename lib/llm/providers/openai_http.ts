@@ -186,7 +186,7 @@ export class OpenAIHttpClient {
 
   /**
    * The SDK's client for the same endpoint, settings and headers, for the Files API. The
-   * `openai` package is loaded on the first call only.
+   * `openai` package is loaded on the first call only (the agent's requests never load it).
    */
   sdk(): Promise<OpenAI> {
     this.#sdk ??= import("openai").then((sdk) => {
@@ -200,6 +200,9 @@ export class OpenAIHttpClient {
         defaultHeaders: noKey ? { ...headers, Authorization: null } : headers,
         ...(this.#opts.fetch ? { fetch: this.#opts.fetch } : {}),
       });
+    }, (err) => {
+      this.#sdk = null; // a failed load is tried again by the next upload
+      throw err;
     });
     return this.#sdk;
   }

@@ -17,6 +17,7 @@ import {
   type OpenAIClientOptions,
 } from "../../../lib/llm/providers/openai_client.ts";
 import { buildUrl } from "../../../lib/llm/providers/openai_http.ts";
+import { KimiVideoUploads } from "../../../lib/llm/providers/kimi_video_upload.ts";
 import type { ChatRequest } from "../../../lib/llm/provider.ts";
 
 const KEY = "sk-test-secret-key-123";
@@ -493,4 +494,39 @@ Deno.test("openai http: an error event in a provider's stream is a ChatProviderE
       assertEquals(parts, [{ type: "text", text: "1" }]);
     },
   );
+});
+
+Deno.test("openai http: a Kimi video upload goes through the SDK's Files API with the same headers", async () => {
+  const mock = await startMockOpenAI();
+  try {
+    for (const apiKey of [KEY, ""]) {
+      const client = createOpenAIClient({
+        baseUrl: mock.url,
+        apiKey,
+        headers: { "User-Agent": "KimiCLI/1.49.0", "X-Msh-Device-Id": "dev-1" },
+      });
+      const uploads = new KimiVideoUploads(client);
+      const video = {
+        type: "video_url" as const,
+        video_url: { url: "data:video/mp4;base64,AAAA", id: null },
+      };
+      const history = [{ role: "user" as const, content: [video] }];
+      const resolved = await uploads.resolve(history);
+      const again = await uploads.resolve(history);
+      const files = mock.requests.filter((r) => r.path === "/v1/files");
+      const upload = files.at(-1)!;
+      assertEquals(resolved[0].content, [{
+        type: "video_url",
+        video_url: { url: `ms://file-${files.length}`, id: null },
+      }]);
+      assertEquals(again, resolved, "uploaded once");
+      assertEquals(upload.body.purpose, "video");
+      assertEquals(upload.headers["user-agent"], "KimiCLI/1.49.0");
+      assertEquals(upload.headers["x-msh-device-id"], "dev-1");
+      assertEquals(upload.headers["authorization"], apiKey ? `Bearer ${KEY}` : undefined);
+    }
+    assertEquals(mock.requests.filter((r) => r.path === "/v1/files").length, 2);
+  } finally {
+    await mock.close();
+  }
 });
