@@ -11,6 +11,7 @@ import {
   messageToJSON,
   type NormalizedMessage,
   normalizeMessage,
+  quickParseMessage,
 } from "../llm/message.ts";
 import { pyJsonPieces } from "../wire/py_json.ts";
 import { type JsonPiece, jsonStringifyPieces } from "../session/json_pieces.ts";
@@ -122,9 +123,14 @@ export class Context {
         this.#pendingTokens = 0;
       }
     } else {
-      const parsed = MessageSchema.safeParse(rec);
-      if (!parsed.success) return "skip";
-      const msg = normalizeMessage(parsed.data);
+      // The schema only for a record the quick structural parse does not vouch for.
+      let parsed = quickParseMessage(rec);
+      if (parsed === undefined) {
+        const checked = MessageSchema.safeParse(rec);
+        if (!checked.success) return "skip";
+        parsed = checked.data;
+      }
+      const msg = normalizeMessage(parsed);
       this.#history.push(msg);
       this.#pendingTokens += estimateMessageTokens(msg);
     }
