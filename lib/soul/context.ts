@@ -16,8 +16,13 @@ import {
 import { pyJsonPieces } from "../wire/py_json.ts";
 import { type JsonPiece, jsonStringifyPieces } from "../session/json_pieces.ts";
 import { estimateMessageTokens } from "../llm/token_estimate.ts";
-import { appendJsonRecords, appendRecords, endsWithNewline, fileChunks } from "../session/jsonl.ts";
-import { readLines } from "../wire/line_reader.ts";
+import {
+  appendJsonRecords,
+  appendRecords,
+  chunkTextLines,
+  endsWithNewline,
+  fileChunks,
+} from "../session/jsonl.ts";
 
 /** Rotation of the live file to `context_<n>.jsonl`, reserving the name atomically. */
 async function rotate(path: string): Promise<string> {
@@ -71,9 +76,7 @@ export class Context {
     let size = 0;
     try {
       size = (await f.stat()).size;
-      for await (const line of readLines(fileChunks(f), Infinity)) {
-        if (line !== null) ctx.#replayLine(line);
-      }
+      for await (const line of chunkTextLines(fileChunks(f))) ctx.#replayLine(line);
     } finally {
       try {
         f.close();
