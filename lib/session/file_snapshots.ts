@@ -86,6 +86,16 @@ export class FileSnapshots {
   #entries: Entry[] = [];
   #seq = 0;
   #sizes = new Map<string, number>();
+  /** Bytes of the stored blobs (the sum of {@link #sizes}). */
+  #total = 0;
+  /**
+   * The blobs the change records need, each with the position of the newest record needing it,
+   * least recently used first (a use moves a blob to the end): the eviction order, kept as
+   * changes come so a change costs the same at the 10,000th as at the first.
+   */
+  #lastUse = new Map<string, number>();
+  /** Whether {@link #lastUse} was built and unneeded blobs swept since the log was loaded. */
+  #swept = false;
   #pending = new Map<string, { checkpoint: number; before: string | null }>();
   #queue: Promise<unknown> = Promise.resolve();
 
@@ -120,7 +130,9 @@ export class FileSnapshots {
       await this.#load();
       const data = await readOrNull(path);
       const before = data === null ? null : await this.#store(data);
+      const replaced = this.#pending.get(path);
       this.#pending.set(path, { checkpoint, before });
+      if (replaced) await this.#release(replaced.before);
     });
   }
 
@@ -137,7 +149,10 @@ export class FileSnapshots {
       this.#pending.delete(path);
       const data = await readOrNull(path);
       const after = data === null ? null : await sha256(data);
-      if (after === pending.before) return;
+      if (after === pending.before) {
+        await this.#release(pending.before);
+        return;
+      }
       const record: ChangeRecord = {
         checkpoint: Math.min(pending.checkpoint, checkpoint),
         path,
@@ -146,8 +161,14 @@ export class FileSnapshots {
         at: this.#now(),
       };
       await this.#append(record);
-      this.#entries.push({ ...record, seq: this.#seq++ });
-      await this.#collect();
+      const entry = { ...record, seq: this.#seq++ };
+      this.#entries.push(entry);
+      if (!this.#swept) {
+        await this.#collect();
+      } else {
+        this.#use(entry);
+        await this.#evictAboveCap();
+      }
     });
   }
 
@@ -271,32 +292,70 @@ export class FileSnapshots {
     }
     await Deno.mkdir(this.#objects, { recursive: true, mode: 0o700 });
     await atomicWriteBytes(`${this.#objects}/${hash}`, data, { mode: 0o600 });
+    if (!this.#sizes.has(hash)) this.#total += data.length;
     this.#sizes.set(hash, data.length);
     return hash;
   }
 
-  /** Delete blobs nothing needs, then evict the least recently used ones above the cap. */
+  /** Mark the blob of `entry` as the most recently used. */
+  #use(entry: Entry): void {
+    if (entry.before === null || !this.#sizes.has(entry.before)) return;
+    this.#lastUse.delete(entry.before);
+    this.#lastUse.set(entry.before, entry.seq);
+  }
+
+  /** The blobs changes in progress need (kept until every other blob is evicted). */
+  #pendingBlobs(): Set<string> {
+    const out = new Set<string>();
+    for (const p of this.#pending.values()) if (p.before !== null) out.add(p.before);
+    return out;
+  }
+
+  /** Delete `hash` when neither a change record nor a change in progress needs it. */
+  async #release(hash: string | null): Promise<void> {
+    if (hash === null || !this.#swept || this.#lastUse.has(hash)) return;
+    if (this.#pendingBlobs().has(hash)) return;
+    await this.#evict(hash);
+  }
+
+  /**
+   * Rebuild the blobs' order of use from the records, delete blobs nothing needs, then evict the
+   * least recently used ones above the cap. Linear in the records: run once after loading and
+   * after a rewind; a change in between only updates the order ({@link #use}).
+   */
   async #collect(): Promise<void> {
-    const lastUse = new Map<string, number>();
-    for (const e of this.#entries) if (e.before !== null) lastUse.set(e.before, e.seq);
-    for (const p of this.#pending.values()) if (p.before !== null) lastUse.set(p.before, Infinity);
-    let total = 0;
-    for (const [hash, size] of [...this.#sizes]) {
-      if (lastUse.has(hash)) total += size;
-      else await this.#evict(hash);
+    this.#lastUse = new Map();
+    for (const e of this.#entries) this.#use(e);
+    const pending = this.#pendingBlobs();
+    for (const hash of [...this.#sizes.keys()]) {
+      if (!this.#lastUse.has(hash) && !pending.has(hash)) await this.#evict(hash);
     }
-    const byAge = [...lastUse].sort((a, b) => a[1] - b[1]);
-    for (const [hash] of byAge) {
-      if (total <= this.#maxBytes) break;
-      const size = this.#sizes.get(hash);
-      if (size === undefined) continue;
-      total -= size;
+    this.#swept = true;
+    await this.#evictAboveCap();
+  }
+
+  /**
+   * Evict blobs, least recently used first and those of changes in progress last, until the
+   * stored bytes fit the cap (an evicted blob leaves {@link #lastUse}, so each is passed once).
+   */
+  async #evictAboveCap(): Promise<void> {
+    if (this.#total <= this.#maxBytes) return;
+    const pending = this.#pendingBlobs();
+    for (const hash of this.#lastUse.keys()) {
+      if (this.#total <= this.#maxBytes) return;
+      if (!pending.has(hash)) await this.#evict(hash);
+    }
+    for (const hash of pending) {
+      if (this.#total <= this.#maxBytes) return;
       await this.#evict(hash);
     }
   }
 
   async #evict(hash: string): Promise<void> {
+    const size = this.#sizes.get(hash);
+    if (size !== undefined) this.#total -= size;
     this.#sizes.delete(hash);
+    this.#lastUse.delete(hash);
     await Deno.remove(`${this.#objects}/${hash}`).catch((err) => {
       if (!(err instanceof Deno.errors.NotFound)) throw err;
     });
@@ -331,6 +390,7 @@ export class FileSnapshots {
         if (!e.isFile || !/^[0-9a-f]{64}$/.test(e.name)) continue;
         const info = await Deno.stat(`${this.#objects}/${e.name}`);
         this.#sizes.set(e.name, info.size);
+        this.#total += info.size;
       }
     } catch (err) {
       if (!(err instanceof Deno.errors.NotFound)) throw err;

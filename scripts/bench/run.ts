@@ -117,6 +117,7 @@ if (import.meta.main) {
   const tools = startupOnly ? undefined : await runOptionalTools();
   const session = startupOnly ? undefined : await runOptionalTools("session.ts");
   const longSession = startupOnly ? undefined : await runOptionalTools("long_session.ts");
+  const undo = startupOnly ? undefined : await runOptionalTools("undo.ts");
   const page = startupOnly ? undefined : await runOptionalTools("page.ts");
   const replayArg = Deno.args.find((a) => a.startsWith("--replay-mb="));
   const wireMemory = startupOnly ? null : await runWireMemoryBench({
@@ -252,6 +253,7 @@ if (import.meta.main) {
     ...(tools ? [`## Tools\n\n${tools}`] : []),
     ...(session ? [`## Sessions\n\n${session}`] : []),
     ...(longSession ? [longSession] : []),
+    ...(undo ? [undo] : []),
     ...(page ? [`## Web page (\`kimi web\` in headless chromium)\n\n${page}`] : []),
     ...(wireMemory
       ? [`## Big turns in little memory (\`kimi --wire\`)\n\n${wireMemoryMarkdown(wireMemory)}`]
