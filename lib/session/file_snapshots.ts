@@ -3,7 +3,8 @@
  * kept under `<sessionDir>/snapshots/` and keyed by the context checkpoint of the change.
  *
  * - `objects/<sha256>`: file contents as they were before a change, content-addressed (the
- *   same content is stored once).
+ *   same content is stored once), or `objects/<sha256>.gz`, the same gzip-compressed when that
+ *   is smaller (the hash is always of the content itself).
  * - `index.jsonl`: append-only log. A change record
  *   `{"checkpoint", "path", "before", "after", "at"}` names the content hash before and after
  *   the change (`null`: the file did not exist); a rewind record `{"rewind", "restored", "at"}`
@@ -85,7 +86,10 @@ export class FileSnapshots {
   #loaded = false;
   #entries: Entry[] = [];
   #seq = 0;
+  /** Stored blobs: hash → bytes on disk. */
   #sizes = new Map<string, number>();
+  /** The blobs stored compressed (`<hash>.gz`). */
+  #gz = new Set<string>();
   /** Bytes of the stored blobs (the sum of {@link #sizes}). */
   #total = 0;
   /**
@@ -228,7 +232,7 @@ export class FileSnapshots {
           report.restored.push(path);
           continue;
         }
-        const blob = await readOrNull(`${this.#objects}/${entry.before}`);
+        const blob = await this.#read(entry.before);
         if (blob === null || await sha256(blob) !== entry.before) {
           report.unavailable.push(path);
           continue;
@@ -279,22 +283,46 @@ export class FileSnapshots {
     await appendRecords(this.#index, JSON.stringify(record) + "\n", { mode: 0o600 });
   }
 
-  /** Store a blob (once per content); returns its hash. */
+  /** The file of a stored blob. */
+  #blobPath(hash: string): string {
+    return `${this.#objects}/${hash}${this.#gz.has(hash) ? ".gz" : ""}`;
+  }
+
+  /** Store a blob (once per content, compressed when that is smaller); returns its hash. */
   async #store(data: Uint8Array): Promise<string> {
     const hash = await sha256(data);
     if (this.#sizes.has(hash)) {
       try {
-        await Deno.stat(`${this.#objects}/${hash}`);
+        await Deno.stat(this.#blobPath(hash));
         return hash;
       } catch {
         // removed behind our back: store it again
       }
     }
+    const packed = await gzip(data);
+    const compress = packed.length < data.length;
+    const stored = compress ? packed : data;
     await Deno.mkdir(this.#objects, { recursive: true, mode: 0o700 });
-    await atomicWriteBytes(`${this.#objects}/${hash}`, data, { mode: 0o600 });
-    if (!this.#sizes.has(hash)) this.#total += data.length;
-    this.#sizes.set(hash, data.length);
+    await atomicWriteBytes(`${this.#objects}/${hash}${compress ? ".gz" : ""}`, stored, {
+      mode: 0o600,
+    });
+    this.#total += stored.length - (this.#sizes.get(hash) ?? 0);
+    this.#sizes.set(hash, stored.length);
+    if (compress) this.#gz.add(hash);
+    else this.#gz.delete(hash);
     return hash;
+  }
+
+  /** The content of a stored blob (null when it is missing or does not decompress). */
+  async #read(hash: string): Promise<Uint8Array | null> {
+    const compressed = this.#gz.has(hash);
+    const data = await readOrNull(this.#blobPath(hash));
+    if (data === null || !compressed) return data;
+    try {
+      return await gunzip(data);
+    } catch {
+      return null; // damaged: reported unavailable
+    }
   }
 
   /** Mark the blob of `entry` as the most recently used. */
@@ -355,10 +383,13 @@ export class FileSnapshots {
     const size = this.#sizes.get(hash);
     if (size !== undefined) this.#total -= size;
     this.#sizes.delete(hash);
+    this.#gz.delete(hash);
     this.#lastUse.delete(hash);
-    await Deno.remove(`${this.#objects}/${hash}`).catch((err) => {
-      if (!(err instanceof Deno.errors.NotFound)) throw err;
-    });
+    for (const name of [hash, `${hash}.gz`]) {
+      await Deno.remove(`${this.#objects}/${name}`).catch((err) => {
+        if (!(err instanceof Deno.errors.NotFound)) throw err;
+      });
+    }
   }
 
   async #load(): Promise<void> {
@@ -387,10 +418,16 @@ export class FileSnapshots {
     }
     try {
       for await (const e of Deno.readDir(this.#objects)) {
-        if (!e.isFile || !/^[0-9a-f]{64}$/.test(e.name)) continue;
+        const name = e.name.match(/^([0-9a-f]{64})(\.gz)?$/);
+        if (!e.isFile || !name) continue;
+        const [, hash, gz] = name;
         const info = await Deno.stat(`${this.#objects}/${e.name}`);
-        this.#sizes.set(e.name, info.size);
-        this.#total += info.size;
+        // (Both forms of one blob: only after a crash between writes; the plain one is read.)
+        if (this.#sizes.has(hash) && gz) continue;
+        this.#total += info.size - (this.#sizes.get(hash) ?? 0);
+        this.#sizes.set(hash, info.size);
+        if (gz) this.#gz.add(hash);
+        else this.#gz.delete(hash);
       }
     } catch (err) {
       if (!(err instanceof Deno.errors.NotFound)) throw err;
@@ -406,6 +443,26 @@ async function readOrNull(path: string): Promise<Uint8Array | null> {
     if (err instanceof Deno.errors.NotFound) return null;
     throw err;
   }
+}
+
+/** Bytes through a (de)compression stream (its errors, e.g. damaged input, reject). */
+async function transform(
+  data: Uint8Array,
+  stream: CompressionStream | DecompressionStream,
+): Promise<Uint8Array> {
+  const writer = stream.writable.getWriter();
+  // Written while the output is read; a failure surfaces through the read.
+  writer.write(data as Uint8Array<ArrayBuffer>).catch(() => {});
+  writer.close().catch(() => {});
+  return new Uint8Array(await new Response(stream.readable).arrayBuffer());
+}
+
+function gzip(data: Uint8Array): Promise<Uint8Array> {
+  return transform(data, new CompressionStream("gzip"));
+}
+
+function gunzip(data: Uint8Array): Promise<Uint8Array> {
+  return transform(data, new DecompressionStream("gzip"));
 }
 
 async function sha256(data: Uint8Array): Promise<string> {

@@ -6,8 +6,12 @@ import { assertEquals } from "../../helpers/assert.ts";
 
 const enc = new TextEncoder();
 
-async function sha256(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", enc.encode(text));
+function sha256(text: string): Promise<string> {
+  return sha256Bytes(enc.encode(text));
+}
+
+async function sha256Bytes(data: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", data as Uint8Array<ArrayBuffer>);
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
@@ -273,7 +277,9 @@ Deno.test("after 500 changes over 50 turns, each undo restores exactly the undon
     const index = (await Deno.readTextFile(`${session}/snapshots/index.jsonl`)).trim().split("\n")
       .map((l) => JSON.parse(l));
     const blobs = new Set<string>();
-    for await (const e of Deno.readDir(`${session}/snapshots/objects`)) blobs.add(e.name);
+    for await (const e of Deno.readDir(`${session}/snapshots/objects`)) {
+      blobs.add(e.name.replace(/\.gz$/, ""));
+    }
     const kept = new Set(await live.changedSince(0));
     assertEquals(kept.size > 0, true);
     const needed = new Set<string>();
@@ -293,13 +299,18 @@ Deno.test("size cap over many changes: the blobs kept are the most recently need
     const snaps = new FileSnapshots(session, { maxBytes: cap });
     /** The reference policy: blobs by their newest record, newest first, while they fit. */
     const records: { before: string; size: number }[] = [];
+    // Random bytes do not compress: each blob is stored as it is, so its size is known here.
+    const contents = Array.from(
+      { length: 40 },
+      (_, k) => crypto.getRandomValues(new Uint8Array(50 + k * 7)),
+    );
     for (let n = 0; n < 300; n++) {
-      const i = (n * 7) % 60; // files revisited: their blobs are used again
+      const i = (n * 7) % 60;
       const p = `${work}/f${i}.txt`;
-      const prior = `content ${n} of file ${i} `.repeat(1 + (n % 5));
-      await Deno.writeTextFile(p, prior);
+      const prior = contents[(n * 11) % 40]; // contents recur: their blobs are used again
+      await Deno.writeFile(p, prior);
       await change(snaps, p, n, `after ${n}`);
-      records.push({ before: await sha256(prior), size: enc.encode(prior).length });
+      records.push({ before: await sha256Bytes(prior), size: prior.length });
     }
     const lastUse = new Map<string, number>();
     records.forEach((r, seq) => lastUse.set(r.before, seq));
@@ -315,5 +326,52 @@ Deno.test("size cap over many changes: the blobs kept are the most recently need
     for await (const e of Deno.readDir(`${session}/snapshots/objects`)) blobs.add(e.name);
     assertEquals(blobs, expected);
     assertEquals(blobs.size > 3, true);
+  });
+});
+
+Deno.test("a blob that compresses is stored gzipped, restored byte for byte, reported when damaged", async () => {
+  await withDirs(async (session, work) => {
+    const text = "export function value(index: number): number { return index * 2; }\n".repeat(50);
+    const objects = `${session}/snapshots/objects`;
+    await Deno.writeTextFile(`${work}/a.ts`, text);
+    await Deno.writeTextFile(`${work}/b.ts`, text + "// b\n");
+    const snaps = new FileSnapshots(session);
+    await change(snaps, `${work}/a.ts`, 0, "x");
+    await change(snaps, `${work}/b.ts`, 0, "y");
+    const hash = await sha256(text);
+    const stored = await Deno.readFile(`${objects}/${hash}.gz`);
+    assertEquals(stored.length < enc.encode(text).length / 10, true);
+    const unpacked = await new Response(
+      new Blob([stored]).stream().pipeThrough(new DecompressionStream("gzip")),
+    ).text();
+    assertEquals(unpacked, text);
+    // A blob from before compression (plain) still restores.
+    const plain = "written by an earlier version\n".repeat(20);
+    await Deno.writeTextFile(`${work}/c.ts`, "now");
+    const plainHash = await sha256(plain);
+    await Deno.writeTextFile(`${objects}/${plainHash}`, plain);
+    await Deno.writeTextFile(
+      `${session}/snapshots/index.jsonl`,
+      JSON.stringify({
+        checkpoint: 1,
+        path: `${work}/c.ts`,
+        before: plainHash,
+        after: await sha256("now"),
+        at: 1,
+      }) + "\n",
+      { append: true },
+    );
+    // Damage b's blob: its undo is unavailable, the others restore.
+    const bHash = await sha256(text + "// b\n");
+    await Deno.writeFile(`${objects}/${bHash}.gz`, stored.subarray(0, 20));
+    const report = await new FileSnapshots(session).restoreSince(0);
+    assertEquals(report, {
+      restored: [`${work}/a.ts`, `${work}/c.ts`],
+      conflicts: [],
+      unavailable: [`${work}/b.ts`],
+    });
+    assertEquals(await Deno.readTextFile(`${work}/a.ts`), text);
+    assertEquals(await Deno.readTextFile(`${work}/c.ts`), plain);
+    assertEquals(await Deno.readTextFile(`${work}/b.ts`), "y");
   });
 });
