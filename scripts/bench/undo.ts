@@ -167,11 +167,14 @@ export async function runUndoBench(
         },
       }),
     );
+    // KIMI_BENCH_CPU_PROF=<dir>: write the kimi process's CPU profile there.
+    const prof = Deno.env.get("KIMI_BENCH_CPU_PROF");
     const child = new Deno.Command(Deno.execPath(), {
       args: [
         "run",
         "--no-prompt",
         DENO_V8_FLAGS_ARG,
+        ...(prof ? ["--cpu-prof", `--cpu-prof-dir=${prof}`] : []),
         "-A",
         MAIN_TS,
         "--print",
