@@ -175,11 +175,13 @@ if (import.meta.main) {
 
     // Enough steps that the median gap of a run is not one scheduler hiccup on a loaded machine.
     const steps = arg("--steps", 30);
-    const think = JSON.stringify({ thought: "step" });
+    // Each thought differs: the same call repeated is stopped as a loop (tool_call_repeat).
+    const think = (i: number) => JSON.stringify({ thought: `step ${i}` });
     const scripts = [
       ...Array.from(
         { length: steps },
-        (_, i) => `tool_call: ${JSON.stringify({ id: `t${i}`, name: "Think", arguments: think })}`,
+        (_, i) =>
+          `tool_call: ${JSON.stringify({ id: `t${i}`, name: "Think", arguments: think(i) })}`,
       ),
       "text: done",
     ];
