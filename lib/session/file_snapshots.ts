@@ -4,7 +4,7 @@
  *
  * - `objects/<sha256>`: file contents as they were before a change, content-addressed (the
  *   same content is stored once), or `objects/<sha256>.gz`, the same gzip-compressed when that
- *   is smaller (the hash is always of the content itself).
+ *   is smaller (contents up to 8 MiB; the hash is always of the content itself).
  * - `index.jsonl`: append-only log. A change record
  *   `{"checkpoint", "path", "before", "after", "at"}` names the content hash before and after
  *   the change (`null`: the file did not exist); a rewind record `{"rewind", "restored", "at"}`
@@ -25,6 +25,9 @@ import { appendRecords } from "./jsonl.ts";
 
 /** Default size cap of the stored blobs: 256 MiB. */
 export const DEFAULT_SNAPSHOT_CAP_BYTES = 256 * 1024 * 1024;
+
+/** Blobs up to this size are stored gzip-compressed when that is smaller. */
+const COMPRESS_MAX_BYTES = 8 * 1024 * 1024;
 
 /** A change record of `index.jsonl`. */
 export const ChangeRecordSchema = z.object({
@@ -299,8 +302,9 @@ export class FileSnapshots {
         // removed behind our back: store it again
       }
     }
-    const packed = await gzip(data);
-    const compress = packed.length < data.length;
+    // A big file is stored as it is: compressing it in memory would hold it twice more.
+    const packed = data.length <= COMPRESS_MAX_BYTES ? await gzip(data) : null;
+    const compress = packed !== null && packed.length < data.length;
     const stored = compress ? packed : data;
     await Deno.mkdir(this.#objects, { recursive: true, mode: 0o700 });
     await atomicWriteBytes(`${this.#objects}/${hash}${compress ? ".gz" : ""}`, stored, {
