@@ -36,6 +36,11 @@ async function prepare(sb: KimiSandbox): Promise<{ realShare: string; outside: s
   await Deno.writeTextFile(`${sb.workDir}/code.txt`, "needle in the workspace\n");
   await Deno.symlink(outside, `${sb.workDir}/vendor`);
   await Deno.symlink(`${realShare}/config.toml`, `${sb.workDir}/settings.toml`);
+  // A tree for Glob's `**` (listed by GNU find where --allow-run allows it, else by readDir).
+  await Deno.mkdir(`${sb.workDir}/src/deep`, { recursive: true });
+  await Deno.writeTextFile(`${sb.workDir}/src/deep/app.toml`, "name = 'app'\n");
+  await Deno.symlink(`${realShare}/config.toml`, `${sb.workDir}/src/deep/cfg.toml`);
+  await Deno.symlink(outside, `${sb.workDir}/src/vendor`);
   return { realShare, outside };
 }
 
@@ -74,6 +79,8 @@ function script(sb: KimiSandbox, realShare: string, withShell: boolean): string[
     glob("glob-dots", { pattern: "../outside/*" }),
     glob("glob-vendor", { pattern: "vendor/*" }),
     glob("glob-ok", { pattern: "*.txt" }),
+    glob("glob-tree", { pattern: "src/**/*.toml" }),
+    glob("glob-vendor-tree", { pattern: "src/vendor/**" }),
     toolCallLine("r-root", "ReadFile", { path: `/proc/self/root${realShare}/config.toml` }),
     toolCallLine("r-environ", "ReadFile", { path: "/proc/self/environ" }),
     "text: done",
@@ -145,6 +152,14 @@ async function attack(setup: Setup): Promise<void> {
     if (setup !== "narrow") assertStringIncludes(res("glob-dots"), "Left out 1 match(es)");
     assertStringIncludes(res("glob-vendor"), "No matches found for pattern `vendor/*`.");
     assertStringIncludes(res("glob-ok"), "code.txt");
+    // A `**` walk: the symlink to the secret config is left out, the symlinked directory is not
+    // walked by `**`, and walked as a start it leads out of the workspace.
+    assertStringIncludes(res("glob-tree"), "src/deep/app.toml");
+    assertStringIncludes(res("glob-tree"), "Found 1 matches for pattern `src/**/*.toml`.");
+    assertStringIncludes(res("glob-tree"), "Left out 1 match(es)");
+    assert(!res("glob-tree").includes("cfg.toml"), res("glob-tree"));
+    assertStringIncludes(res("glob-vendor-tree"), "No matches found for pattern `src/vendor/**`.");
+    assert(!res("glob-vendor-tree").includes("notes.txt"), res("glob-vendor-tree"));
 
     for (const secret of [CONFIG_SECRET, ENV_SECRET]) await assertNoLeak(sb, r, secret);
     if (setup === "narrow") await assertNoLeak(sb, r, OUTSIDE_SECRET);
