@@ -82,7 +82,8 @@ function glob(env: ToolEnv, opts: GlobToolOptions): Tool<GlobParams> {
     resolve: (params) => ({
       execute: async (ctx) => {
         try {
-          if (params.pattern.startsWith("**")) {
+          // `./**/x` and `.//**` walk the same tree as `**/x`: leading `.` segments are skipped.
+          if (/^(?:\.?\/+)*\*\*/.test(params.pattern)) {
             const decision = env.scope.check("read", env.workDir);
             return toolError({
               output: decision.allowed ? await listWorkDir(env.workDir) : "",

@@ -101,6 +101,20 @@ Deno.test("Glob directories, include_dirs and the directory parameter", async ()
   }
 });
 
+Deno.test("Glob refuses ** behind leading ./ segments as it refuses a leading **", async () => {
+  const { dir, tool } = await fixture();
+  try {
+    for (const pattern of ["./**/*.py", ".//**", "././**/x"]) {
+      const rv = await runTool(tool, { pattern });
+      assertEquals(briefOf(rv), "Unsafe pattern", pattern);
+    }
+    const ok = await runTool(tool, { pattern: "./src/*.py" });
+    assertEquals(ok.is_error, false);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("Glob refuses patterns starting with ** and lists the work dir", async () => {
   const { dir, tool } = await fixture();
   try {
