@@ -131,7 +131,7 @@ if (import.meta.main) {
     ? "measured with the Shell + Think fallback agent, not the default tool set"
     : undefined;
   const vsEmpty = (ms: number) => ms / startup.baseline.median;
-  const vsFirstLine = (r: typeof loop) => r.firstRequest.median / r.baselineFirstLine.median;
+  const vsFirstLine = (r: typeof loop) => r.firstRequestRatio.median;
   const ratio = (v: number) => `${v.toFixed(2)}×`;
   const memoryChecks: BudgetCheck[] = wire === null || wireMemory === null || swarm === null
     ? []
