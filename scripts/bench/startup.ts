@@ -77,6 +77,11 @@ export interface StartupResult {
   version: Summary;
   /** `kimi --help`. */
   help: Summary;
+  /**
+   * Each command's time over the baseline's in the same round, by command key (`version`,
+   * `help`, `bundleVersion`, `bundleHelp`, …): pairs share the load of their moment.
+   */
+  pairedRatios: Record<string, Summary>;
   /** `kimi --version` from the bundle (when a bundle was given). */
   bundleVersion?: Summary;
   /** `kimi --help` from the bundle (when a bundle was given). */
@@ -272,6 +277,12 @@ export async function runStartupBench(opts: StartupOptions = {}): Promise<Startu
           bundleHelp: summarize(samples.bundleHelp),
         }
         : {}),
+      pairedRatios: Object.fromEntries(
+        Object.keys(samples).filter((k) => k !== "baseline").map((k) => [
+          k,
+          summarize(samples[k].map((ms, i) => ms / samples.baseline[i])),
+        ]),
+      ),
       modules,
       probeControlPassed,
       agentRuns,
@@ -283,21 +294,25 @@ export async function runStartupBench(opts: StartupOptions = {}): Promise<Startu
 
 /** The result as Markdown: a timing table and the module check. */
 export function startupMarkdown(r: StartupResult): string {
-  const row = (name: string, s: Summary) => [
+  const row = (name: string, s: Summary, key?: string) => [
     name,
     formatSummary(s),
-    formatRatio(s.median, r.baseline.median),
+    key && r.pairedRatios[key]
+      ? `${r.pairedRatios[key].median.toFixed(2)}×`
+      : formatRatio(s.median, r.baseline.median),
     `+${formatMs(s.median - r.baseline.median)}`,
   ];
   const table = markdownTable(
     ["Command", "Median (min–max)", "vs baseline", "Over baseline"],
     [
       row("`deno run` empty script (baseline)", r.baseline),
-      row("`deno run --config deno.json` empty script", r.baselineWithConfig),
-      row("`kimi --version`", r.version),
-      row("`kimi --help`", r.help),
-      ...(r.bundleVersion ? [row("`kimi --version` (bundle)", r.bundleVersion)] : []),
-      ...(r.bundleHelp ? [row("`kimi --help` (bundle)", r.bundleHelp)] : []),
+      row("`deno run --config deno.json` empty script", r.baselineWithConfig, "baselineWithConfig"),
+      row("`kimi --version`", r.version, "version"),
+      row("`kimi --help`", r.help, "help"),
+      ...(r.bundleVersion
+        ? [row("`kimi --version` (bundle)", r.bundleVersion, "bundleVersion")]
+        : []),
+      ...(r.bundleHelp ? [row("`kimi --help` (bundle)", r.bundleHelp, "bundleHelp")] : []),
     ],
   );
   const checks = r.modules.map((m) => {
@@ -322,7 +337,7 @@ export function startupMarkdown(r: StartupResult): string {
     return `${what}: ${status}; \`openai\` ${a.build === "source" ? "files" : "chunks"} ` +
       `compiled: ${a.openaiFiles.length ? a.openaiFiles.join(", ") : "none"}.`;
   });
-  return `${table}\n\n(${r.version.n} runs each after warm-up, interleaved.)\n\n` +
+  return `${table}\n\n(${r.version.n} runs each after warm-up, interleaved; "vs baseline" is the median of each round's ratio to the baseline run of the same round.)\n\n` +
     `Modules compiled by V8 (inspector \`Debugger.scriptParsed\`), no LLM, MCP, UI, app, soul, wire or tool module allowed:\n\n` +
     `${[...checks, control].join("\n")}\n\n` +
     `An agent run loads what its provider needs, not the \`openai\` SDK's client class ` +
