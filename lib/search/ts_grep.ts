@@ -29,15 +29,9 @@ import { compileRustRegex, hasLiteralNewline, RG_NEWLINE_ERROR } from "./rust_re
 
 /**
  * Longest stretch of synchronous work (reading directories and files, searching them) between
- * two turns of the event loop, which let in an abort and the async reads' completions.
+ * two turns of the event loop, so an abort is seen promptly and other sessions' work goes on.
  */
-const YIELD_AFTER_MS = 4;
-
-/**
- * File reads in flight on Deno's blocking thread pool beside the main loop's synchronous reads
- * (measured on 2 cores: 16 beat 48, and both beat synchronous reads alone).
- */
-const ASYNC_READS = 16;
+const YIELD_AFTER_MS = 16;
 
 const UTF8 = new TextDecoder();
 
@@ -383,11 +377,12 @@ export async function runTsGrep(q: GrepQuery, opts: GrepEngineOptions = {}): Pro
     const stack: { abs: string; display: string; level: IgnoreLevel | null }[] = [
       { abs: rootAbs, display: q.path, level: rootLevel },
     ];
-    // The walk is synchronous, one op per directory (the async iterator costs a round trip per
-    // entry); so are most reads, one op per file: an async read's round trip through the
-    // blocking thread pool costs the main thread more than a synchronous read (all-async reads
-    // took twice the time on a 100,000-file tree). The event loop gets a turn every
-    // YIELD_AFTER_MS.
+    // The walk and the reads are synchronous: one op per directory (the async iterator costs a
+    // round trip per entry) and one per file. An async read's round trip through the blocking
+    // thread pool costs the main thread more than a synchronous read: all-async reads took
+    // about twice the time on a 100,000-file tree, whatever the number in flight, and mixing 16
+    // async reads in beside the synchronous ones cost more CPU for no gain in wall time (see the
+    // README, "Tools on a large tree"). The event loop gets a turn every YIELD_AFTER_MS.
     let lastYield = performance.now();
     const pause = async (): Promise<boolean> => {
       signal?.throwIfAborted();
@@ -431,66 +426,24 @@ export async function runTsGrep(q: GrepQuery, opts: GrepEngineOptions = {}): Pro
       }
     }
 
-    // The main loop reads files from the front of the list synchronously; ASYNC_READS reads at a
-    // time run on Deno's blocking thread pool from the back, so a second core helps. Blocks
-    // reach the sink in no fixed order (as with rg's parallel walk); finishGrep sorts them.
-    let front = 0;
-    let back = files.length;
-    let stop = timedOut;
-    const take = (f: { abs: string; display: string }, bytes: Uint8Array) => {
-      if (stop) return;
-      const { text, nulAt } = decodeFile(bytes);
-      if (nulAt >= 0) return;
-      const hits = searchText(text, matchers, searchMode, q.multiline);
-      if (hits && !sink.add(render(hits, f.display, f.display))) stop = true;
-    };
-    const failed = (f: { display: string }, e: unknown) => {
-      stderr += ioErrorText(f.display, e);
-      errored = true;
-    };
-    const asyncLane = async () => {
-      while (!stop && front < back) {
-        if (signal?.aborted) return;
-        if (performance.now() > deadline) {
-          timedOut = stop = true;
-          return;
-        }
-        const f = files[--back];
-        let bytes: Uint8Array;
-        try {
-          bytes = await Deno.readFile(f.abs);
-        } catch (e) {
-          failed(f, e);
-          continue;
-        }
-        take(f, bytes);
-      }
-    };
-    const syncLane = async () => {
-      while (!stop && front < back) {
-        if (!await pause()) {
-          stop = true;
-          return;
-        }
-        if (stop || front >= back) return; // the async lanes took the rest meanwhile
-        const f = files[front++];
+    if (!timedOut) {
+      for (const f of files) {
+        if (!await pause()) break;
         let bytes: Uint8Array;
         try {
           bytes = Deno.readFileSync(f.abs);
         } catch (e) {
-          failed(f, e);
+          stderr += ioErrorText(f.display, e);
+          errored = true;
           continue;
         }
-        take(f, bytes);
+        const { text, nulAt } = decodeFile(bytes);
+        if (nulAt >= 0) continue;
+        const hits = searchText(text, matchers, searchMode, q.multiline);
+        if (hits && !sink.add(render(hits, f.display, f.display))) break;
       }
-    };
-    const lanes = await Promise.allSettled([
-      syncLane(),
-      ...Array.from({ length: ASYNC_READS }, asyncLane),
-    ]);
-    stop = true;
+    }
     signal?.throwIfAborted();
-    for (const lane of lanes) if (lane.status === "rejected") throw lane.reason;
   }
 
   return {

@@ -513,8 +513,8 @@ Deno.test("Grep: the count summary agrees with the output, single-file searches 
 });
 
 Deno.test("Grep TS engine: on a larger tree every file is searched exactly once", async () => {
-  // The main loop reads from the front of the file list while async reads take the back: a
-  // file read by both, or by neither, shows here as a duplicate or missing line.
+  // The reads are spread over turns of the event loop: a file searched twice, skipped or given
+  // another file's count shows here as a duplicate, missing or wrong line.
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "grep_lanes_" }));
   try {
     const expected: string[] = [];
