@@ -24,7 +24,10 @@ export type Verdict = "ignore" | "whitelist" | null;
 interface OverrideGlob {
   negated: boolean;
   dirOnly: boolean;
-  /** The base name this glob matches in any directory (`name` or `**\/name`), when that is all it does. */
+  /**
+   * The base name this glob matches in any directory (it was `name` or `**\/name`), when that is
+   * all it matches; null for any other glob.
+   */
   name: string | null;
   match: Matcher;
 }
