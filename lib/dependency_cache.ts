@@ -59,12 +59,15 @@ export function denoCacheDir(
  * directory per registry, `npm/<host>/<registry URL path>/<name>/<version>`; every host
  * directory is looked in, under the path of `registryUrl` (`NPM_CONFIG_REGISTRY`, default
  * npmjs.org whose path is `/`).
+ *
+ * Synchronous: it runs on every start from a checkout, before anything else, and some forty
+ * `stat` calls cost less than as many round trips to Deno's file-system thread pool.
  */
-export async function missingPackages(
+export function missingPackages(
   denoDir: string,
   packages: readonly PinnedPackage[],
   registryUrl?: string,
-): Promise<PinnedPackage[]> {
+): PinnedPackage[] {
   let path = "";
   try {
     path = new URL(registryUrl || "https://registry.npmjs.org/").pathname
@@ -74,7 +77,7 @@ export async function missingPackages(
   }
   const registries: string[] = [];
   try {
-    for await (const e of Deno.readDir(`${denoDir}/npm`)) {
+    for (const e of Deno.readDirSync(`${denoDir}/npm`)) {
       if (e.isDirectory) registries.push(`${denoDir}/npm/${e.name}${path}`);
     }
   } catch {
@@ -85,7 +88,7 @@ export async function missingPackages(
     let found = false;
     for (const r of registries) {
       try {
-        if ((await Deno.stat(`${r}/${p.name}/${p.version}`)).isDirectory) {
+        if (Deno.statSync(`${r}/${p.name}/${p.version}`).isDirectory) {
           found = true;
           break;
         }
@@ -129,7 +132,9 @@ export async function prepareDependencies(opts: PrepareOptions): Promise<Prepare
   try {
     let denoJson: unknown;
     try {
-      denoJson = JSON.parse(await Deno.readTextFile(`${opts.projectDir}/deno.json`));
+      // Read synchronously: in a bundle or a compiled binary the file is absent, and the
+      // answer should not wait for the file-system thread pool to start.
+      denoJson = JSON.parse(Deno.readTextFileSync(`${opts.projectDir}/deno.json`));
     } catch {
       return "ready"; // not a checkout (a bundle or a compiled binary): nothing to fetch
     }
@@ -137,7 +142,7 @@ export async function prepareDependencies(opts: PrepareOptions): Promise<Prepare
     if (packages.length === 0) return "ready";
     const cache = denoCacheDir(getEnv, Deno.build.os);
     if (cache === null || !granted({ name: "read", path: cache })) return "skipped";
-    const missing = await missingPackages(cache, packages, getEnv("NPM_CONFIG_REGISTRY"));
+    const missing = missingPackages(cache, packages, getEnv("NPM_CONFIG_REGISTRY"));
     if (missing.length === 0) return "ready";
     if (!granted({ name: "run", command: Deno.execPath() })) return "skipped";
     opts.say(FIRST_RUN_LINE);

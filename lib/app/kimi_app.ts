@@ -14,6 +14,7 @@ import type { Config } from "../config/schema.ts";
 import type { LLM } from "../llm/provider.ts";
 import { prefetchProvider } from "../llm/create.ts";
 import { setupShellConfinement } from "../sandbox/setup.ts";
+import { startBwrapLookup } from "../sandbox/bwrap.ts";
 import type { Session } from "../session/session.ts";
 import { ControlPathSet, projectControlPaths } from "../tooling/control_paths.ts";
 import { ToolOutputFeed } from "../tooling/live_output.ts";
@@ -160,6 +161,9 @@ export class KimiApp {
       ...opts.controlPaths,
       project: projectControlPaths(session.workDir),
     });
+    // Is bubblewrap usable? Its probe (a child process) runs while the model and policy
+    // stages are built; the shell confinement below waits for its answer.
+    const bwrap = startBwrapLookup(opts.getEnv);
     const model = await buildModel(opts, { controls });
     const policy = await buildPolicy(opts, model, { controls });
     const background = backgroundSettings(config.background);
@@ -178,6 +182,7 @@ export class KimiApp {
       shellDisabled: policy.disabled.has("Shell"),
       controlPaths: () => controls.list(),
       warn: opts.warnShell,
+      bwrap,
     });
     const core = await buildSoul(opts, model, policy, {
       tasks,

@@ -80,6 +80,109 @@ export const MessageSchema = z.object({
 /** A conversation message (content may be a string on input; see {@link normalizeMessage}). */
 export type Message = z.infer<typeof MessageSchema>;
 
+const ROLES: ReadonlySet<string> = new Set(RoleSchema.options);
+
+function isObjectRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** A nullable string field with a `null` default: its value, or `false` when it has the wrong type. */
+function nullableString(v: unknown): string | null | false {
+  if (v === undefined || v === null) return null;
+  return typeof v === "string" ? v : false;
+}
+
+function quickContentPart(p: unknown): ContentPart | undefined {
+  if (!isObjectRecord(p)) return undefined;
+  const type = p.type;
+  if (type === "text") {
+    return typeof p.text === "string" ? { type, text: p.text } : undefined;
+  }
+  if (type === "think") {
+    const encrypted = nullableString(p.encrypted);
+    return typeof p.think === "string" && encrypted !== false
+      ? { type, think: p.think, encrypted }
+      : undefined;
+  }
+  if (type === "image_url" || type === "audio_url" || type === "video_url") {
+    const ref = p[type];
+    if (!isObjectRecord(ref) || typeof ref.url !== "string") return undefined;
+    const id = nullableString(ref.id);
+    if (id === false) return undefined;
+    return { type, [type]: { url: ref.url, id } } as ContentPart;
+  }
+  return undefined;
+}
+
+function quickToolCall(tc: unknown): ToolCall | undefined {
+  if (!isObjectRecord(tc) || (tc.type !== undefined && tc.type !== "function")) return undefined;
+  const fn = tc.function;
+  if (typeof tc.id !== "string" || !isObjectRecord(fn) || typeof fn.name !== "string") {
+    return undefined;
+  }
+  const args = nullableString(fn.arguments);
+  // Non-null extras (free-form provider data) are left to the schema.
+  if (args === false || (tc.extras !== undefined && tc.extras !== null)) return undefined;
+  return {
+    type: "function",
+    id: tc.id,
+    function: { name: fn.name, arguments: args },
+    extras: null,
+  };
+}
+
+/**
+ * What `MessageSchema.parse(value)` returns, computed without zod for a plainly well-formed
+ * record (the common case when a long `context.jsonl` is restored), or `undefined` when the
+ * record is not one: it is malformed, or holds a part left to the schema (a tool call's
+ * non-null `extras`). On `undefined` the caller asks {@link MessageSchema}, which accepts or
+ * rejects with its precise error; a result is always exactly what the schema would give (same
+ * fields, defaults and key order; `tests/unit/llm/message_quick_parse_test.ts` holds them equal).
+ */
+export function quickParseMessage(value: unknown): Message | undefined {
+  if (!isObjectRecord(value)) return undefined;
+  const { role, name, content, tool_calls, tool_call_id, partial } = value;
+  if (typeof role !== "string" || !ROLES.has(role)) return undefined;
+  // Built in the schema's field order (the order they are written back in).
+  const out = { role } as Message;
+  if (name !== undefined) {
+    if (typeof name !== "string") return undefined;
+    out.name = name;
+  }
+  if (typeof content === "string") {
+    out.content = content;
+  } else if (Array.isArray(content)) {
+    const parts: ContentPart[] = new Array(content.length);
+    for (let i = 0; i < content.length; i++) {
+      const part = quickContentPart(content[i]);
+      if (part === undefined) return undefined;
+      parts[i] = part;
+    }
+    out.content = parts;
+  } else {
+    return undefined;
+  }
+  if (tool_calls !== undefined) {
+    if (!Array.isArray(tool_calls)) return undefined;
+    const calls: ToolCall[] = new Array(tool_calls.length);
+    for (let i = 0; i < tool_calls.length; i++) {
+      const call = quickToolCall(tool_calls[i]);
+      if (call === undefined) return undefined;
+      calls[i] = call;
+    }
+    out.tool_calls = calls;
+  }
+  if (tool_call_id !== undefined) {
+    if (typeof tool_call_id !== "string") return undefined;
+    out.tool_call_id = tool_call_id;
+  }
+  if (partial !== undefined) {
+    if (typeof partial !== "boolean") return undefined;
+    out.partial = partial;
+  }
+  return out;
+}
+
 /** A message whose content is always a list of parts: the in-memory form. */
 export interface NormalizedMessage {
   /** Who said it. */

@@ -8,15 +8,19 @@
 import type { NormalizedMessage } from "./message.ts";
 import type { ToolSpec } from "./provider.ts";
 
+const NON_ASCII = /[\u0080-\uffff]/;
+
 /** Estimate the tokens of a string. */
 export function estimateTextTokens(text: string): number {
-  let ascii = 0;
+  // The regexp engine finds the first non-ASCII code unit several times faster than a loop
+  // (mostly-ASCII text, a resumed 40 MB history, is then counted at memory speed).
+  const first = text.search(NON_ASCII);
+  if (first < 0) return Math.ceil(text.length / 4);
   let other = 0;
-  for (let i = 0; i < text.length; i++) {
-    if (text.charCodeAt(i) < 128) ascii++;
-    else other++;
+  for (let i = first; i < text.length; i++) {
+    if (text.charCodeAt(i) >= 128) other++;
   }
-  return Math.ceil(ascii / 4) + other;
+  return Math.ceil((text.length - other) / 4) + other;
 }
 
 /** Estimate of a message's text parts (chars/4), as the reference's pending estimate. */

@@ -135,39 +135,71 @@ export async function probeBwrap(path: string): Promise<string | null> {
 }
 
 /**
- * Find bwrap, check that this run may start it (`scope`), and that it works. Never throws.
- * When bwrap cannot be found by looking at `PATH` (e.g. `--allow-run=bwrap` without read
- * permission on `/usr/bin`), it is spawned by name, so detection needs only run permission.
+ * A bwrap lookup whose probe is already running: {@link startBwrapLookup} starts it as early
+ * as possible (the probe is a child process of 10–20 ms, which then runs beside the rest of a
+ * session's set-up instead of before it), {@link PendingBwrapLookup.result} judges it against
+ * the session's scope.
  */
-export async function lookupBwrap(
+export interface PendingBwrapLookup {
+  /** The outcome for a run that may do what `scope` allows. Never rejects. */
+  result(scope: PermissionScope): Promise<BwrapLookup>;
+}
+
+function runPermitted(path: string): boolean {
+  try {
+    return Deno.permissions.querySync({ name: "run", command: path }).state === "granted";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Find bwrap and start its probe now, if Deno lets this process run it (a denied permission
+ * is never prompted for; the probe then does not run). When bwrap cannot be found by looking
+ * at `PATH` (e.g. `--allow-run=bwrap` without read permission on `/usr/bin`), it is spawned
+ * by name, so detection needs only run permission.
+ */
+export function startBwrapLookup(getEnv: EnvReader = safeEnv): PendingBwrapLookup {
+  const found = findBwrap(getEnv);
+  const path = found ?? (getEnv(BWRAP_PATH_ENV) === undefined ? "bwrap" : null);
+  const probed = path !== null && runPermitted(path) ? probe(path) : null;
+  return {
+    async result(scope) {
+      if (path === null) {
+        return { ok: false, problem: "missing", detail: "bubblewrap (bwrap) was not found" };
+      }
+      if (!scope.check("run", path).allowed || probed === null) {
+        return {
+          ok: false,
+          problem: "not_permitted",
+          detail: `this run may not start ${path} (needs --allow-run=${path})`,
+        };
+      }
+      const failure = await probed;
+      if (failure?.notFound) {
+        return { ok: false, problem: "missing", detail: "bubblewrap (bwrap) was not found" };
+      }
+      if (failure !== null) {
+        return {
+          ok: false,
+          problem: "broken",
+          detail: `${path} cannot create a sandbox: ${failure.message}`,
+        };
+      }
+      return { ok: true, path };
+    },
+  };
+}
+
+/**
+ * Find bwrap, check that this run may start it (`scope`), and that it works. Never throws.
+ * See {@link startBwrapLookup}.
+ */
+export function lookupBwrap(
   scope: PermissionScope,
   getEnv: EnvReader = safeEnv,
 ): Promise<BwrapLookup> {
-  const found = findBwrap(getEnv);
-  const path = found ?? (getEnv(BWRAP_PATH_ENV) === undefined ? "bwrap" : null);
-  if (path === null) {
-    return { ok: false, problem: "missing", detail: "bubblewrap (bwrap) was not found" };
-  }
-  const run = scope.check("run", path);
-  if (!run.allowed) {
-    return {
-      ok: false,
-      problem: "not_permitted",
-      detail: `this run may not start ${path} (needs --allow-run=${path})`,
-    };
-  }
-  const failure = await probe(path);
-  if (failure?.notFound) {
-    return { ok: false, problem: "missing", detail: "bubblewrap (bwrap) was not found" };
-  }
-  if (failure !== null) {
-    return {
-      ok: false,
-      problem: "broken",
-      detail: `${path} cannot create a sandbox: ${failure.message}`,
-    };
-  }
-  return { ok: true, path };
+  return startBwrapLookup(getEnv).result(scope);
 }
 
 /** What to do about an unusable bwrap, as one sentence. */

@@ -12,7 +12,13 @@ import {
 } from "../process/command_wrapper.ts";
 import type { ControlPath } from "../tooling/control_paths.ts";
 import type { PermissionScope } from "../tooling/scope.ts";
-import { bwrapFix, type BwrapLookup, type EnvReader, lookupBwrap } from "./bwrap.ts";
+import {
+  bwrapFix,
+  type BwrapLookup,
+  type EnvReader,
+  lookupBwrap,
+  type PendingBwrapLookup,
+} from "./bwrap.ts";
 import { type ConfinementPlan, confinementWrapper, planConfinement } from "./confinement.ts";
 import { isolationWarning, pidNamespaceWrapper } from "./process_isolation.ts";
 
@@ -39,6 +45,11 @@ export interface ShellConfinementSetup {
    * that prints once per process.
    */
   readonly warn?: (line: string) => void;
+  /**
+   * The bwrap lookup, started earlier so that its probe runs beside the session's other
+   * set-up (default: started here).
+   */
+  readonly bwrap?: PendingBwrapLookup;
 }
 
 /** How Shell commands run, as the Shell tool sees it. */
@@ -118,7 +129,9 @@ export async function setupShellConfinement(
   const warn = opts.warn ?? writeStderr;
   // Every run looks for bwrap: even unconfined commands, hooks and MCP servers get a pid
   // namespace of their own, so none of them reads kimi's /proc/<pid>/environ.
-  const lookup = await lookupBwrap(opts.scope, opts.getEnv);
+  const lookup = opts.bwrap
+    ? await opts.bwrap.result(opts.scope)
+    : await lookupBwrap(opts.scope, opts.getEnv);
   const isolation = lookup.ok ? pidNamespaceWrapper(lookup.path, opts.scope) : PASSTHROUGH_WRAPPER;
   const own = { isolation, isolated: lookup.ok };
   // A run that may not start bwrap and has no shell either starts (almost) nothing: no warning.

@@ -3,7 +3,8 @@
  * kept under `<sessionDir>/snapshots/` and keyed by the context checkpoint of the change.
  *
  * - `objects/<sha256>`: file contents as they were before a change, content-addressed (the
- *   same content is stored once).
+ *   same content is stored once), or `objects/<sha256>.gz`, the same gzip-compressed when that
+ *   is smaller (contents up to 8 MiB; the hash is always of the content itself).
  * - `index.jsonl`: append-only log. A change record
  *   `{"checkpoint", "path", "before", "after", "at"}` names the content hash before and after
  *   the change (`null`: the file did not exist); a rewind record `{"rewind", "restored", "at"}`
@@ -24,6 +25,9 @@ import { appendRecords } from "./jsonl.ts";
 
 /** Default size cap of the stored blobs: 256 MiB. */
 export const DEFAULT_SNAPSHOT_CAP_BYTES = 256 * 1024 * 1024;
+
+/** Blobs up to this size are stored gzip-compressed when that is smaller. */
+const COMPRESS_MAX_BYTES = 8 * 1024 * 1024;
 
 /** A change record of `index.jsonl`. */
 export const ChangeRecordSchema = z.object({
@@ -85,7 +89,20 @@ export class FileSnapshots {
   #loaded = false;
   #entries: Entry[] = [];
   #seq = 0;
+  /** Stored blobs: hash → bytes on disk. */
   #sizes = new Map<string, number>();
+  /** The blobs stored compressed (`<hash>.gz`). */
+  #gz = new Set<string>();
+  /** Bytes of the stored blobs (the sum of {@link #sizes}). */
+  #total = 0;
+  /**
+   * The blobs the change records need, each with the position of the newest record needing it,
+   * least recently used first (a use moves a blob to the end): the eviction order, kept as
+   * changes come so a change costs the same at the 10,000th as at the first.
+   */
+  #lastUse = new Map<string, number>();
+  /** Whether {@link #lastUse} was built and unneeded blobs swept since the log was loaded. */
+  #swept = false;
   #pending = new Map<string, { checkpoint: number; before: string | null }>();
   #queue: Promise<unknown> = Promise.resolve();
 
@@ -120,7 +137,9 @@ export class FileSnapshots {
       await this.#load();
       const data = await readOrNull(path);
       const before = data === null ? null : await this.#store(data);
+      const replaced = this.#pending.get(path);
       this.#pending.set(path, { checkpoint, before });
+      if (replaced) await this.#release(replaced.before);
     });
   }
 
@@ -137,7 +156,10 @@ export class FileSnapshots {
       this.#pending.delete(path);
       const data = await readOrNull(path);
       const after = data === null ? null : await sha256(data);
-      if (after === pending.before) return;
+      if (after === pending.before) {
+        await this.#release(pending.before);
+        return;
+      }
       const record: ChangeRecord = {
         checkpoint: Math.min(pending.checkpoint, checkpoint),
         path,
@@ -146,8 +168,14 @@ export class FileSnapshots {
         at: this.#now(),
       };
       await this.#append(record);
-      this.#entries.push({ ...record, seq: this.#seq++ });
-      await this.#collect();
+      const entry = { ...record, seq: this.#seq++ };
+      this.#entries.push(entry);
+      if (!this.#swept) {
+        await this.#collect();
+      } else {
+        this.#use(entry);
+        await this.#evictAboveCap();
+      }
     });
   }
 
@@ -207,7 +235,7 @@ export class FileSnapshots {
           report.restored.push(path);
           continue;
         }
-        const blob = await readOrNull(`${this.#objects}/${entry.before}`);
+        const blob = await this.#read(entry.before);
         if (blob === null || await sha256(blob) !== entry.before) {
           report.unavailable.push(path);
           continue;
@@ -258,48 +286,114 @@ export class FileSnapshots {
     await appendRecords(this.#index, JSON.stringify(record) + "\n", { mode: 0o600 });
   }
 
-  /** Store a blob (once per content); returns its hash. */
+  /** The file of a stored blob. */
+  #blobPath(hash: string): string {
+    return `${this.#objects}/${hash}${this.#gz.has(hash) ? ".gz" : ""}`;
+  }
+
+  /** Store a blob (once per content, compressed when that is smaller); returns its hash. */
   async #store(data: Uint8Array): Promise<string> {
     const hash = await sha256(data);
     if (this.#sizes.has(hash)) {
       try {
-        await Deno.stat(`${this.#objects}/${hash}`);
+        await Deno.stat(this.#blobPath(hash));
         return hash;
       } catch {
         // removed behind our back: store it again
       }
     }
+    // A big file is stored as it is: compressing it in memory would hold it twice more.
+    const packed = data.length <= COMPRESS_MAX_BYTES ? await gzip(data) : null;
+    const compress = packed !== null && packed.length < data.length;
+    const stored = compress ? packed : data;
     await Deno.mkdir(this.#objects, { recursive: true, mode: 0o700 });
-    await atomicWriteBytes(`${this.#objects}/${hash}`, data, { mode: 0o600 });
-    this.#sizes.set(hash, data.length);
+    await atomicWriteBytes(`${this.#objects}/${hash}${compress ? ".gz" : ""}`, stored, {
+      mode: 0o600,
+    });
+    this.#total += stored.length - (this.#sizes.get(hash) ?? 0);
+    this.#sizes.set(hash, stored.length);
+    if (compress) this.#gz.add(hash);
+    else this.#gz.delete(hash);
     return hash;
   }
 
-  /** Delete blobs nothing needs, then evict the least recently used ones above the cap. */
-  async #collect(): Promise<void> {
-    const lastUse = new Map<string, number>();
-    for (const e of this.#entries) if (e.before !== null) lastUse.set(e.before, e.seq);
-    for (const p of this.#pending.values()) if (p.before !== null) lastUse.set(p.before, Infinity);
-    let total = 0;
-    for (const [hash, size] of [...this.#sizes]) {
-      if (lastUse.has(hash)) total += size;
-      else await this.#evict(hash);
+  /** The content of a stored blob (null when it is missing or does not decompress). */
+  async #read(hash: string): Promise<Uint8Array | null> {
+    const compressed = this.#gz.has(hash);
+    const data = await readOrNull(this.#blobPath(hash));
+    if (data === null || !compressed) return data;
+    try {
+      return await gunzip(data);
+    } catch {
+      return null; // damaged: reported unavailable
     }
-    const byAge = [...lastUse].sort((a, b) => a[1] - b[1]);
-    for (const [hash] of byAge) {
-      if (total <= this.#maxBytes) break;
-      const size = this.#sizes.get(hash);
-      if (size === undefined) continue;
-      total -= size;
+  }
+
+  /** Mark the blob of `entry` as the most recently used. */
+  #use(entry: Entry): void {
+    if (entry.before === null || !this.#sizes.has(entry.before)) return;
+    this.#lastUse.delete(entry.before);
+    this.#lastUse.set(entry.before, entry.seq);
+  }
+
+  /** The blobs changes in progress need (kept until every other blob is evicted). */
+  #pendingBlobs(): Set<string> {
+    const out = new Set<string>();
+    for (const p of this.#pending.values()) if (p.before !== null) out.add(p.before);
+    return out;
+  }
+
+  /** Delete `hash` when neither a change record nor a change in progress needs it. */
+  async #release(hash: string | null): Promise<void> {
+    if (hash === null || !this.#swept || this.#lastUse.has(hash)) return;
+    if (this.#pendingBlobs().has(hash)) return;
+    await this.#evict(hash);
+  }
+
+  /**
+   * Rebuild the blobs' order of use from the records, delete blobs nothing needs, then evict the
+   * least recently used ones above the cap. Linear in the records: run once after loading and
+   * after a rewind; a change in between only updates the order ({@link #use}).
+   */
+  async #collect(): Promise<void> {
+    this.#lastUse = new Map();
+    for (const e of this.#entries) this.#use(e);
+    const pending = this.#pendingBlobs();
+    for (const hash of [...this.#sizes.keys()]) {
+      if (!this.#lastUse.has(hash) && !pending.has(hash)) await this.#evict(hash);
+    }
+    this.#swept = true;
+    await this.#evictAboveCap();
+  }
+
+  /**
+   * Evict blobs, least recently used first and those of changes in progress last, until the
+   * stored bytes fit the cap (an evicted blob leaves {@link #lastUse}, so each is passed once).
+   */
+  async #evictAboveCap(): Promise<void> {
+    if (this.#total <= this.#maxBytes) return;
+    const pending = this.#pendingBlobs();
+    for (const hash of this.#lastUse.keys()) {
+      if (this.#total <= this.#maxBytes) return;
+      if (!pending.has(hash)) await this.#evict(hash);
+    }
+    for (const hash of pending) {
+      if (this.#total <= this.#maxBytes) return;
       await this.#evict(hash);
     }
   }
 
   async #evict(hash: string): Promise<void> {
+    const size = this.#sizes.get(hash);
+    if (size !== undefined) this.#total -= size;
     this.#sizes.delete(hash);
-    await Deno.remove(`${this.#objects}/${hash}`).catch((err) => {
-      if (!(err instanceof Deno.errors.NotFound)) throw err;
-    });
+    this.#gz.delete(hash);
+    this.#lastUse.delete(hash);
+    for (const name of [hash, `${hash}.gz`]) {
+      await Deno.remove(`${this.#objects}/${name}`).catch((err) => {
+        if (!(err instanceof Deno.errors.NotFound)) throw err;
+      });
+    }
   }
 
   async #load(): Promise<void> {
@@ -328,9 +422,16 @@ export class FileSnapshots {
     }
     try {
       for await (const e of Deno.readDir(this.#objects)) {
-        if (!e.isFile || !/^[0-9a-f]{64}$/.test(e.name)) continue;
+        const name = e.name.match(/^([0-9a-f]{64})(\.gz)?$/);
+        if (!e.isFile || !name) continue;
+        const [, hash, gz] = name;
         const info = await Deno.stat(`${this.#objects}/${e.name}`);
-        this.#sizes.set(e.name, info.size);
+        // (Both forms of one blob: only after a crash between writes; the plain one is read.)
+        if (this.#sizes.has(hash) && gz) continue;
+        this.#total += info.size - (this.#sizes.get(hash) ?? 0);
+        this.#sizes.set(hash, info.size);
+        if (gz) this.#gz.add(hash);
+        else this.#gz.delete(hash);
       }
     } catch (err) {
       if (!(err instanceof Deno.errors.NotFound)) throw err;
@@ -346,6 +447,26 @@ async function readOrNull(path: string): Promise<Uint8Array | null> {
     if (err instanceof Deno.errors.NotFound) return null;
     throw err;
   }
+}
+
+/** Bytes through a (de)compression stream (its errors, e.g. damaged input, reject). */
+async function transform(
+  data: Uint8Array,
+  stream: CompressionStream | DecompressionStream,
+): Promise<Uint8Array> {
+  const writer = stream.writable.getWriter();
+  // Written while the output is read; a failure surfaces through the read.
+  writer.write(data as Uint8Array<ArrayBuffer>).catch(() => {});
+  writer.close().catch(() => {});
+  return new Uint8Array(await new Response(stream.readable).arrayBuffer());
+}
+
+function gzip(data: Uint8Array): Promise<Uint8Array> {
+  return transform(data, new CompressionStream("gzip"));
+}
+
+function gunzip(data: Uint8Array): Promise<Uint8Array> {
+  return transform(data, new DecompressionStream("gzip"));
 }
 
 async function sha256(data: Uint8Array): Promise<string> {

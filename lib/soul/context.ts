@@ -11,12 +11,18 @@ import {
   messageToJSON,
   type NormalizedMessage,
   normalizeMessage,
+  quickParseMessage,
 } from "../llm/message.ts";
 import { pyJsonPieces } from "../wire/py_json.ts";
 import { type JsonPiece, jsonStringifyPieces } from "../session/json_pieces.ts";
 import { estimateMessageTokens } from "../llm/token_estimate.ts";
-import { appendJsonRecords, appendRecords, endsWithNewline, fileChunks } from "../session/jsonl.ts";
-import { readLines } from "../wire/line_reader.ts";
+import {
+  appendJsonRecords,
+  appendRecords,
+  chunkTextLines,
+  endsWithNewline,
+  fileChunks,
+} from "../session/jsonl.ts";
 
 /** Rotation of the live file to `context_<n>.jsonl`, reserving the name atomically. */
 async function rotate(path: string): Promise<string> {
@@ -70,9 +76,7 @@ export class Context {
     let size = 0;
     try {
       size = (await f.stat()).size;
-      for await (const line of readLines(fileChunks(f), Infinity)) {
-        if (line !== null) ctx.#replayLine(line);
-      }
+      for await (const line of chunkTextLines(fileChunks(f))) ctx.#replayLine(line);
     } finally {
       try {
         f.close();
@@ -122,9 +126,14 @@ export class Context {
         this.#pendingTokens = 0;
       }
     } else {
-      const parsed = MessageSchema.safeParse(rec);
-      if (!parsed.success) return "skip";
-      const msg = normalizeMessage(parsed.data);
+      // The schema only for a record the quick structural parse does not vouch for.
+      let parsed = quickParseMessage(rec);
+      if (parsed === undefined) {
+        const checked = MessageSchema.safeParse(rec);
+        if (!checked.success) return "skip";
+        parsed = checked.data;
+      }
+      const msg = normalizeMessage(parsed);
       this.#history.push(msg);
       this.#pendingTokens += estimateMessageTokens(msg);
     }

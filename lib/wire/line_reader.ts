@@ -17,7 +17,9 @@ export async function* readLines(
   stream: AsyncIterable<Uint8Array>,
   maxBytes: number = MAX_LINE_BYTES,
 ): AsyncGenerator<string | null> {
-  const decoder = new TextDecoder();
+  // `ignoreBOM`: a streaming decoder would otherwise drop a U+FEFF that starts a decode
+  // call, i.e. any that falls at a chunk boundary inside a line. Lines are passed on as sent.
+  const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   // The current line: its first part undecoded (a line within one chunk, most lines, is decoded
   // from that chunk without a copy), or, once it spans chunks, its parts decoded as they come
   // (streaming decode), so a 95 MB line never exists as chunks plus a joined buffer plus text.

@@ -5,12 +5,12 @@
  *   whose one message is a single 50 MB line (a pasted log), each in a fresh child process,
  *   against reading the same file once in the same run (the bytes, split into lines, each line
  *   parsed as JSON: what any resume must do at least).
- * - **Per-step harness time**: `kimi --print` runs 10 Think steps with the scripted provider
+ * - **Per-step harness time**: `kimi --print` runs 30 Think steps with the scripted provider
  *   (which ignores the request, so no request body is built or sent) on a fresh session and on
  *   the resumed 2,000-turn session; the gap between consecutive model calls (the provider's
  *   trace lines, stamped as they arrive) is what kimi itself spends per step.
  *
- * Usage: `deno run -A scripts/bench/long_session.ts [--runs N] [--turns N]`.
+ * Usage: `deno run -A scripts/bench/long_session.ts [--runs N] [--turns N] [--steps N]`.
  *
  * @module
  */
@@ -115,7 +115,7 @@ async function resumeFigures(file: string, runs: number): Promise<[number, numbe
   return [median(restore), median(read)];
 }
 
-/** Gaps (ms) between the scripted provider's calls in one `kimi --print` run of 10 Think steps. */
+/** Gaps (ms) between the scripted provider's calls in one `kimi --print` run of Think steps. */
 async function stepGaps(
   sb: Awaited<ReturnType<typeof createSandbox>>,
   config: string,
@@ -173,12 +173,15 @@ if (import.meta.main) {
     const [turnsRestore, turnsRead] = await resumeFigures(big, runs);
     const [lineRestore, lineRead] = await resumeFigures(line, runs);
 
-    const steps = 10;
-    const think = JSON.stringify({ thought: "step" });
+    // Enough steps that the median gap of a run is not one scheduler hiccup on a loaded machine.
+    const steps = arg("--steps", 30);
+    // Each thought differs: the same call repeated is stopped as a loop (tool_call_repeat).
+    const think = (i: number) => JSON.stringify({ thought: `step ${i}` });
     const scripts = [
       ...Array.from(
         { length: steps },
-        (_, i) => `tool_call: ${JSON.stringify({ id: `t${i}`, name: "Think", arguments: think })}`,
+        (_, i) =>
+          `tool_call: ${JSON.stringify({ id: `t${i}`, name: "Think", arguments: think(i) })}`,
       ),
       "text: done",
     ];

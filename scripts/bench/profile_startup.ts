@@ -16,6 +16,7 @@ import { DENO_V8_FLAGS_ARG } from "../../lib/runtime_flags.ts";
 import { startMockOpenAI } from "../../tests/helpers/mock_openai.ts";
 import { createSandbox, MAIN_TS, REPO_ROOT } from "./child_env.ts";
 import { markdownTable } from "./stats.ts";
+import { resolve } from "node:path";
 
 interface ProfileNode {
   id: number;
@@ -112,7 +113,8 @@ export async function profileStartup(entry: string[]): Promise<CpuProfile> {
       const { value, done } = await reader.read();
       if (done) throw new Error(`The inspector did not start: ${text}`);
       text += value;
-      wsUrl = /Debugger listening on (ws:\/\/\S+)/.exec(text)?.[1];
+      // The whole line: a chunk may end in the middle of the URL.
+      wsUrl = /Debugger listening on (ws:\/\/\S+)\r?\n/.exec(text)?.[1];
     }
     const drain = (async () => {
       while (!(await reader.read()).done) { /* drain */ }
@@ -162,7 +164,9 @@ function table(totals: Totals, total: number, top: number, label: string): strin
 }
 
 if (import.meta.main) {
-  const bundleDir = Deno.args.find((a) => a.startsWith("--bundle="))?.slice(9);
+  const bundleArg = Deno.args.find((a) => a.startsWith("--bundle="))?.slice(9);
+  // The child runs in a temp work dir, so a relative bundle path is made absolute here.
+  const bundleDir = bundleArg === undefined ? undefined : resolve(bundleArg);
   const top = Number(Deno.args.find((a) => a.startsWith("--top="))?.slice(6) ?? 25);
   const entry = bundleDir
     ? [DENO_V8_FLAGS_ARG, "-A", "--no-config", `${bundleDir}/main.js`]

@@ -117,6 +117,8 @@ if (import.meta.main) {
   const tools = startupOnly ? undefined : await runOptionalTools();
   const session = startupOnly ? undefined : await runOptionalTools("session.ts");
   const longSession = startupOnly ? undefined : await runOptionalTools("long_session.ts");
+  const undo = startupOnly ? undefined : await runOptionalTools("undo.ts");
+  const compaction = startupOnly ? undefined : await runOptionalTools("compaction.ts");
   const page = startupOnly ? undefined : await runOptionalTools("page.ts");
   const replayArg = Deno.args.find((a) => a.startsWith("--replay-mb="));
   const wireMemory = startupOnly ? null : await runWireMemoryBench({
@@ -252,6 +254,8 @@ if (import.meta.main) {
     ...(tools ? [`## Tools\n\n${tools}`] : []),
     ...(session ? [`## Sessions\n\n${session}`] : []),
     ...(longSession ? [longSession] : []),
+    ...(undo ? [undo] : []),
+    ...(compaction ? [compaction] : []),
     ...(page ? [`## Web page (\`kimi web\` in headless chromium)\n\n${page}`] : []),
     ...(wireMemory
       ? [`## Big turns in little memory (\`kimi --wire\`)\n\n${wireMemoryMarkdown(wireMemory)}`]

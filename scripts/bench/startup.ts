@@ -1,7 +1,10 @@
 /**
  * Startup benchmark: wall time of `kimi --version` and `kimi --help` (each spawned as
  * `deno run --no-prompt -A main.ts …`), against `deno run` of an empty script measured in the
- * same run, plus a check of which modules each command loads (see module_probe.ts).
+ * same run, plus a check of which modules each command loads (see module_probe.ts), and of an
+ * agent run (`--print` against the mock OpenAI server, from the source and from the bundle): it
+ * must not compile the `openai` SDK's client class, which only the Files API (Kimi video
+ * uploads) loads.
  *
  * Runs are interleaved round-robin (baseline, baseline + config, --version, --help) after
  * warm-up runs, so drift in machine load affects every command alike.
@@ -14,7 +17,8 @@
  * @module
  */
 import { DENO_V8_FLAGS_ARG } from "../../lib/runtime_flags.ts";
-import { createSandbox, MAIN_TS, REPO_ROOT } from "./child_env.ts";
+import { startMockOpenAI } from "../../tests/helpers/mock_openai.ts";
+import { type ChildSandbox, createSandbox, MAIN_TS, REPO_ROOT } from "./child_env.ts";
 import { type ModuleProbe, probeModules } from "./module_probe.ts";
 import { timeToExit } from "./spawn_timing.ts";
 import {
@@ -46,6 +50,23 @@ export interface ModuleCheck {
   unexpected: string[];
 }
 
+/** What an agent run compiled of the `openai` SDK. */
+export interface AgentRunCheck {
+  /** `source` or `bundle`. */
+  build: "source" | "bundle";
+  /** Exit code of the run. */
+  code: number;
+  /** Files of the `openai` package it compiled (source), or bundle chunks holding any of it. */
+  openaiFiles: string[];
+  /** Of those, the ones holding the SDK's client class (must be none). */
+  unexpected: string[];
+  /**
+   * Control: where the client class is (the package's `client.mjs`, or the bundle chunk with
+   * its marker), so an empty `unexpected` means something; null when it was not found.
+   */
+  clientAt: string | null;
+}
+
 /** Result of {@link runStartupBench}. */
 export interface StartupResult {
   /** `deno run` of an empty script outside any project (the runtime floor). */
@@ -64,6 +85,8 @@ export interface StartupResult {
   modules: ModuleCheck[];
   /** Whether the probe detected the `openai` package in a control script that imports it. */
   probeControlPassed: boolean;
+  /** The agent-run checks (source, and bundle when a bundle was given). */
+  agentRuns: AgentRunCheck[];
 }
 
 /** Local module directories that are LLM, MCP or UI code. */
@@ -76,6 +99,86 @@ const ALLOWED_NPM: Record<string, string[]> = {
 
 function packageName(nameAtVersion: string): string {
   return nameAtVersion.slice(0, nameAtVersion.lastIndexOf("@"));
+}
+
+/** Files of the `openai` package (its path in Deno's npm cache). */
+const OPENAI_FILE = /\/npm\/[^/]+\/openai\/[^/]+\/(.+)$/;
+/** The SDK's client class and what only it loads (every API resource). */
+const OPENAI_CLIENT_FILE = /\/openai\/[^/]+\/(client|index)\.mjs$|\/openai\/[^/]+\/resources\//;
+
+/**
+ * Probe one `kimi --print` run against the mock OpenAI server (provider `openai_legacy`, one
+ * text reply) and report which parts of the `openai` SDK it compiled.
+ */
+async function checkAgentRun(
+  sb: ChildSandbox,
+  build: "source" | "bundle",
+  bundleDir?: string,
+): Promise<AgentRunCheck> {
+  const mock = await startMockOpenAI();
+  try {
+    const cfg = `${sb.root}/agent-run-config.json`;
+    await Deno.writeTextFile(
+      cfg,
+      JSON.stringify({
+        default_model: "mock",
+        models: { mock: { provider: "mock", model: "mock-model", max_context_size: 100000 } },
+        providers: { mock: { type: "openai_legacy", base_url: mock.url, api_key: "sk-test" } },
+      }),
+    );
+    const kimiArgs = ["--print", "--config-file", cfg, "-p", "Say done."];
+    const probe = await probeModules({
+      scriptArgs: [build === "source" ? MAIN_TS : `${bundleDir}/main.js`, ...kimiArgs],
+      denoFlags: [
+        "--no-prompt",
+        DENO_V8_FLAGS_ARG,
+        "-A",
+        ...(build === "bundle" ? ["--no-config"] : []),
+      ],
+      cwd: sb.workDir,
+      env: sb.env,
+      repoRoot: REPO_ROOT,
+      timeoutMs: 60000,
+    });
+    const code = mock.requests.some((r) => r.method === "POST") ? probe.code : -1;
+    if (build === "source") {
+      const files = probe.allUrls.map((u) => decodeURIComponent(u).match(OPENAI_FILE))
+        .filter((m) => m !== null).map((m) => m[1]).sort();
+      return {
+        build,
+        code,
+        openaiFiles: files,
+        unexpected: files.filter((f) => OPENAI_CLIENT_FILE.test(`/openai/v/${f}`)),
+        clientAt: "openai/client.mjs",
+      };
+    }
+    // the bundle: a chunk is known by the source files it holds (the bundler's `// npm:…` lines)
+    const sources = (text: string) =>
+      [...text.matchAll(/^\/\/ npm:openai\/[^/\s]+\/(\S+)$/gm)].map((m) => m[1]);
+    const holdsClient = (files: string[]) =>
+      files.some((f) => OPENAI_CLIENT_FILE.test(`/openai/v/${f}`));
+    const compiled = probe.allUrls.filter((u) => u.startsWith(`file://${bundleDir}/`))
+      .map((u) => decodeURIComponent(new URL(u).pathname));
+    const openaiFiles: string[] = [];
+    const unexpected: string[] = [];
+    for (const file of compiled) {
+      const files = sources(await Deno.readTextFile(file));
+      if (files.length === 0) continue;
+      const name = file.slice(bundleDir!.length + 1);
+      openaiFiles.push(`${name} (${files.length} files)`);
+      if (holdsClient(files)) unexpected.push(name);
+    }
+    let clientAt: string | null = null;
+    for await (const entry of Deno.readDir(bundleDir!)) {
+      if (!entry.isFile || !entry.name.endsWith(".js")) continue;
+      if (holdsClient(sources(await Deno.readTextFile(`${bundleDir}/${entry.name}`)))) {
+        clientAt = entry.name;
+      }
+    }
+    return { build, code, openaiFiles: openaiFiles.sort(), unexpected, clientAt };
+  } finally {
+    await mock.close();
+  }
 }
 
 /** Run the startup benchmark. */
@@ -152,7 +255,11 @@ export async function runStartupBench(opts: StartupOptions = {}): Promise<Startu
       env: sb.env,
       repoRoot: REPO_ROOT,
     });
-    const probeControlPassed = controlProbe.npmPackages.some((p) => packageName(p) === "openai");
+    const probeControlPassed = controlProbe.npmPackages.some((p) => packageName(p) === "openai") &&
+      controlProbe.allUrls.some((u) => OPENAI_CLIENT_FILE.test(u));
+
+    const agentRuns = [await checkAgentRun(sb, "source")];
+    if (opts.bundleDir) agentRuns.push(await checkAgentRun(sb, "bundle", opts.bundleDir));
 
     return {
       baseline: summarize(samples.baseline),
@@ -167,6 +274,7 @@ export async function runStartupBench(opts: StartupOptions = {}): Promise<Startu
         : {}),
       modules,
       probeControlPassed,
+      agentRuns,
     };
   } finally {
     await sb.cleanup();
@@ -202,9 +310,23 @@ export function startupMarkdown(r: StartupResult): string {
     ? "- Probe control (a script importing `openai`): detected, so the check can fail."
     : "- Probe control FAILED: a script importing `openai` was not detected; the check above " +
       "proves nothing.";
+  const agentRuns = r.agentRuns.map((a) => {
+    const what = `- Agent run (\`kimi --print\`, OpenAI-compatible provider, ${a.build})`;
+    if (a.code !== 0) return `${what}: FAIL, the run did not complete (exit ${a.code}).`;
+    if (a.clientAt === null) {
+      return `${what}: FAIL, the SDK's client class was not found, so the check proves nothing.`;
+    }
+    const status = a.unexpected.length
+      ? `FAIL, it compiled the SDK's client class: ${a.unexpected.join(", ")}`
+      : `OK, no SDK client class (it lives in ${a.clientAt}, loaded for video uploads only)`;
+    return `${what}: ${status}; \`openai\` ${a.build === "source" ? "files" : "chunks"} ` +
+      `compiled: ${a.openaiFiles.length ? a.openaiFiles.join(", ") : "none"}.`;
+  });
   return `${table}\n\n(${r.version.n} runs each after warm-up, interleaved.)\n\n` +
     `Modules compiled by V8 (inspector \`Debugger.scriptParsed\`), no LLM, MCP, UI, app, soul, wire or tool module allowed:\n\n` +
-    `${[...checks, control].join("\n")}`;
+    `${[...checks, control].join("\n")}\n\n` +
+    `An agent run loads what its provider needs, not the \`openai\` SDK's client class ` +
+    `(every API resource, ~1 MB):\n\n${agentRuns.join("\n")}`;
 }
 
 function intFlag(name: string): number | undefined {

@@ -2,11 +2,13 @@
  * Kimi takes videos by reference: a `video_url` part whose URL is inline data is uploaded to
  * the Moonshot Files API (`POST /files`, purpose `video`) and sent as `ms://<file id>`, as the
  * reference does. Uploads are remembered by content, so a video in the history is uploaded once
- * per provider, not on every step.
+ * per provider, not on every step. The upload goes through the `openai` SDK's Files API, loaded
+ * only when a video is uploaded (see `OpenAIHttpClient.sdk`).
  *
  * @module
  */
 import type OpenAI from "openai";
+import type { OpenAIHttpClient } from "./openai_http.ts";
 import { ChatProviderError } from "../errors.ts";
 import type { ContentPart, NormalizedMessage } from "../message.ts";
 
@@ -36,11 +38,11 @@ async function digest(text: string): Promise<string> {
 
 /** Uploads of one provider's inline videos. */
 export class KimiVideoUploads {
-  readonly #client: OpenAI;
+  readonly #client: OpenAIHttpClient;
   readonly #uploaded = new Map<string, string>();
 
-  /** Upload through this client (its base URL and key). */
-  constructor(client: OpenAI) {
+  /** Upload through this client (its base URL, key and headers). */
+  constructor(client: OpenAIHttpClient) {
     this.#client = client;
   }
 
@@ -79,7 +81,8 @@ export class KimiVideoUploads {
     }
     const name = `video.${EXTENSIONS[data.mime] ?? "bin"}`;
     const file = new File([data.bytes as BlobPart], name, { type: data.mime });
-    const created = await this.#client.files.create(
+    const sdk = await this.#client.sdk();
+    const created = await sdk.files.create(
       { file, purpose: "video" as OpenAI.FilePurpose },
       { signal },
     );

@@ -1,6 +1,7 @@
 /**
  * Chat Completions providers: `kimi` (Moonshot) and `openai_legacy` (any OpenAI-compatible
- * `/chat/completions` endpoint), streamed through the `openai` SDK.
+ * `/chat/completions` endpoint), streamed over `openai_http.ts` (the `openai` SDK's SSE parsing
+ * and error classes, not its client).
  *
  * @module
  */
@@ -17,6 +18,7 @@ import {
   convertOpenAIError,
   createEndpointClient,
   type OpenAIEndpointOptions,
+  type OpenAIHttpClient,
 } from "./openai_client.ts";
 import { KimiVideoUploads } from "./kimi_video_upload.ts";
 import { type ChunkReader, sdkStream } from "./sdk_stream.ts";
@@ -54,10 +56,10 @@ export function createOpenAIChatProvider(opts: OpenAIChatOptions): ChatProvider 
 
 class OpenAIChatProvider implements ChatProvider {
   readonly #opts: OpenAIChatOptions;
-  readonly #client: OpenAI;
+  readonly #client: OpenAIHttpClient;
   readonly #videos: KimiVideoUploads | null;
 
-  constructor(opts: OpenAIChatOptions, client: OpenAI, videos: KimiVideoUploads | null) {
+  constructor(opts: OpenAIChatOptions, client: OpenAIHttpClient, videos: KimiVideoUploads | null) {
     this.#opts = opts;
     this.#client = client;
     this.#videos = videos;
@@ -90,10 +92,9 @@ class OpenAIChatProvider implements ChatProvider {
           ? await this.#videos.resolve(request.history, request.signal)
           : request.history;
         const body = this.#buildBody({ ...request, history });
-        return await this.#client.chat.completions.create(
-          body as unknown as OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming,
-          { signal: request.signal },
-        );
+        return await this.#client.chatCompletionStream<
+          OpenAI.Chat.Completions.ChatCompletionChunk
+        >(body, { signal: request.signal });
       },
       read: chatChunkReader(this.#reasoningKey),
       convertError: (err) => convertOpenAIError(err, ctx),

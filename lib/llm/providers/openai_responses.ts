@@ -1,6 +1,6 @@
 /**
- * The `openai_responses` provider: OpenAI's Responses API (`POST /responses`), streamed through
- * the `openai` SDK.
+ * The `openai_responses` provider: OpenAI's Responses API (`POST /responses`), streamed over
+ * `openai_http.ts` (the `openai` SDK's SSE parsing and error classes, not its client).
  *
  * @module
  */
@@ -18,6 +18,7 @@ import {
   convertOpenAIError,
   createEndpointClient,
   type OpenAIEndpointOptions,
+  type OpenAIHttpClient,
   scrub,
 } from "./openai_client.ts";
 import { type ChunkReader, sdkStream } from "./sdk_stream.ts";
@@ -48,9 +49,9 @@ export function createOpenAIResponsesProvider(opts: OpenAIResponsesOptions): Cha
 class OpenAIResponsesProvider implements ChatProvider {
   readonly name = "openai-responses";
   readonly #opts: OpenAIResponsesOptions;
-  readonly #client: OpenAI;
+  readonly #client: OpenAIHttpClient;
 
-  constructor(opts: OpenAIResponsesOptions, client: OpenAI) {
+  constructor(opts: OpenAIResponsesOptions, client: OpenAIHttpClient) {
     this.#opts = opts;
     this.#client = client;
   }
@@ -68,10 +69,9 @@ class OpenAIResponsesProvider implements ChatProvider {
     const ctx = { apiKey: this.#opts.apiKey, signal: request.signal };
     return await sdkStream<OpenAI.Responses.ResponseStreamEvent>({
       open: () =>
-        this.#client.responses.create(
-          body as unknown as OpenAI.Responses.ResponseCreateParamsStreaming,
-          { signal: request.signal },
-        ),
+        this.#client.responseStream<OpenAI.Responses.ResponseStreamEvent>(body, {
+          signal: request.signal,
+        }),
       read: responsesEventReader(ctx.apiKey),
       convertError: (err) => convertOpenAIError(err, ctx),
       signal: request.signal,

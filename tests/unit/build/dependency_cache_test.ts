@@ -29,13 +29,13 @@ Deno.test("first-run check: the npm packages of deno.json, Deno's cache dir, wha
   const dir = await Deno.makeTempDir();
   try {
     const pk = [{ name: "zod", version: "4.6.7" }, { name: "@a/b", version: "1.2.3" }];
-    assertEquals(await missingPackages(dir, pk), pk);
+    assertEquals(missingPackages(dir, pk), pk);
     await Deno.mkdir(`${dir}/npm/registry.npmjs.org/zod/4.6.7`, { recursive: true });
-    assertEquals(await missingPackages(dir, pk), [pk[1]]);
+    assertEquals(missingPackages(dir, pk), [pk[1]]);
     // a mirror's packages live under the registry URL's path
     await Deno.mkdir(`${dir}/npm/4873/npm/@a/b/1.2.3`, { recursive: true });
-    assertEquals(await missingPackages(dir, pk, "http://127.0.0.1:4873/npm/"), [pk[0]]);
-    assertEquals(await missingPackages(dir, pk), [pk[1]]);
+    assertEquals(missingPackages(dir, pk, "http://127.0.0.1:4873/npm/"), [pk[0]]);
+    assertEquals(missingPackages(dir, pk), [pk[1]]);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

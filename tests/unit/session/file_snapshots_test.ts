@@ -6,8 +6,12 @@ import { assertEquals } from "../../helpers/assert.ts";
 
 const enc = new TextEncoder();
 
-async function sha256(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", enc.encode(text));
+function sha256(text: string): Promise<string> {
+  return sha256Bytes(enc.encode(text));
+}
+
+async function sha256Bytes(data: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", data as Uint8Array<ArrayBuffer>);
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
@@ -225,4 +229,149 @@ Deno.test("undo summary and D-Mail note wording", () => {
     "<system>Files changed after the checkpoint were restored, except:\n" +
       "- `/a` was deleted outside; it was left as it is.</system>",
   );
+});
+
+Deno.test("after 500 changes over 50 turns, each undo restores exactly the undone turn's files", async () => {
+  await withDirs(async (session, work) => {
+    const snaps = new FileSnapshots(session);
+    const path = (i: number) => `${work}/f${i}.txt`;
+    // 300 files exist before; turn t changes 10 files: mostly new ones, some changed again in
+    // a later turn, some created by the agent.
+    const initial = new Map<string, string | null>();
+    for (let i = 0; i < 400; i++) {
+      const text = i < 300 ? `original ${i}\n`.repeat(1 + (i % 7)) : null;
+      if (text !== null) await Deno.writeTextFile(path(i), text);
+      initial.set(path(i), text);
+    }
+    /** The content of every file at the end of each turn. */
+    const states: Map<string, string | null>[] = [new Map(initial)];
+    /** The files each turn changed. */
+    const changed: Set<string>[] = [];
+    for (let t = 0; t < 50; t++) {
+      const state = new Map(states[states.length - 1]);
+      changed.push(new Set());
+      for (let k = 0; k < 10; k++) {
+        const i = (t * 10 + k) % 2 === 0 ? (t * 10 + k) % 400 : (t * 37 + k * 13) % 400;
+        const text = `turn ${t} change ${k} of ${i}\n`;
+        await change(snaps, path(i), t, text);
+        state.set(path(i), text);
+        changed[t].add(path(i));
+      }
+      states.push(state);
+    }
+    const current = async (p: string) => (await exists(p)) ? await Deno.readTextFile(p) : null;
+    // Undo the turns one by one from the last, half of them through a fresh instance (another
+    // process reading the log).
+    let live = snaps;
+    for (let t = 49; t >= 40; t--) {
+      if (t % 2 === 0) live = new FileSnapshots(session);
+      assertEquals(new Set(await live.changedSince(t)), changed[t]);
+      const report = await live.restoreSince(t);
+      assertEquals(report.conflicts, []);
+      assertEquals(report.unavailable, []);
+      assertEquals(report.restored.length, changed[t].size);
+      assertEquals(new Set(report.restored), changed[t]);
+      for (const [p, v] of states[t]) assertEquals(await current(p), v, `${p} after undo of ${t}`);
+    }
+    // Every blob left is needed by a record still in the log.
+    const index = (await Deno.readTextFile(`${session}/snapshots/index.jsonl`)).trim().split("\n")
+      .map((l) => JSON.parse(l));
+    const blobs = new Set<string>();
+    for await (const e of Deno.readDir(`${session}/snapshots/objects`)) {
+      blobs.add(e.name.replace(/\.gz$/, ""));
+    }
+    const kept = new Set(await live.changedSince(0));
+    assertEquals(kept.size > 0, true);
+    const needed = new Set<string>();
+    let entries: { checkpoint: number; before: string | null }[] = [];
+    for (const r of index) {
+      if ("rewind" in r) entries = entries.filter((e) => e.checkpoint < r.rewind);
+      else entries.push(r);
+    }
+    for (const e of entries) if (e.before !== null) needed.add(e.before);
+    assertEquals(blobs, needed);
+  });
+});
+
+Deno.test("size cap over many changes: the blobs kept are the most recently needed that fit", async () => {
+  await withDirs(async (session, work) => {
+    const cap = 2_000;
+    const snaps = new FileSnapshots(session, { maxBytes: cap });
+    /** The reference policy: blobs by their newest record, newest first, while they fit. */
+    const records: { before: string; size: number }[] = [];
+    // Random bytes do not compress: each blob is stored as it is, so its size is known here.
+    const contents = Array.from(
+      { length: 40 },
+      (_, k) => crypto.getRandomValues(new Uint8Array(50 + k * 7)),
+    );
+    for (let n = 0; n < 300; n++) {
+      const i = (n * 7) % 60;
+      const p = `${work}/f${i}.txt`;
+      const prior = contents[(n * 11) % 40]; // contents recur: their blobs are used again
+      await Deno.writeFile(p, prior);
+      await change(snaps, p, n, `after ${n}`);
+      records.push({ before: await sha256Bytes(prior), size: prior.length });
+    }
+    const lastUse = new Map<string, number>();
+    records.forEach((r, seq) => lastUse.set(r.before, seq));
+    const sizes = new Map(records.map((r) => [r.before, r.size]));
+    let total = [...lastUse.keys()].reduce((s, h) => s + sizes.get(h)!, 0);
+    const expected = new Set(lastUse.keys());
+    for (const [hash] of [...lastUse].sort((a, b) => a[1] - b[1])) {
+      if (total <= cap) break;
+      total -= sizes.get(hash)!;
+      expected.delete(hash);
+    }
+    const blobs = new Set<string>();
+    for await (const e of Deno.readDir(`${session}/snapshots/objects`)) blobs.add(e.name);
+    assertEquals(blobs, expected);
+    assertEquals(blobs.size > 3, true);
+  });
+});
+
+Deno.test("a blob that compresses is stored gzipped, restored byte for byte, reported when damaged", async () => {
+  await withDirs(async (session, work) => {
+    const text = "export function value(index: number): number { return index * 2; }\n".repeat(50);
+    const objects = `${session}/snapshots/objects`;
+    await Deno.writeTextFile(`${work}/a.ts`, text);
+    await Deno.writeTextFile(`${work}/b.ts`, text + "// b\n");
+    const snaps = new FileSnapshots(session);
+    await change(snaps, `${work}/a.ts`, 0, "x");
+    await change(snaps, `${work}/b.ts`, 0, "y");
+    const hash = await sha256(text);
+    const stored = await Deno.readFile(`${objects}/${hash}.gz`);
+    assertEquals(stored.length < enc.encode(text).length / 10, true);
+    const unpacked = await new Response(
+      new Blob([stored]).stream().pipeThrough(new DecompressionStream("gzip")),
+    ).text();
+    assertEquals(unpacked, text);
+    // A blob from before compression (plain) still restores.
+    const plain = "written by an earlier version\n".repeat(20);
+    await Deno.writeTextFile(`${work}/c.ts`, "now");
+    const plainHash = await sha256(plain);
+    await Deno.writeTextFile(`${objects}/${plainHash}`, plain);
+    await Deno.writeTextFile(
+      `${session}/snapshots/index.jsonl`,
+      JSON.stringify({
+        checkpoint: 1,
+        path: `${work}/c.ts`,
+        before: plainHash,
+        after: await sha256("now"),
+        at: 1,
+      }) + "\n",
+      { append: true },
+    );
+    // Damage b's blob: its undo is unavailable, the others restore.
+    const bHash = await sha256(text + "// b\n");
+    await Deno.writeFile(`${objects}/${bHash}.gz`, stored.subarray(0, 20));
+    const report = await new FileSnapshots(session).restoreSince(0);
+    assertEquals(report, {
+      restored: [`${work}/a.ts`, `${work}/c.ts`],
+      conflicts: [],
+      unavailable: [`${work}/b.ts`],
+    });
+    assertEquals(await Deno.readTextFile(`${work}/a.ts`), text);
+    assertEquals(await Deno.readTextFile(`${work}/c.ts`), plain);
+    assertEquals(await Deno.readTextFile(`${work}/b.ts`), "y");
+  });
 });

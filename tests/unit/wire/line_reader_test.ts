@@ -74,3 +74,13 @@ Deno.test("readLines: a source that reuses one buffer for every chunk gives the 
     assertEquals(out, expected, `buffer of ${size}`);
   }
 });
+
+Deno.test("readLines: a U+FEFF inside a line is kept wherever the chunks split (no BOM stripping mid-stream)", async () => {
+  const line = '{"text":"\uFEFFa\uFEFF"}';
+  const data = new TextEncoder().encode(`\uFEFFfirst\n${line}\n`);
+  const want = ["\uFEFFfirst", line];
+  assertEquals(await collect([data]), want);
+  for (let cut = 1; cut < data.length; cut++) {
+    assertEquals(await collect([data.subarray(0, cut), data.subarray(cut)]), want, `cut ${cut}`);
+  }
+});

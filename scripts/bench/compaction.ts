@@ -1,0 +1,284 @@
+/**
+ * Compaction benchmark (issue "Scale", item 3): `/compact` of a resumed session whose context
+ * holds about 1 M tokens (4 MB of text: tool outputs, user and assistant messages), in a
+ * `kimi --print` process (stream-json input), with
+ *
+ * - the scripted provider (it ignores the request: kimi's own work, the summary request built
+ *   from the history, the context rotated and rewritten);
+ * - a mock OpenAI-compatible server on 127.0.0.1 behind a `kimi` provider (the request is
+ *   serialized and sent as a real provider does).
+ *
+ * Reported: the time from sending `/compact` to its answer, and the process's peak RSS over its
+ * peak before the command (the session restored, idle), as a multiple of the context's size.
+ *
+ * Usage: `deno run -A scripts/bench/compaction.ts [--mb N]`.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { DENO_V8_FLAGS_ARG } from "../../lib/runtime_flags.ts";
+import { startMockOpenAI } from "../../tests/helpers/mock_openai.ts";
+import { type ChildSandbox, createSandbox, MAIN_TS } from "./child_env.ts";
+import { formatBytes, formatMs, markdownTable } from "./stats.ts";
+
+const MB = 1024 * 1024;
+const COMPACTED = "The context has been compacted.";
+
+/** Write a context of about `bytes` bytes of message text (a turn is ~21 KB). */
+async function writeContext(file: string, bytes: number): Promise<void> {
+  const filler = "The quick brown fox jumps over the lazy dog. ".repeat(44); // ~2 KB
+  const output = `${filler}\n`.repeat(10);
+  const lines = [JSON.stringify({ role: "_system_prompt", content: "SYSTEM" })];
+  const turns = Math.ceil(bytes / (output.length + 700));
+  for (let i = 0; i < turns; i++) {
+    lines.push(JSON.stringify({ role: "_checkpoint", id: i }));
+    lines.push(JSON.stringify({ role: "user", content: `turn ${i}: ${filler.slice(0, 200)}` }));
+    lines.push(JSON.stringify({
+      role: "assistant",
+      content: `Looking. ${filler.slice(0, 400)}`,
+      tool_calls: [{
+        type: "function",
+        id: `c${i}`,
+        function: { name: "Shell", arguments: '{"command":"ls"}' },
+      }],
+    }));
+    lines.push(JSON.stringify({
+      role: "tool",
+      content: [{ type: "text", text: output }],
+      tool_call_id: `c${i}`,
+    }));
+    lines.push(JSON.stringify({ role: "assistant", content: `Done with ${i}.` }));
+  }
+  await Deno.writeTextFile(file, lines.join("\n") + "\n");
+}
+
+/** Peak RSS (VmHWM) of a live process in bytes; 0 when /proc is unavailable. */
+async function vmHwm(pid: number): Promise<number> {
+  try {
+    const status = await Deno.readTextFile(`/proc/${pid}/status`);
+    return Number(status.match(/VmHWM:\s+(\d+)/)?.[1] ?? 0) * 1024;
+  } catch {
+    return 0;
+  }
+}
+
+/** The context.jsonl of the one session below the share dir. */
+async function contextFile(shareDir: string): Promise<string> {
+  const sessions = join(shareDir, "sessions");
+  for await (const w of Deno.readDir(sessions)) {
+    for await (const s of Deno.readDir(join(sessions, w.name))) {
+      return join(sessions, w.name, s.name, "context.jsonl");
+    }
+  }
+  throw new Error(`no session under ${sessions}`);
+}
+
+/** One measured `/compact`. */
+export interface CompactionRun {
+  /** Wall time from sending `/compact` to its answer (ms). */
+  ms: number;
+  /** Peak RSS before the command (session restored), bytes. */
+  idleRss: number;
+  /** Peak RSS after it, bytes. */
+  peakRss: number;
+}
+
+function printArgs(config: string, extra: string[] = []): string[] {
+  return [
+    "run",
+    "--no-prompt",
+    DENO_V8_FLAGS_ARG,
+    "-A",
+    MAIN_TS,
+    "--print",
+    "--yolo",
+    "--config-file",
+    config,
+    ...extra,
+  ];
+}
+
+/**
+ * Create a session, give it the big context, then resume it and time `input` until a line of
+ * output holds `done`.
+ */
+async function measure(
+  sb: ChildSandbox,
+  config: string,
+  bytes: number,
+  input: string,
+  done: string,
+): Promise<CompactionRun> {
+  const first = await new Deno.Command(Deno.execPath(), {
+    args: printArgs(config, ["--session", "big", "-p", "hi"]),
+    cwd: sb.workDir,
+    env: sb.env,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (!first.success) throw new Error(new TextDecoder().decode(first.stderr));
+  await writeContext(await contextFile(sb.env.KIMI_SHARE_DIR), bytes);
+  const child = new Deno.Command(Deno.execPath(), {
+    args: printArgs(config, [
+      "--session",
+      "big",
+      "--input-format",
+      "stream-json",
+      "--output-format",
+      "stream-json",
+    ]),
+    cwd: sb.workDir,
+    env: sb.env,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stderr = new Response(child.stderr).text();
+  const writer = child.stdin.getWriter();
+  const enc = new TextEncoder();
+  const send = (content: string) =>
+    writer.write(enc.encode(JSON.stringify({ role: "user", content }) + "\n"));
+  // An unknown command answers at once: the session is restored and idle.
+  await send("/bench-ready");
+  let idleRss = 0;
+  let peakRss = 0;
+  let sent = 0;
+  let ms = 0;
+  const decoder = new TextDecoder();
+  let pending = "";
+  for await (const chunk of child.stdout) {
+    pending += decoder.decode(chunk, { stream: true });
+    let nl: number;
+    while ((nl = pending.indexOf("\n")) >= 0) {
+      const line = pending.slice(0, nl);
+      pending = pending.slice(nl + 1);
+      if (line.includes("Unknown slash command") && sent === 0) {
+        idleRss = await vmHwm(child.pid);
+        sent = performance.now();
+        await send(input);
+      } else if (sent > 0 && ms === 0 && line.includes(done)) {
+        ms = performance.now() - sent;
+        peakRss = await vmHwm(child.pid);
+        await writer.close();
+      }
+    }
+  }
+  const status = await child.status;
+  if (!status.success || ms === 0) {
+    throw new Error(`kimi failed (exit ${status.code}): ${(await stderr).slice(-2000)}`);
+  }
+  return { ms, idleRss, peakRss };
+}
+
+/** Results of the benchmark. */
+export interface CompactionBenchResult {
+  /** Size of the context's file. */
+  contextBytes: number;
+  /** Estimated tokens of the context (characters / 4). */
+  tokens: number;
+  /** With the scripted provider. */
+  scripted: CompactionRun;
+  /** With a `kimi` provider against the mock server. */
+  mock: CompactionRun;
+  /** A plain step over the same history, same provider and server (the baseline). */
+  mockStep: CompactionRun;
+}
+
+/** Run the benchmark once per provider. */
+export async function runCompactionBench(opts: { mb?: number } = {}): Promise<
+  CompactionBenchResult
+> {
+  const bytes = (opts.mb ?? 4) * MB;
+  const probe = await Deno.makeTempFile();
+  await writeContext(probe, bytes);
+  const contextBytes = (await Deno.stat(probe)).size;
+  await Deno.remove(probe);
+  const summary = "<current_focus>the benchmark</current_focus>";
+
+  const sb = await createSandbox();
+  let scripted: CompactionRun;
+  try {
+    const scriptFile = join(sb.root, "scripts.json");
+    await Deno.writeTextFile(scriptFile, JSON.stringify(["text: hello", `text: ${summary}`]));
+    const config = join(sb.root, "config.json");
+    await Deno.writeTextFile(
+      config,
+      JSON.stringify({
+        default_model: "scripted",
+        models: {
+          scripted: { provider: "echo", model: "scripted_echo", max_context_size: 100_000_000 },
+        },
+        providers: {
+          echo: {
+            type: "_scripted_echo",
+            base_url: "",
+            api_key: "",
+            env: { KIMI_SCRIPTED_ECHO_SCRIPTS: scriptFile },
+          },
+        },
+      }),
+    );
+    scripted = await measure(sb, config, bytes, "/compact", COMPACTED);
+  } finally {
+    await sb.cleanup();
+  }
+
+  const server = await startMockOpenAI({ defaultReply: { text: summary } });
+  const withMock = async (input: string, done: string) => {
+    const sb2 = await createSandbox();
+    try {
+      const config = join(sb2.root, "config.json");
+      await Deno.writeTextFile(
+        config,
+        JSON.stringify({
+          default_model: "mock",
+          models: { mock: { provider: "mock", model: "mock-model", max_context_size: 2_000_000 } },
+          providers: { mock: { type: "kimi", base_url: server.url, api_key: "sk-bench" } },
+        }),
+      );
+      return await measure(sb2, config, bytes, input, done);
+    } finally {
+      await sb2.cleanup();
+    }
+  };
+  try {
+    const mock = await withMock("/compact", COMPACTED);
+    const mockStep = await withMock("continue", summary);
+    return { contextBytes, tokens: Math.round(contextBytes / 4), scripted, mock, mockStep };
+  } finally {
+    await server.close();
+  }
+}
+
+/** The Markdown report. */
+export function compactionMarkdown(r: CompactionBenchResult): string {
+  const over = (run: CompactionRun) => Math.max(0, run.peakRss - run.idleRss);
+  const row = (name: string, run: CompactionRun) => [
+    name,
+    formatMs(run.ms),
+    formatBytes(run.idleRss),
+    formatBytes(over(run)),
+    `${(over(run) / r.contextBytes).toFixed(2)}×`,
+  ];
+  return [
+    `### Compaction of a ${(r.contextBytes / MB).toFixed(1)} MB context ` +
+    `(~${Math.round(r.tokens / 1000).toLocaleString("en-US")}k tokens), \`/compact\` in ` +
+    "`kimi --print`",
+    "",
+    markdownTable(
+      ["run", "time", "peak RSS before (restored)", "peak RSS over it", "× the context"],
+      [
+        row("scripted (request ignored)", r.scripted),
+        row("`kimi` provider, mock server on 127.0.0.1", r.mock),
+        row("baseline: one step over the same history, same provider", r.mockStep),
+      ],
+    ),
+  ].join("\n");
+}
+
+if (import.meta.main) {
+  const i = Deno.args.indexOf("--mb");
+  const r = await runCompactionBench({ mb: i >= 0 ? Number(Deno.args[i + 1]) : undefined });
+  console.log(compactionMarkdown(r));
+}
