@@ -24,8 +24,16 @@ export type Verdict = "ignore" | "whitelist" | null;
 interface OverrideGlob {
   negated: boolean;
   dirOnly: boolean;
+  /**
+   * The base name this glob matches in any directory (it was `name` or `**\/name`), when that is
+   * all it matches; null for any other glob.
+   */
+  name: string | null;
   match: Matcher;
 }
+
+/** A glob that is a plain file name: no glob syntax, nothing picomatch treats specially. */
+const PLAIN_NAME = /^[A-Za-z0-9._-]+$/;
 
 /** `--glob` overrides (gitignore syntax, inverted: a plain glob includes, `!glob` excludes). */
 export class Overrides {
@@ -47,7 +55,11 @@ export class Overrides {
       if (dirOnly) line = line.slice(0, -1);
       if (!anchored && !line.includes("/") && !line.startsWith("**/")) line = `**/${line}`;
       if (line.endsWith("/**")) line = `${line}/*`;
-      this.#globs.push({ negated, dirOnly, match: picomatch(line, { dot: true }) });
+      const tail = line.slice(3);
+      const name = line.startsWith("**/") && PLAIN_NAME.test(tail) && !/^\.\.?$/.test(tail)
+        ? tail
+        : null;
+      this.#globs.push({ negated, dirOnly, name, match: picomatch(line, { dot: true }) });
       if (!negated) this.#whitelists++;
     }
   }
@@ -57,12 +69,19 @@ export class Overrides {
     return this.#globs.length === 0;
   }
 
-  /** The verdict for a path relative to the override root. */
-  matched(rel: string, isDir: boolean): Verdict {
+  /**
+   * The verdict for the entry `name` of a directory at `relDir` (relative to the override root,
+   * `""` for the root itself). A plain-name glob compares the name; others match the whole path.
+   */
+  matched(relDir: string, name: string, isDir: boolean): Verdict {
+    let rel: string | null = null;
     for (let i = this.#globs.length - 1; i >= 0; i--) {
       const g = this.#globs[i];
       if (g.dirOnly && !isDir) continue;
-      if (g.match(rel)) return g.negated ? "ignore" : "whitelist";
+      const hit = g.name !== null
+        ? g.name === name
+        : g.match(rel ??= relDir === "" ? name : `${relDir}/${name}`);
+      if (hit) return g.negated ? "ignore" : "whitelist";
     }
     return this.#whitelists > 0 && !isDir ? "ignore" : null;
   }

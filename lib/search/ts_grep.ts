@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { closeSync, constants as fsConstants, openSync, readSync } from "node:fs";
 import { resolve } from "node:path";
 import {
   contextOf,
@@ -27,8 +28,59 @@ import {
 } from "./ignore_rules.ts";
 import { compileRustRegex, hasLiteralNewline, RG_NEWLINE_ERROR } from "./rust_regex.ts";
 
-/** Files read at once. */
-const READ_CONCURRENCY = 16;
+/**
+ * Longest stretch of synchronous work (reading directories and files, searching them) between
+ * two turns of the event loop, so an abort is seen promptly and other sessions' work goes on.
+ */
+const YIELD_AFTER_MS = 16;
+
+const UTF8 = new TextDecoder();
+
+/**
+ * How the walk's files are opened. `O_NONBLOCK`: the reads are synchronous, and a FIFO put in a
+ * file's place after the walk saw it would otherwise block the whole process in `open` (it now
+ * reads as empty); on a regular file the flag changes nothing.
+ */
+const READ_FLAGS = fsConstants.O_RDONLY | fsConstants.O_NONBLOCK;
+
+/** First size of a search's read buffer, and the most it keeps between files. */
+const READ_BUFFER = 64 * 1024;
+const READ_BUFFER_KEPT = 1024 * 1024;
+
+/**
+ * Reads whole files into one buffer reused from file to file (grown for a larger file): one
+ * open, the reads and a close per file, without allocating per file. Measured on 100,000 small
+ * files: about 14% faster than `Deno.readFileSync`.
+ */
+export class FileReader {
+  #buf = new Uint8Array(READ_BUFFER);
+
+  /** The file's bytes: a view of the shared buffer, valid until the next call. */
+  read(path: string): Uint8Array {
+    if (this.#buf.length > READ_BUFFER_KEPT) this.#buf = new Uint8Array(READ_BUFFER);
+    const fd = openSync(path, READ_FLAGS);
+    try {
+      let total = 0;
+      while (true) {
+        if (total === this.#buf.length) {
+          const bigger = new Uint8Array(this.#buf.length * 2);
+          bigger.set(this.#buf);
+          this.#buf = bigger;
+        }
+        const n = readSync(fd, this.#buf, total, this.#buf.length - total, null);
+        if (n === 0) return this.#buf.subarray(0, total);
+        total += n;
+      }
+    } finally {
+      closeSync(fd);
+    }
+  }
+}
+
+/** Let timers, I/O and aborts in (a macrotask turn). */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((r) => setTimeout(r, 0));
+}
 
 interface Matchers {
   /** Tests one line (non-multiline mode). */
@@ -50,7 +102,7 @@ function decodeFile(bytes: Uint8Array): { text: string; nulAt: number } {
     return { text, nulAt: text.indexOf("\0") };
   }
   const nulAt = bytes.indexOf(0);
-  return { text: new TextDecoder().decode(bytes), nulAt };
+  return { text: UTF8.decode(bytes), nulAt };
 }
 
 function splitFileLines(text: string): string[] {
@@ -184,10 +236,15 @@ function errorRun(stderr: string): GrepRun {
 }
 
 function ioErrorText(display: string, e: unknown): string {
-  if (e instanceof Deno.errors.NotFound) {
+  // Deno's errors, or node:fs's (which carry the errno name as `code`).
+  const code = (e as { code?: unknown } | null)?.code;
+  if (e instanceof Deno.errors.NotFound || code === "ENOENT") {
     return `rg: ${display}: No such file or directory (os error 2)\n`;
   }
-  if (e instanceof Deno.errors.PermissionDenied || e instanceof Deno.errors.NotCapable) {
+  if (
+    e instanceof Deno.errors.PermissionDenied || e instanceof Deno.errors.NotCapable ||
+    code === "EACCES" || code === "EPERM"
+  ) {
     return `rg: ${display}: Permission denied (os error 13)\n`;
   }
   return `rg: ${display}: ${e instanceof Error ? e.message : String(e)}\n`;
@@ -340,10 +397,22 @@ export async function runTsGrep(q: GrepQuery, opts: GrepEngineOptions = {}): Pro
   } else {
     const overrides = new Overrides(VCS_DIRS.map((d) => `!${d}`).concat(q.glob ? [q.glob] : []));
     const rootLevel = q.includeIgnored ? null : await parentLevels(rootAbs);
+    // A directory's path relative to the override root (the work dir): "" for the work dir
+    // itself, the path without its leading "/" outside it.
     const overrideRel = (abs: string) =>
-      abs.startsWith(q.cwd + "/") ? abs.slice(q.cwd.length + 1) : abs.replace(/^\/+/, "");
-    const allowed = (abs: string, name: string, isDir: boolean, level: IgnoreLevel | null) => {
-      const o = overrides.matched(overrideRel(abs), isDir);
+      abs === q.cwd
+        ? ""
+        : abs.startsWith(q.cwd + "/")
+        ? abs.slice(q.cwd.length + 1)
+        : abs.replace(/^\/+/, "");
+    const allowed = (
+      abs: string,
+      name: string,
+      isDir: boolean,
+      relDir: string,
+      level: IgnoreLevel | null,
+    ) => {
+      const o = overrides.matched(relDir, name, isDir);
       if (o === "ignore") return false;
       if (o === "whitelist") return true;
       if (!q.includeIgnored && ignoreVerdict(level, abs, isDir) === "ignore") return false;
@@ -355,16 +424,33 @@ export async function runTsGrep(q: GrepQuery, opts: GrepEngineOptions = {}): Pro
     const stack: { abs: string; display: string; level: IgnoreLevel | null }[] = [
       { abs: rootAbs, display: q.path, level: rootLevel },
     ];
-    while (stack.length > 0) {
+    // The walk and the reads are synchronous: one op per directory (the async iterator costs a
+    // round trip per entry) and open, read, close per file (FileReader). An async read's round trip through the blocking
+    // thread pool costs the main thread more than a synchronous read: all-async reads took
+    // about twice the time on a 100,000-file tree, whatever the number in flight, and mixing 16
+    // async reads in beside the synchronous ones cost more CPU for no gain in wall time (see the
+    // README, "Tools on a large tree"). The event loop gets a turn every YIELD_AFTER_MS.
+    let lastYield = performance.now();
+    const pause = async (): Promise<boolean> => {
       signal?.throwIfAborted();
-      if (performance.now() > deadline) {
+      const now = performance.now();
+      if (now > deadline) {
         timedOut = true;
-        break;
+        return false;
       }
+      if (now - lastYield >= YIELD_AFTER_MS) {
+        await yieldToEventLoop();
+        signal?.throwIfAborted();
+        lastYield = performance.now();
+      }
+      return true;
+    };
+    while (stack.length > 0) {
+      if (!await pause()) break;
       const dir = stack.pop()!;
       let entries: Deno.DirEntry[];
       try {
-        entries = await Array.fromAsync(Deno.readDir(dir.abs));
+        entries = Array.from(Deno.readDirSync(dir.abs));
       } catch (e) {
         stderr += ioErrorText(dir.display, e);
         errored = true;
@@ -376,30 +462,24 @@ export async function runTsGrep(q: GrepQuery, opts: GrepEngineOptions = {}): Pro
         const loaded = await loadIgnoreLevel(dir.abs, dir.level, names);
         if (!isEmptyLevel(loaded)) level = loaded;
       }
+      const relDir = overrideRel(dir.abs);
       for (const e of entries) {
         if (!e.isFile && !e.isDirectory) continue;
         const abs = dir.abs === "/" ? `/${e.name}` : `${dir.abs}/${e.name}`;
-        if (!allowed(abs, e.name, e.isDirectory, level)) continue;
+        if (!allowed(abs, e.name, e.isDirectory, relDir, level)) continue;
         const display = joinDisplay(dir.display, e.name);
         if (e.isDirectory) stack.push({ abs, display, level });
         else files.push({ abs, display });
       }
     }
 
-    let next = 0;
-    let stop = false;
-    const worker = async () => {
-      while (!stop && next < files.length) {
-        if (signal?.aborted) return;
-        if (performance.now() > deadline) {
-          timedOut = true;
-          stop = true;
-          return;
-        }
-        const f = files[next++];
+    if (!timedOut) {
+      const reader = new FileReader();
+      for (const f of files) {
+        if (!await pause()) break;
         let bytes: Uint8Array;
         try {
-          bytes = await Deno.readFile(f.abs);
+          bytes = reader.read(f.abs);
         } catch (e) {
           stderr += ioErrorText(f.display, e);
           errored = true;
@@ -408,10 +488,9 @@ export async function runTsGrep(q: GrepQuery, opts: GrepEngineOptions = {}): Pro
         const { text, nulAt } = decodeFile(bytes);
         if (nulAt >= 0) continue;
         const hits = searchText(text, matchers, searchMode, q.multiline);
-        if (hits && !sink.add(render(hits, f.display, f.display))) stop = true;
+        if (hits && !sink.add(render(hits, f.display, f.display))) break;
       }
-    };
-    await Promise.all(Array.from({ length: READ_CONCURRENCY }, worker));
+    }
     signal?.throwIfAborted();
   }
 

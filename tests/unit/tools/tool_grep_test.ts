@@ -158,6 +158,21 @@ Deno.test({
         path: dir,
       }],
       ["negated glob", { pattern: "hello", glob: "!*.txt", path: dir }],
+      // Plain-name globs are compared with the entry's name, not run through picomatch.
+      ["plain-name glob", { pattern: "hello", glob: "real.py", path: dir }],
+      ["plain-name glob with dashes", { pattern: "hello", glob: "file-2-x.txt", path: dir }],
+      ["negated plain-name glob", { pattern: "hello", glob: "!generated.py", path: dir }],
+      ["plain-name glob naming a directory", { pattern: "hello", glob: "sub", path: dir }],
+      ["negated plain-name glob naming a directory", {
+        pattern: "hello",
+        glob: "!sub",
+        path: dir,
+      }],
+      ["plain-name glob of a dot file", { pattern: "hello", glob: ".hiddenfile", path: dir }],
+      ["plain-name glob of a VCS directory", { pattern: "hello", glob: ".git", path: dir }],
+      ["plain-name glob with **/", { pattern: "hello", glob: "**/real.py", path: dir }],
+      ["anchored plain name", { pattern: "hello", glob: "/keep.log", path: dir }],
+      ["plain-name glob, other case", { pattern: "hello", glob: "REAL.PY", path: dir }],
       ["glob whitelists an ignored file", { pattern: "hello", glob: "*.log", path: dir }],
       ["type py", { pattern: "hello", type: "py", output_mode: "content", path: dir }],
       ["type js", { pattern: "hello", type: "js", path: dir }],
@@ -492,6 +507,43 @@ Deno.test("Grep: the count summary agrees with the output, single-file searches 
       assertEquals(all.output, "./a.txt:3\n./b.txt:1", engine);
       assertEquals(all.message, "Found 4 total occurrences across 2 files.", engine);
     }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("Grep TS engine: on a larger tree every file is searched exactly once", async () => {
+  // The reads are spread over turns of the event loop: a file searched twice, skipped or given
+  // another file's count shows here as a duplicate, missing or wrong line.
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "grep_lanes_" }));
+  try {
+    const expected: string[] = [];
+    for (let d = 0; d < 12; d++) {
+      await Deno.mkdir(join(dir, `d${d}`));
+      for (let f = 0; f < 100; f++) {
+        const i = d * 100 + f;
+        const hits = i % 7 === 3 ? 0 : (i % 5) + 1;
+        await Deno.writeTextFile(
+          join(dir, `d${d}`, `f${i}.txt`),
+          `line ${i}\n` + "needle here\n".repeat(hits) + "tail\n",
+        );
+        if (hits > 0) expected.push(`d${d}/f${i}.txt:${hits}`);
+      }
+    }
+    const env = makeToolEnv({ workDir: dir, shareDir: join(dir, ".share") });
+    const ts = (await grepToolWith({ engine: "typescript" })(env))!;
+    const counts = await runTool(ts, {
+      pattern: "needle",
+      output_mode: "count_matches",
+      path: dir,
+      head_limit: 0,
+    });
+    assertEquals(String(counts.output).split("\n").sort(), expected.sort());
+    const files = await runTool(ts, { pattern: "needle", path: dir, head_limit: 0 });
+    assertEquals(
+      String(files.output).split("\n").sort(),
+      expected.map((l) => l.slice(0, l.lastIndexOf(":"))).sort(),
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
