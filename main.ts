@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --no-prompt --v8-flags=--max-semi-space-size=2 -A
+#!/usr/bin/env -S deno run --no-prompt --v8-flags=--max-semi-space-size=2,--min-semi-space-size=2 -A
 /**
  * `kimi`: the command-line entry point. `kimi --version` answers before anything else loads.
  *
