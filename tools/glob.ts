@@ -139,15 +139,17 @@ function glob(env: ToolEnv, opts: GlobToolOptions): Tool<GlobParams> {
           }
 
           const linked = new Set<string>();
+          const plainDirs = new Set<string>();
           let matches = await pathGlob(dir, params.pattern, {
             signal: ctx.signal,
             filesOnly: !params.include_dirs,
             linked,
+            plainDirs,
             walker: nativeWalker(env, params.pattern, opts),
           });
           const found = matches.length;
           // Each match is resolved: `..` in the pattern or a symlinked directory cannot lead out.
-          const results = new ResultFilter(env, { workspaceOnly: true });
+          const results = new ResultFilter(env, { workspaceOnly: true, plainDirs });
           // (Joined by hand where `join` has nothing to normalize: it costs a microsecond each.)
           const base = dir.endsWith("/") ? dir : dir + "/";
           matches = matches.filter((m) =>

@@ -22,6 +22,13 @@ export interface PathGlobOptions {
    */
   linked?: Set<string>;
   /**
+   * Filled with the absolute paths of the directories a `**` descended into below its start:
+   * each was listed by its parent's listing as a directory that is no symlink, so its real path
+   * is its parent's real path with its name, as far as the walk could see (the same trust the
+   * results' plain entries get, see {@link linked}).
+   */
+  plainDirs?: Set<string>;
+  /**
    * Lists the subtrees a `**` walks in one pass (a native walker); when absent, or when it
    * gives nothing, the directories are read one by one with `Deno.readDirSync`. The results
    * are the same either way.
@@ -226,6 +233,7 @@ export async function pathGlob(
             if (e.isDirectory) {
               const r = rel(cur, e.name);
               stack.push(r);
+              opts.plainDirs?.add(abs(r));
               if (last) emit(r, e);
               else addDir(r);
             } else if (last && (!dirOnly || entryIsDir(abs(cur), e))) {

@@ -40,6 +40,8 @@ export class ResultFilter {
   readonly #secretEntryIn: (realDir: string) => boolean;
   readonly #secretInodes: Set<string>;
   readonly #roots: string[] | null;
+  /** Directories the walk listed as no symlink (see the constructor). */
+  readonly #plainDirs: ReadonlySet<string> | null;
   /** Scope answer per real directory. */
   readonly #dirs = new Map<string, boolean>();
   /** Real path per searched directory (null: cannot be resolved). */
@@ -59,9 +61,18 @@ export class ResultFilter {
    */
   constructor(
     env: Pick<ToolEnv, "scope" | "run" | "workDir" | "additionalDirs">,
-    opts: { workspaceOnly?: boolean } = {},
+    opts: {
+      workspaceOnly?: boolean;
+      /**
+       * Absolute directories the search's walk listed, in their parent's listing, as directories
+       * that are no symlink: their real path is taken as their parent's with their name, without
+       * an `lstat` of their own (the trust a plain entry gets; see {@link verdict}).
+       */
+      plainDirs?: ReadonlySet<string>;
+    } = {},
   ) {
     this.#env = env;
+    this.#plainDirs = opts.plainDirs ?? null;
     const secrets = env.run.controlPaths.list().filter((c) => c.secret);
     this.#secret = controlMatcher(secrets);
     this.#secretEntryIn = controlEntryProbe(secrets);
@@ -90,6 +101,7 @@ export class ResultFilter {
       const parent = this.#realDir(dir.slice(0, slash));
       if (parent !== null) {
         const candidate = parent === "/" ? `/${name}` : `${parent}/${name}`;
+        if (this.#plainDirs?.has(dir)) return candidate;
         try {
           if (Deno.lstatSync(candidate).isDirectory) return candidate;
         } catch {
