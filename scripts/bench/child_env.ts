@@ -65,3 +65,40 @@ export async function createSandbox(): Promise<ChildSandbox> {
     cleanup: () => Deno.remove(root, { recursive: true }).catch(() => {}),
   };
 }
+
+/**
+ * Write `<root>/config.json` for kimi's scripted provider, whose replies come from the JSON list
+ * in `scriptFile` (`KIMI_SCRIPTED_ECHO_SCRIPTS`), and return its path.
+ */
+export async function writeScriptedConfig(root: string, scriptFile: string): Promise<string> {
+  const config = `${root}/config.json`;
+  await Deno.writeTextFile(
+    config,
+    JSON.stringify({
+      default_model: "scripted",
+      models: {
+        scripted: { provider: "echo", model: "scripted_echo", max_context_size: 100_000_000 },
+      },
+      providers: {
+        echo: {
+          type: "_scripted_echo",
+          base_url: "",
+          api_key: "",
+          env: { KIMI_SCRIPTED_ECHO_SCRIPTS: scriptFile },
+        },
+      },
+    }),
+  );
+  return config;
+}
+
+/** The directory of the one session below `shareDir` (a child that ran one session). */
+export async function onlySessionDir(shareDir: string): Promise<string> {
+  const sessions = `${shareDir}/sessions`;
+  for await (const w of Deno.readDir(sessions)) {
+    for await (const s of Deno.readDir(`${sessions}/${w.name}`)) {
+      return `${sessions}/${w.name}/${s.name}`;
+    }
+  }
+  throw new Error(`no session under ${sessions}`);
+}

@@ -18,7 +18,13 @@
 import { join } from "node:path";
 import { DENO_V8_FLAGS_ARG } from "../../lib/runtime_flags.ts";
 import { startMockOpenAI } from "../../tests/helpers/mock_openai.ts";
-import { type ChildSandbox, createSandbox, MAIN_TS } from "./child_env.ts";
+import {
+  type ChildSandbox,
+  createSandbox,
+  MAIN_TS,
+  onlySessionDir,
+  writeScriptedConfig,
+} from "./child_env.ts";
 import { formatBytes, formatMs, markdownTable } from "./stats.ts";
 
 const MB = 1024 * 1024;
@@ -60,17 +66,6 @@ async function vmHwm(pid: number): Promise<number> {
   } catch {
     return 0;
   }
-}
-
-/** The context.jsonl of the one session below the share dir. */
-async function contextFile(shareDir: string): Promise<string> {
-  const sessions = join(shareDir, "sessions");
-  for await (const w of Deno.readDir(sessions)) {
-    for await (const s of Deno.readDir(join(sessions, w.name))) {
-      return join(sessions, w.name, s.name, "context.jsonl");
-    }
-  }
-  throw new Error(`no session under ${sessions}`);
 }
 
 /** One measured `/compact`. */
@@ -118,7 +113,7 @@ async function measure(
     stderr: "piped",
   }).output();
   if (!first.success) throw new Error(new TextDecoder().decode(first.stderr));
-  await writeContext(await contextFile(sb.env.KIMI_SHARE_DIR), bytes);
+  await writeContext(join(await onlySessionDir(sb.env.KIMI_SHARE_DIR), "context.jsonl"), bytes);
   const child = new Deno.Command(Deno.execPath(), {
     args: printArgs(config, [
       "--session",
@@ -201,24 +196,7 @@ export async function runCompactionBench(opts: { mb?: number } = {}): Promise<
   try {
     const scriptFile = join(sb.root, "scripts.json");
     await Deno.writeTextFile(scriptFile, JSON.stringify(["text: hello", `text: ${summary}`]));
-    const config = join(sb.root, "config.json");
-    await Deno.writeTextFile(
-      config,
-      JSON.stringify({
-        default_model: "scripted",
-        models: {
-          scripted: { provider: "echo", model: "scripted_echo", max_context_size: 100_000_000 },
-        },
-        providers: {
-          echo: {
-            type: "_scripted_echo",
-            base_url: "",
-            api_key: "",
-            env: { KIMI_SCRIPTED_ECHO_SCRIPTS: scriptFile },
-          },
-        },
-      }),
-    );
+    const config = await writeScriptedConfig(sb.root, scriptFile);
     scripted = await measure(sb, config, bytes, "/compact", COMPACTED);
   } finally {
     await sb.cleanup();

@@ -17,7 +17,7 @@
 import { join } from "node:path";
 import { Context } from "../../lib/soul/context.ts";
 import { DENO_V8_FLAGS_ARG } from "../../lib/runtime_flags.ts";
-import { createSandbox, MAIN_TS } from "./child_env.ts";
+import { createSandbox, MAIN_TS, writeScriptedConfig } from "./child_env.ts";
 import { formatMs, formatRatio, markdownTable, median } from "./stats.ts";
 
 const args = Deno.args;
@@ -186,24 +186,7 @@ if (import.meta.main) {
       "text: done",
     ];
     const scriptFile = join(sb.root, "scripts.json");
-    const config = join(sb.root, "config.json");
-    await Deno.writeTextFile(
-      config,
-      JSON.stringify({
-        default_model: "scripted",
-        models: {
-          scripted: { provider: "echo", model: "scripted_echo", max_context_size: 100_000_000 },
-        },
-        providers: {
-          echo: {
-            type: "_scripted_echo",
-            base_url: "",
-            api_key: "",
-            env: { KIMI_SCRIPTED_ECHO_SCRIPTS: scriptFile },
-          },
-        },
-      }),
-    );
+    const config = await writeScriptedConfig(sb.root, scriptFile);
     const fresh: number[] = [];
     const long: number[] = [];
     for (let i = -1; i < runs; i++) {

@@ -19,7 +19,7 @@
  */
 import { join } from "node:path";
 import { DENO_V8_FLAGS_ARG } from "../../lib/runtime_flags.ts";
-import { createSandbox, MAIN_TS } from "./child_env.ts";
+import { createSandbox, MAIN_TS, onlySessionDir, writeScriptedConfig } from "./child_env.ts";
 import { formatBytes, formatMs, formatRatio, markdownTable, median } from "./stats.ts";
 
 const args = Deno.args;
@@ -70,17 +70,6 @@ async function usage(dir: string): Promise<{ bytes: number; disk: number; files:
     }
   }
   return { bytes, disk, files };
-}
-
-/** The snapshot dir of the one session below the share dir. */
-async function snapshotDir(shareDir: string): Promise<string> {
-  const sessions = join(shareDir, "sessions");
-  for await (const w of Deno.readDir(sessions)) {
-    for await (const s of Deno.readDir(join(sessions, w.name))) {
-      return join(sessions, w.name, s.name, "snapshots");
-    }
-  }
-  throw new Error(`no session under ${sessions}`);
 }
 
 /** Measured figures of one run. */
@@ -149,24 +138,7 @@ export async function runUndoBench(
     }
     const scriptFile = join(sb.root, "scripts.json");
     await Deno.writeTextFile(scriptFile, JSON.stringify(scripts));
-    const config = join(sb.root, "config.json");
-    await Deno.writeTextFile(
-      config,
-      JSON.stringify({
-        default_model: "scripted",
-        models: {
-          scripted: { provider: "echo", model: "scripted_echo", max_context_size: 100_000_000 },
-        },
-        providers: {
-          echo: {
-            type: "_scripted_echo",
-            base_url: "",
-            api_key: "",
-            env: { KIMI_SCRIPTED_ECHO_SCRIPTS: scriptFile },
-          },
-        },
-      }),
-    );
+    const config = await writeScriptedConfig(sb.root, scriptFile);
     // KIMI_BENCH_CPU_PROF=<dir>: write the kimi process's CPU profile there.
     const prof = Deno.env.get("KIMI_BENCH_CPU_PROF");
     const child = new Deno.Command(Deno.execPath(), {
@@ -214,7 +186,7 @@ export async function runUndoBench(
         if (line.startsWith("SCRIPTED_ECHO")) calls.push(now);
         else if (line.includes(lastTurn) && undoSent === 0) {
           // Every change is made: measure the storage, then undo the last turn.
-          snapshots = await usage(await snapshotDir(sb.env.KIMI_SHARE_DIR));
+          snapshots = await usage(join(await onlySessionDir(sb.env.KIMI_SHARE_DIR), "snapshots"));
           await writer.write(enc.encode(JSON.stringify({ role: "user", content: "/undo" }) + "\n"));
           await writer.close();
           undoSent = performance.now();
