@@ -30,7 +30,7 @@ export function patchCreateRequire(text: string): string {
 }
 
 /** Node built-ins that bundled packages import at load time but use only in rare paths. */
-const DEFERRED_BUILTINS = ["node:child_process", "node:fs", "node:process"];
+const DEFERRED_BUILTINS = ["node:child_process", "node:fs", "node:path", "node:process"];
 
 const LAZY_BUILTIN = "var __kimiLazyBuiltin = (id) => {\n" +
   "  let mod;\n" +
@@ -47,10 +47,12 @@ const LAZY_BUILTIN = "var __kimiLazyBuiltin = (id) => {\n" +
   "};\n";
 
 /**
- * Default imports of `node:child_process`, `node:fs` and `node:process` become objects that
- * load the module on first use. Commander imports all three at load time but needs them only
- * for executable subcommands, `process.exit` and writing help: without this every `kimi --help`
- * and agent run loads them (and `node:process` pulls in some 30 more Node polyfill modules).
+ * Default imports of `node:child_process`, `node:fs`, `node:path` and `node:process` become
+ * objects that load the module on first use. Commander imports all four at load time but needs
+ * them only for executable subcommands, its script name, `process.exit` and writing help:
+ * without this every `kimi --help` and agent run loads them (`node:process` pulls in some 30
+ * more Node polyfill modules; `node:path` costs `kimi --help` about 2.5 ms, kimi's own modules
+ * import it by name only where an agent runs).
  */
 export function deferBuiltinImports(text: string): string {
   let out = text;

@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { shareDir } from "../config/share_dir.ts";
 import { type AccessKind, grantingFlag } from "../tooling/scope.ts";
 import { main } from "./main.ts";
 import { fatalErrorText } from "./fatal_error.ts";
@@ -49,6 +48,8 @@ export async function runMain(args: string[]): Promise<number> {
     const msg = err instanceof Error ? err.message : String(err);
     let dir: string | null = null;
     try {
+      // Loaded here, on this path only: `kimi --help` and friends never need it.
+      const { shareDir } = await import("../config/share_dir.ts");
       dir = shareDir();
     } catch {
       // the default spelling below

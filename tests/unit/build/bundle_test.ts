@@ -17,17 +17,23 @@ async function importSource(src: string): Promise<Record<string, any>> {
   return await import(`data:application/javascript;base64,${btoa(src)}`);
 }
 
-Deno.test("bundle: deferred node:fs / node:child_process behave like the modules", async () => {
+Deno.test("bundle: deferred node:fs / node:child_process / node:path behave like the modules", async () => {
   const src = 'import childProcess from "node:child_process";\n' +
     'import path from "node:path";\n' +
     'import fs from "node:fs";\n' +
+    'import { EventEmitter } from "node:events";\n' +
+    "export const emitter = () => typeof EventEmitter;\n" +
     "export const exists = (p) => fs.existsSync(p);\n" +
     'export const hasSpawn = () => typeof childProcess.spawn === "function" && "spawn" in childProcess;\n' +
     'export const keys = () => Object.keys(fs).includes("readFileSync");\n' +
     "export const base = (p) => path.basename(p);\n";
   const out = deferBuiltinImports(src);
-  assert(!out.includes('from "node:fs"') && !out.includes('from "node:child_process"'), out);
-  assert(out.includes('import path from "node:path";'), "other imports are kept");
+  assert(
+    !out.includes('from "node:fs"') && !out.includes('from "node:child_process"') &&
+      !out.includes('from "node:path"'),
+    out,
+  );
+  assert(out.includes('import { EventEmitter } from "node:events";'), "other imports are kept");
   const m = await importSource(out);
   assertEquals([
     m.exists("/"),
@@ -35,12 +41,14 @@ Deno.test("bundle: deferred node:fs / node:child_process behave like the modules
     m.hasSpawn(),
     m.keys(),
     m.base("/a/b.ts"),
+    m.emitter(),
   ], [
     true,
     false,
     true,
     true,
     "b.ts",
+    "function",
   ]);
   assertEquals(deferBuiltinImports("export const x = 1;\n"), "export const x = 1;\n");
 });
