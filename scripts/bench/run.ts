@@ -82,7 +82,14 @@ async function runOptionalTools(script = "tools.ts"): Promise<string | undefined
     return undefined;
   }
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--no-prompt", "-A", path],
+    // tools.ts collects garbage between its timed calls (see its runInterleaved).
+    args: [
+      "run",
+      "--no-prompt",
+      ...(script === "tools.ts" ? ["--v8-flags=--expose-gc"] : []),
+      "-A",
+      path,
+    ],
     cwd: REPO_ROOT,
     stdin: "null",
     stdout: "piped",

@@ -6,7 +6,9 @@
  * - ReadFile of a 200 MB file (head and tail), with its peak RSS, measured in a fresh
  *   subprocess so the tree benchmarks do not skew it.
  *
- * Times are medians of 5 runs. Usage: `deno run -A scripts/bench/tools.ts [--files N]`.
+ * Times are medians of 5 runs, each call after a full GC when run with `--expose-gc` (as
+ * `deno task bench` runs it). Usage:
+ * `deno run --v8-flags=--expose-gc -A scripts/bench/tools.ts [--files N]`.
  *
  * @module
  */
@@ -44,14 +46,20 @@ interface Bench {
   fn: () => Promise<unknown>;
 }
 
+/** V8's `gc()`, when this process runs with `--v8-flags=--expose-gc` (as `deno task bench` runs it). */
+const fullGc = (globalThis as { gc?: () => void }).gc;
+
 /**
  * Run every benchmark once per round (after a warm-up round), so load affects all alike.
- * Returns the median and the minimum of each.
+ * Returns the median and the minimum of each. Each timed call starts after a full garbage
+ * collection (outside the timing), so that no row pays for the garbage of the row before it
+ * (the pure-TS Grep rows leave much; the Glob rows after them paid for it).
  */
 async function runInterleaved(benches: Bench[]): Promise<{ median: number; min: number }[]> {
   const times = benches.map(() => [] as number[]);
   for (let round = -1; round < RUNS; round++) {
     for (let i = 0; i < benches.length; i++) {
+      fullGc?.();
       const t0 = performance.now();
       await benches[i].fn();
       if (round >= 0) times[i].push(performance.now() - t0);
@@ -297,7 +305,12 @@ async function main(): Promise<void> {
     });
 
     const width = Math.max(...rows.map((r) => r.name.length));
-    console.log(`\n${count} files, ${RUNS} interleaved runs after a warm-up\n`);
+    console.log(
+      `\n${count} files, ${RUNS} interleaved runs after a warm-up, ` +
+        (fullGc
+          ? "a full GC before each timed call\n"
+          : "no GC between calls (run with --v8-flags=--expose-gc for one)\n"),
+    );
     console.log(
       `${"benchmark".padEnd(width)}  ${"median".padStart(11)}  ${"min".padStart(11)}  vs plain rg`,
     );
