@@ -58,15 +58,17 @@ export class InspectorSessionError extends Error {
 
 /**
  * Run a script under `--inspect-wait` and report which modules V8 compiled. A DevTools session
- * that fails before the program ran (the inspector's socket, not the program) is tried once more
- * with a fresh process: what the program loads is then still observed whole.
+ * that fails before the program ran (the inspector's socket, not the program) is tried again
+ * (up to four times) with a fresh process: what the program loads is then still observed whole.
  */
 export async function probeModules(opts: ProbeOptions): Promise<ModuleProbe> {
-  try {
-    return await probeOnce(opts);
-  } catch (e) {
-    if (!(e instanceof InspectorSessionError)) throw e;
-    return await probeOnce(opts);
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await probeOnce(opts);
+    } catch (e) {
+      // (A loaded machine has been seen to drop the session twice in a row.)
+      if (!(e instanceof InspectorSessionError) || attempt >= 4) throw e;
+    }
   }
 }
 
@@ -94,7 +96,8 @@ async function probeOnce(opts: ProbeOptions): Promise<ModuleProbe> {
     const { value, done } = await reader.read();
     if (done) break;
     stderrText += value;
-    wsUrl = stderrText.match(/Debugger listening on (ws:\/\/\S+)/)?.[1];
+    // The whole line: a chunk can end in the middle of the URL.
+    wsUrl = stderrText.match(/Debugger listening on (ws:\/\/\S+)\r?\n/)?.[1];
   }
   const drain = (async () => {
     for (;;) {

@@ -67,12 +67,25 @@ function waitForStatus(dir: string, status: string, what: string) {
   }, what);
 }
 
-function killGroup(pgid: unknown): void {
+/**
+ * Kill what is left of a task's process group: the processes of group `pgid` that run in the
+ * sandbox `root`. Only those: once a group is gone its number can be reused (pid_max is often
+ * 32768), and signalling the number blindly could kill another program's group (a concurrent
+ * run of the suite lost its `sleep` that way).
+ */
+function killGroup(pgid: unknown, root: string): void {
   if (typeof pgid !== "number") return;
-  try {
-    Deno.kill(-pgid, "SIGKILL");
-  } catch {
-    // already gone
+  for (const e of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(e.name)) continue;
+    try {
+      const stat = Deno.readTextFileSync(`/proc/${e.name}/stat`);
+      // Fields after the command name: state, ppid, pgrp, ...
+      const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+      if (pgrp !== pgid || !Deno.readLinkSync(`/proc/${e.name}/cwd`).startsWith(root)) continue;
+      Deno.kill(Number(e.name), "SIGKILL");
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
   }
 }
 
@@ -190,7 +203,7 @@ Deno.test("a stop request written to control.json stops a running task (killed)"
     assertEquals(await Deno.readTextFile(`${dir}/output.log`), "started\n");
     assertEquals((await wire.finish()).code, 0);
   } finally {
-    killGroup(pgid);
+    killGroup(pgid, sb.root);
     await sb.cleanup();
   }
 });
@@ -244,7 +257,7 @@ Deno.test("kill -9 of kimi: the next run marks its task lost, naming the dead wo
     assertEquals([runtime.status, runtime.failure_reason], ["lost", reason]);
     assert(runtime.finished_at !== null);
   } finally {
-    killGroup(pgid);
+    killGroup(pgid, sb.root);
     await sb.cleanup();
   }
 });
@@ -310,7 +323,7 @@ Deno.test("keep_alive_on_exit: a detached worker finishes the task after kimi ex
     assertEquals([killed.failure_reason, killed.interrupted], ["enough", true]);
     assertEquals(await Deno.readTextFile(`${second}/output.log`), "second\n");
   } finally {
-    for (const p of pgids) killGroup(p);
+    for (const p of pgids) killGroup(p, sb.root);
     await sb.cleanup();
   }
 });
