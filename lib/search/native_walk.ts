@@ -206,6 +206,37 @@ async function runFind(
   return complete;
 }
 
+/**
+ * Share the subdirectories `subs` among at most `processes` finds so that each gets about the
+ * same work: the largest first, each to the find with the least so far. A directory's size is
+ * guessed from its link count (2 + its subdirectories on most file systems; 1 where the file
+ * system does not count them, which makes every guess equal): a directory of 10,000 symlinks
+ * and one holding 100 directories of files are then not taken for the same work, as a
+ * round-robin over the listing's order took them (one find could get most of a tree).
+ */
+export function shareSubtrees(subs: readonly string[], processes: number): string[][] {
+  const groups: string[][] = Array.from({ length: Math.min(processes, subs.length) }, () => []);
+  if (groups.length === 0) return groups;
+  const weighed = subs.map((path) => {
+    let nlink = 1;
+    try {
+      nlink = Deno.lstatSync(path).nlink ?? 1;
+    } catch {
+      // gone or unreadable: find will say so
+    }
+    return { path, weight: Math.max(1, nlink) };
+  });
+  weighed.sort((a, b) => b.weight - a.weight || (a.path < b.path ? -1 : 1));
+  const loads = groups.map(() => 0);
+  for (const { path, weight } of weighed) {
+    let least = 0;
+    for (let i = 1; i < loads.length; i++) if (loads[i] < loads[least]) least = i;
+    groups[least].push(path);
+    loads[least] += weight;
+  }
+  return groups;
+}
+
 /** Finds one walk runs at once: one per core, at most 4. */
 function defaultProcesses(): number {
   return Math.max(1, Math.min(4, navigator.hardwareConcurrency ?? 1));
@@ -240,8 +271,7 @@ export function findWalker(
       const subs = entries
         .filter((e) => e.isDirectory && !e.name.includes("\uFFFD"))
         .map((e) => top === "/" ? `/${e.name}` : `${top}/${e.name}`);
-      groups = Array.from({ length: Math.min(processes, subs.length) }, () => []);
-      subs.forEach((s, i) => groups[i % groups.length].push(s));
+      groups = shareSubtrees(subs, processes);
     }
     const stop = new AbortController();
     const onAbort = () => stop.abort();

@@ -12,7 +12,12 @@ import { makeToolEnv, runTool } from "../../helpers/tool_env.ts";
 import { globTool, globToolWith } from "../../../tools/glob.ts";
 import { assert, assertEquals, assertRejects } from "../../helpers/assert.ts";
 import { comparePathParts, firstPaths, pathGlob } from "../../../lib/search/path_glob.ts";
-import { findFindBinary, findWalker, type SubtreeWalker } from "../../../lib/search/native_walk.ts";
+import {
+  findFindBinary,
+  findWalker,
+  shareSubtrees,
+  type SubtreeWalker,
+} from "../../../lib/search/native_walk.ts";
 
 const FIND = findFindBinary();
 
@@ -354,5 +359,33 @@ Deno.test("firstPaths gives the first k paths of the full sort", () => {
     const k = rand(n + 3);
     const expected = [...paths].sort(comparePathParts).slice(0, k);
     assertEquals(firstPaths([...paths], k), expected, `n=${n} k=${k}`);
+  }
+});
+
+Deno.test("shareSubtrees: the finds get the big subtrees evenly, whatever the listing order", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    // Listing order puts the two heavy directories at even places: a round-robin over it gave
+    // both to one find.
+    const names = ["a_heavy", "b_light", "c_heavy", "d_light"];
+    for (const n of names) {
+      await Deno.mkdir(`${root}/${n}`);
+      if (n.endsWith("heavy")) {
+        for (let i = 0; i < 20; i++) await Deno.mkdir(`${root}/${n}/sub${i}`);
+      }
+    }
+    const groups = shareSubtrees(names.map((n) => `${root}/${n}`), 2);
+    assertEquals(groups.length, 2);
+    for (const g of groups) {
+      assertEquals(g.filter((p) => p.endsWith("heavy")).length, 1, JSON.stringify(groups));
+    }
+    assertEquals(groups.flat().sort(), names.map((n) => `${root}/${n}`));
+    // More finds than directories: one each; none: no group.
+    assertEquals(shareSubtrees([`${root}/a_heavy`], 4), [[`${root}/a_heavy`]]);
+    assertEquals(shareSubtrees([], 4), []);
+    // A path that is gone still goes to a find (which reports it).
+    assertEquals(shareSubtrees([`${root}/gone`], 2), [[`${root}/gone`]]);
+  } finally {
+    await Deno.remove(root, { recursive: true });
   }
 });
