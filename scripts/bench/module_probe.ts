@@ -72,6 +72,24 @@ export async function probeModules(opts: ProbeOptions): Promise<ModuleProbe> {
   }
 }
 
+/**
+ * Read a child's stderr until V8's inspector announces its WebSocket URL (the whole line: a
+ * chunk can end in the middle of the URL). `url` is undefined when stderr ended first; `text` is
+ * what was read.
+ */
+export async function readInspectorUrl(
+  reader: ReadableStreamDefaultReader<string>,
+): Promise<{ url: string | undefined; text: string }> {
+  let text = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return { url: undefined, text };
+    text += value;
+    const url = /Debugger listening on (ws:\/\/\S+)\r?\n/.exec(text)?.[1];
+    if (url) return { url, text };
+  }
+}
+
 async function probeOnce(opts: ProbeOptions): Promise<ModuleProbe> {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "--inspect-wait=127.0.0.1:0", ...opts.denoFlags, ...opts.scriptArgs],
@@ -90,15 +108,7 @@ async function probeOnce(opts: ProbeOptions): Promise<ModuleProbe> {
 
   // Read stderr until the inspector announces its WebSocket URL; keep draining afterwards.
   const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let stderrText = "";
-  let wsUrl: string | undefined;
-  while (!wsUrl) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    stderrText += value;
-    // The whole line: a chunk can end in the middle of the URL.
-    wsUrl = stderrText.match(/Debugger listening on (ws:\/\/\S+)\r?\n/)?.[1];
-  }
+  const { url: wsUrl, text: stderrText } = await readInspectorUrl(reader);
   const drain = (async () => {
     for (;;) {
       const { done } = await reader.read();

@@ -16,6 +16,7 @@ import { DENO_V8_FLAGS_ARG } from "../../lib/runtime_flags.ts";
 import { startMockOpenAI } from "../../tests/helpers/mock_openai.ts";
 import { createSandbox, MAIN_TS, REPO_ROOT } from "./child_env.ts";
 import { markdownTable } from "./stats.ts";
+import { readInspectorUrl } from "./module_probe.ts";
 import { resolve } from "node:path";
 
 interface ProfileNode {
@@ -107,15 +108,8 @@ export async function profileStartup(entry: string[]): Promise<CpuProfile> {
       stderr: "piped",
     }).spawn();
     const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-    let text = "";
-    let wsUrl: string | undefined;
-    while (!wsUrl) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`The inspector did not start: ${text}`);
-      text += value;
-      // The whole line: a chunk may end in the middle of the URL.
-      wsUrl = /Debugger listening on (ws:\/\/\S+)\r?\n/.exec(text)?.[1];
-    }
+    const { url: wsUrl, text } = await readInspectorUrl(reader);
+    if (!wsUrl) throw new Error(`The inspector did not start: ${text}`);
     const drain = (async () => {
       while (!(await reader.read()).done) { /* drain */ }
     })();
