@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { AsyncLocalStorage } from "node:async_hooks";
+import type { AsyncLocalStorage } from "node:async_hooks";
 
 /** Log levels, lowest first. */
 export type LogLevel = "TRACE" | "DEBUG" | "INFO" | "WARNING" | "ERROR";
@@ -17,8 +17,12 @@ const ORDER: Record<LogLevel, number> = { TRACE: 0, DEBUG: 1, INFO: 2, WARNING: 
 
 let logFile: string | null = null;
 let minLevel: LogLevel = "INFO";
-/** The session id of the work running in each async context (holds no value itself). */
-const sessionContext = new AsyncLocalStorage<string>();
+/**
+ * The session id of the work running in each async context (holds no value itself). Made by the
+ * first {@link withLogSession}: loading `node:async_hooks` starts Node's compatibility layer,
+ * which `kimi --help` and other runs without a session need not pay for.
+ */
+let sessionContext: AsyncLocalStorage<string> | undefined;
 const encoder = new TextEncoder();
 
 /** Start logging to `<shareDir>/logs/kimi.log`; `debug` lowers the level to TRACE. */
@@ -39,6 +43,8 @@ export function configureLog(opts: { shareDir: string; debug: boolean }): string
  * session id `id`.
  */
 export function withLogSession<T>(id: string, fn: () => T): T {
+  sessionContext ??= new (globalThis.process.getBuiltinModule("node:async_hooks")
+    .AsyncLocalStorage)<string>();
   return sessionContext.run(id, fn);
 }
 
@@ -57,7 +63,7 @@ export function log(level: LogLevel, module: string, message: string): void {
     Deno.writeFileSync(
       logFile,
       encoder.encode(
-        `${ts} | ${level} | ${module} | ${sessionContext.getStore() ?? ""} - ${message}\n`,
+        `${ts} | ${level} | ${module} | ${sessionContext?.getStore() ?? ""} - ${message}\n`,
       ),
       { append: true },
     );

@@ -20,19 +20,24 @@
  */
 import { BUNDLED_WASM_MODULE } from "../lib/permission/shell_parse.ts";
 import {
+  deferBuiltinFunctions,
   deferBuiltinImports,
   deferChunkImports,
+  EVENTS_PORT,
   patchCreateRequire,
   patchScriptUrl,
   stripCachePaths,
+  useEventsPort,
 } from "./bundle_transforms.ts";
 
 export {
+  deferBuiltinFunctions,
   deferBuiltinImports,
   deferChunkImports,
   patchCreateRequire,
   patchScriptUrl,
   stripCachePaths,
+  useEventsPort,
 };
 
 /** Options of {@link bundle}. */
@@ -57,8 +62,15 @@ export interface BundleResult {
 
 const REPO_ROOT = decodeURIComponent(new URL("../", import.meta.url).pathname).replace(/\/$/, "");
 
-/** The entry points of the bundle, repository-relative: the CLI and the profile launcher. */
-export const BUNDLE_ENTRIES: readonly string[] = ["main.ts", "scripts/launch.ts"];
+/**
+ * The entry points of the bundle, repository-relative: the CLI, the profile launcher, and the
+ * `events` port commander gets in the bundle (see `useEventsPort`).
+ */
+export const BUNDLE_ENTRIES: readonly string[] = [
+  "main.ts",
+  "scripts/launch.ts",
+  EVENTS_PORT.replace(/\.js$/, ".ts"),
+];
 
 /** tree-sitter's wasm files the bundle carries (see `BUNDLED_WASM_MODULE`). */
 const TREE_SITTER_PACKAGE = "@vscode/tree-sitter-wasm";
@@ -137,9 +149,10 @@ export async function bundle(opts: BundleOptions = {}): Promise<BundleResult> {
   let bytes = 0;
   for (const f of files) {
     const original = await Deno.readTextFile(`${outDir}/${f}`);
-    const text = stripCachePaths(
-      deferChunkImports(patchScriptUrl(deferBuiltinImports(patchCreateRequire(original)))),
-    );
+    const fromRoot = "../".repeat(f.split("/").length - 1) || "./";
+    const deferred = deferBuiltinFunctions(deferBuiltinImports(patchCreateRequire(original)));
+    const ported = opts.minify ? deferred : useEventsPort(deferred, fromRoot);
+    const text = stripCachePaths(deferChunkImports(patchScriptUrl(ported)));
     if (text !== original) await Deno.writeTextFile(`${outDir}/${f}`, text);
     bytes += new TextEncoder().encode(text).length;
     const bare = /(?:from\s*|import\s*\(\s*)["']((?:npm|jsr):[^"']+)["']/.exec(text);
@@ -151,7 +164,7 @@ export async function bundle(opts: BundleOptions = {}): Promise<BundleResult> {
     )
   );
   if (stale) throw new Error(`deno bundle's require shim changed; patch it (in ${stale})`);
-  for (const required of ["main.js", "scripts/launch.js"]) {
+  for (const required of ["main.js", "scripts/launch.js", EVENTS_PORT]) {
     if (!files.includes(required)) throw new Error(`the bundle has no ${required}`);
   }
   return { outDir, files, bytes };

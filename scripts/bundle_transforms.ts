@@ -70,6 +70,64 @@ export function deferBuiltinImports(text: string): string {
   return out;
 }
 
+/** Functions of Node built-ins that bundled packages import at load time but rarely call. */
+const DEFERRED_FUNCTIONS: Readonly<Record<string, readonly string[]>> = {
+  // commander's colour stripping, which kimi's own `stripColor`/`displayWidth` replace
+  "node:util": ["stripVTControlCharacters"],
+};
+
+/**
+ * Named imports of the functions in {@link DEFERRED_FUNCTIONS} become functions that load the
+ * built-in on their first call (`import { f as g } from "node:util"` →
+ * `var g = (...args) => process.getBuiltinModule("node:util").f(...args)`). Commander imports
+ * `stripVTControlCharacters` at load time; kimi gives commander its own colour stripping, so
+ * `kimi --help` never calls it, and loading `node:util` would start Node's compatibility layer.
+ * Imports naming any other binding are kept as they are.
+ */
+export function deferBuiltinFunctions(text: string): string {
+  let out = text;
+  for (const [id, names] of Object.entries(DEFERRED_FUNCTIONS)) {
+    const re = new RegExp(`^import \\{ ([^}]+) \\} from "${id}";$`, "gm");
+    out = out.replace(re, (line, list: string) => {
+      const bindings = list.split(",").map((b) => b.trim().split(/\s+as\s+/));
+      if (!bindings.every(([name]) => names.includes(name))) return line;
+      return bindings.map(([name, local = name]) =>
+        `var ${local} = (...args) => globalThis.process.getBuiltinModule(${
+          JSON.stringify(id)
+        }).${name}(...args);`
+      ).join("\n");
+    });
+  }
+  return out;
+}
+
+/** The bundle's port of `node:events`, relative to the bundle's root (see {@link useEventsPort}). */
+export const EVENTS_PORT = "scripts/bundle_ports/node_events.js";
+const EVENTS_IMPORT = 'import { EventEmitter } from "node:events";';
+const COMMAND_CLASS = "class _Command extends EventEmitter {";
+
+/**
+ * commander's `Command` extends Node's `EventEmitter`, so loading commander (every
+ * `kimi --help`) would start Node's compatibility layer for `node:events` alone. In the chunk
+ * that holds commander, `EventEmitter` comes instead from the `events` package, the userland port
+ * of Node's emitter that browser bundlers use ({@link EVENTS_PORT}, an entry of the bundle):
+ * commander only calls `on`, `emit` and `listenerCount`. Only an unminified chunk is rewritten,
+ * and only when `EventEmitter` is used there by commander's class alone; anything else in the
+ * chunk using it throws, so the build stops instead of changing what other code gets.
+ */
+export function useEventsPort(text: string, fromRoot: string): string {
+  if (!text.includes(EVENTS_IMPORT) || !text.includes(COMMAND_CLASS)) return text;
+  const uses = text.match(/\bEventEmitter\b/g)?.length ?? 0;
+  if (uses !== 2) {
+    throw new Error(
+      `commander's chunk uses EventEmitter ${uses - 1} times besides its import (expected 1, ` +
+        "commander's Command): check that the events port suits the new users",
+    );
+  }
+  const rel = `${fromRoot}${EVENTS_PORT}`;
+  return text.replace(EVENTS_IMPORT, `import { EventEmitter } from ${JSON.stringify(rel)};`);
+}
+
 /** A literal dynamic import of a sibling chunk as esbuild writes it (`import("./x-HASH.js")`). */
 const CHUNK_IMPORT = /\bimport\(\s*(["'])(\.{1,2}\/[^"'\s]+\.js)\1\s*\)/g;
 

@@ -1,10 +1,13 @@
 /**
  * Where commander writes and what it knows of the terminal: Deno's stdout and stderr, their
  * width and colour support read through Deno rather than Node's `process` (whose polyfill would
- * otherwise load for every `kimi --help`). The answers are commander's own defaults.
+ * otherwise load for every `kimi --help`). The answers are commander's own defaults. Colour codes
+ * are stripped by `strip-ansi` rather than `node:util`'s `stripVTControlCharacters`, which
+ * commander would otherwise call for every help text (loading Node's compatibility layer).
  *
  * @module
  */
+import stripAnsi from "strip-ansi";
 
 /** Reads one environment variable; `undefined` when unset or not readable. */
 export type OutputEnvReader = (name: string) => string | undefined;
@@ -65,6 +68,7 @@ export function commanderOutput(
   getErrHelpWidth: () => number;
   getOutHasColors: () => boolean;
   getErrHasColors: () => boolean;
+  stripColor: (s: string) => string;
 } {
   const write = (stream: OutputStream, s: string) => {
     const bytes = new TextEncoder().encode(s);
@@ -78,5 +82,14 @@ export function commanderOutput(
     getErrHelpWidth: () => helpWidth(streams.stderr),
     getOutHasColors: () => hasColors(streams.stdout, getEnv),
     getErrHasColors: () => hasColors(streams.stderr, getEnv),
+    stripColor: stripAnsi,
   };
+}
+
+/**
+ * commander's `configureHelp` settings for kimi: the width help lays out is the text's length
+ * without colour codes (commander's own measure, by `strip-ansi`).
+ */
+export function commanderHelp(): { displayWidth: (s: string) => number } {
+  return { displayWidth: (s) => stripAnsi(s).length };
 }

@@ -4,7 +4,7 @@
  * @module
  */
 import { CommanderError } from "./commander.ts";
-import { commanderOutput } from "./commander_output.ts";
+import { commanderHelp, commanderOutput } from "./commander_output.ts";
 import {
   clickUsage,
   commanderUsageMessage,
@@ -105,7 +105,7 @@ export async function main(args: string[]): Promise<number> {
   let result: Promise<number> = Promise.resolve(0);
   const program = rootCommand().exitOverride().enablePositionalOptions();
   // Parse errors are printed below in the reference's words, once.
-  program.configureOutput(commanderOutput());
+  program.configureOutput(commanderOutput()).configureHelp(commanderHelp());
   // stray words reach the action, which says what to run instead (see strayArgumentsMessage)
   program.allowExcessArguments(true);
   program.command("info").description("Show version and protocol information.")

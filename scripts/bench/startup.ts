@@ -44,6 +44,8 @@ export interface StartupOptions {
 export interface ModuleCheck {
   /** The command's arguments, e.g. `["--version"]`. */
   args: string[];
+  /** `source` (`main.ts`) or `bundle` (the bundle's `main.js`). */
+  build: "source" | "bundle";
   /** What the probe saw. */
   probe: ModuleProbe;
   /** Loaded modules or packages that this command must not load (empty when the check passes). */
@@ -99,7 +101,7 @@ const HEAVY_LOCAL = /^(lib\/llm|lib\/mcp|lib\/ui|lib\/app|lib\/soul|lib\/wire|to
 /** npm packages `--version` and `--help` may load. */
 const ALLOWED_NPM: Record<string, string[]> = {
   "--version": [],
-  "--help": ["commander", "@commander-js/extra-typings"],
+  "--help": ["commander", "@commander-js/extra-typings", "strip-ansi", "ansi-regex"],
 };
 
 function packageName(nameAtVersion: string): string {
@@ -247,7 +249,21 @@ export async function runStartupBench(opts: StartupOptions = {}): Promise<Startu
         ...probe.npmPackages.filter((p) => !ALLOWED_NPM[flag].includes(packageName(p))),
       ];
       if (probe.code !== 0) unexpected.push(`(exit code ${probe.code})`);
-      modules.push({ args: [flag], probe, unexpected });
+      modules.push({ args: [flag], build: "source", probe, unexpected });
+    }
+    if (opts.bundleDir) {
+      // The bundle's `--help` starts no Node built-in (Node's compatibility layer costs it
+      // about a third of an empty script).
+      const probe = await probeModules({
+        scriptArgs: [`${opts.bundleDir}/main.js`, "--help"],
+        denoFlags: ["--no-prompt", "-A"],
+        cwd: sb.workDir,
+        env: sb.env,
+        repoRoot: REPO_ROOT,
+      });
+      const unexpected = [...probe.nodeModules];
+      if (probe.code !== 0) unexpected.push(`(exit code ${probe.code})`);
+      modules.push({ args: ["--help"], build: "bundle", probe, unexpected });
     }
 
     // Control: the probe must see a package that is really imported.
@@ -317,6 +333,11 @@ export function startupMarkdown(r: StartupResult): string {
   );
   const checks = r.modules.map((m) => {
     const status = m.unexpected.length ? `FAIL, unexpected: ${m.unexpected.join(", ")}` : "OK";
+    if (m.build === "bundle") {
+      const node = m.probe.nodeModules.length ? m.probe.nodeModules.join(", ") : "none";
+      return `- \`kimi ${m.args.join(" ")}\` (bundle): ${status}. ` +
+        `${m.probe.localModules.length} chunks; Node built-ins: ${node}.`;
+    }
     const npm = m.probe.npmPackages.length ? m.probe.npmPackages.join(", ") : "none";
     return `- \`kimi ${m.args.join(" ")}\`: ${status}. ${m.probe.localModules.length} local ` +
       `modules (${m.probe.localModules.join(", ")}); npm packages: ${npm}.`;

@@ -6,12 +6,14 @@
  * @module
  */
 import {
+  deferBuiltinFunctions,
   deferBuiltinImports,
   deferChunkImports,
   patchCreateRequire,
   stripCachePaths,
+  useEventsPort,
 } from "../../../scripts/bundle.ts";
-import { assert, assertEquals } from "../../helpers/assert.ts";
+import { assert, assertEquals, assertThrows } from "../../helpers/assert.ts";
 
 async function importSource(src: string): Promise<Record<string, any>> {
   return await import(`data:application/javascript;base64,${btoa(src)}`);
@@ -112,4 +114,50 @@ Deno.test("bundle: a computed chunk import loads the same module", async () => {
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("bundle: a deferred node:util function loads the module on its first call only", async () => {
+  const src =
+    'import { stripVTControlCharacters as strip2, stripVTControlCharacters } from "node:util";\n' +
+    'import { inspect } from "node:util";\n' +
+    "export const a = (s) => strip2(s);\n" +
+    "export const b = (s) => stripVTControlCharacters(s);\n" +
+    "export const c = () => typeof inspect;\n";
+  const out = deferBuiltinFunctions(src);
+  assertEquals(out.split("\n").slice(0, 3), [
+    'var strip2 = (...args) => globalThis.process.getBuiltinModule("node:util").stripVTControlCharacters(...args);',
+    'var stripVTControlCharacters = (...args) => globalThis.process.getBuiltinModule("node:util").stripVTControlCharacters(...args);',
+    // an import naming any other binding is kept
+    'import { inspect } from "node:util";',
+  ]);
+  const m = await importSource(out);
+  assertEquals([m.a("\x1b[31mred\x1b[0m"), m.b("\x1b[1mb\x1b[22m"), m.c()], [
+    "red",
+    "b",
+    "function",
+  ]);
+  assertEquals(deferBuiltinFunctions("export const x = 1;\n"), "export const x = 1;\n");
+});
+
+Deno.test("bundle: commander's chunk takes EventEmitter from the events port, nothing else does", () => {
+  const chunk = 'import { EventEmitter } from "node:events";\n' +
+    "var Command = class _Command extends EventEmitter {\n};\n";
+  assertEquals(
+    useEventsPort(chunk, "./"),
+    'import { EventEmitter } from "./scripts/bundle_ports/node_events.js";\n' +
+      "var Command = class _Command extends EventEmitter {\n};\n",
+  );
+  assertEquals(
+    useEventsPort(chunk, "../"),
+    'import { EventEmitter } from "../scripts/bundle_ports/node_events.js";\n' +
+      "var Command = class _Command extends EventEmitter {\n};\n",
+  );
+  // a chunk without commander keeps Node's emitter
+  const other = 'import { EventEmitter } from "node:events";\nclass S extends EventEmitter {}\n';
+  assertEquals(useEventsPort(other, "./"), other);
+  // another user of EventEmitter in commander's chunk stops the build
+  assertThrows(
+    () => useEventsPort(`${chunk}var e = new EventEmitter();\n`, "./"),
+    /uses EventEmitter 2 times besides its import/,
+  );
 });

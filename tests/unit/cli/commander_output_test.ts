@@ -1,5 +1,7 @@
 import { assertEquals } from "../../helpers/assert.ts";
-import { commanderOutput, forcedColor } from "../../../lib/cli/commander_output.ts";
+import { stripVTControlCharacters } from "node:util";
+import { Command } from "../../../lib/cli/commander.ts";
+import { commanderHelp, commanderOutput, forcedColor } from "../../../lib/cli/commander_output.ts";
 
 const env = (vars: Record<string, string>) => (k: string) => vars[k];
 
@@ -50,4 +52,28 @@ Deno.test("commander output: off a terminal, 80 columns and colour only when for
   plain.writeOut("Usage: kimi ✓\n");
   assertEquals(new TextDecoder().decode(new Uint8Array(stdout.bytes)), "Usage: kimi ✓\n");
   assertEquals(stderr.bytes.length, 0);
+});
+
+Deno.test("commander output: colour stripping and help widths match commander's node:util ones", () => {
+  const samples = [
+    "plain",
+    "\x1b[1mBold\x1b[22m and \x1b[38;5;245mgrey\x1b[39m",
+    "\x1b]8;;https://example.com\x07link\x1b]8;;\x07",
+    "\x1b[2K\x1b[1Gcleared",
+    "中文 ✓",
+  ];
+  const out = commanderOutput(env({}), { stdout: fakeStream(false), stderr: fakeStream(false) });
+  const help = commanderHelp();
+  for (const s of samples) {
+    assertEquals(out.stripColor(s), stripVTControlCharacters(s), JSON.stringify(s));
+    assertEquals(help.displayWidth(s), stripVTControlCharacters(s).length, JSON.stringify(s));
+  }
+  // help laid out with kimi's measure is commander's own layout, coloured terms included
+  const program = () =>
+    new Command("x").description("d").option(
+      "--\x1b[1mbold\x1b[22m",
+      "an option with a long description that wraps",
+    );
+  const ours = program().configureHelp(commanderHelp()).helpInformation();
+  assertEquals(ours, program().helpInformation());
 });
