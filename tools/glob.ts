@@ -138,26 +138,29 @@ function glob(env: ToolEnv, opts: GlobToolOptions): Tool<GlobParams> {
             });
           }
 
-          const linked = new Set<string>();
           const plainDirs = new Set<string>();
-          let matches = await pathGlob(dir, params.pattern, {
-            signal: ctx.signal,
-            filesOnly: !params.include_dirs,
-            linked,
-            plainDirs,
-            walker: nativeWalker(env, params.pattern, opts),
-          });
-          const found = matches.length;
           // Each match is resolved: `..` in the pattern or a symlinked directory cannot lead out.
+          // The plain entries of a directory are judged once for all as the walk finds them.
           const results = new ResultFilter(env, { workspaceOnly: true, plainDirs });
           // (Joined by hand where `join` has nothing to normalize: it costs a microsecond each.)
           const base = dir.endsWith("/") ? dir : dir + "/";
-          matches = matches.filter((m) =>
-            results.verdict(m.includes("..") ? join(dir, m) : base + m, {
-              plainEntry: linked.size === 0 || !linked.has(m),
-            }) === "ok"
-          );
-          const dropped = found - matches.length;
+          let dropped = 0;
+          let matches = await pathGlob(dir, params.pattern, {
+            signal: ctx.signal,
+            filesOnly: !params.include_dirs,
+            plainDirs,
+            walker: nativeWalker(env, params.pattern, opts),
+            judge: {
+              plainEntriesOk: (d) => results.plainEntriesOk(d),
+              keep: (m, plainEntry) => {
+                const ok = results.verdict(m.includes("..") ? join(dir, m) : base + m, {
+                  plainEntry,
+                }) === "ok";
+                if (!ok) dropped++;
+                return ok;
+              },
+            },
+          });
           const total = matches.length;
           // Only the first MAX_MATCHES are shown: only those are sorted.
           matches = firstPaths(matches, MAX_MATCHES);

@@ -9,8 +9,7 @@
  * @module
  */
 
-/** One entry of a directory listing: the fields of `Deno.DirEntry` the glob walk reads. */
-export type ListingEntry = Pick<Deno.DirEntry, "name" | "isFile" | "isDirectory" | "isSymlink">;
+import { emptyListing, KIND_DIR, type Listing, readListingSync } from "./listing.ts";
 
 /** Options of one {@link SubtreeWalker} call. */
 export interface SubtreeWalkOptions {
@@ -31,7 +30,7 @@ export interface SubtreeWalkOptions {
 export type SubtreeWalker = (
   starts: readonly string[],
   opts: SubtreeWalkOptions,
-) => Promise<Map<string, ListingEntry[]> | null>;
+) => Promise<Map<string, Listing> | null>;
 
 /**
  * Where GNU find is looked for: system directories only, never `PATH` (which the agent's
@@ -64,15 +63,6 @@ export function findFindBinary(candidates: readonly string[] = FIND_CANDIDATES):
   return null;
 }
 
-function entryOf(type: string, name: string): ListingEntry {
-  return {
-    name,
-    isFile: type === "f",
-    isDirectory: type === "d",
-    isSymlink: type === "l",
-  };
-}
-
 /**
  * Whether this run may read every path (then `readDir` can be refused nowhere); otherwise each
  * listed directory is checked as `readDir` would check it.
@@ -82,35 +72,27 @@ function readsEverything(): boolean {
   return st.state === "granted" && !st.partial;
 }
 
-function readDirOrEmpty(path: string): ListingEntry[] {
-  try {
-    return Array.from(Deno.readDirSync(path));
-  } catch {
-    return [];
-  }
-}
-
 /**
  * Make the listings what `Deno.readDirSync` would have returned: a directory this run may not
  * read lists nothing, and a directory whose path was not valid UTF-8 (decoded with U+FFFD,
  * which `readDir` cannot open either) is read through `readDir` itself.
  */
-function asReadDirWould(listings: Map<string, ListingEntry[]>): void {
+function asReadDirWould(listings: Map<string, Listing>): void {
   const all = readsEverything();
   for (const dir of listings.keys()) {
     if (dir.includes("\uFFFD")) {
-      listings.set(dir, readDirOrEmpty(dir));
+      listings.set(dir, readListingSync(dir));
     } else if (
       !all && Deno.permissions.querySync({ name: "read", path: dir }).state !== "granted"
     ) {
-      listings.set(dir, []);
+      listings.set(dir, emptyListing());
     }
   }
 }
 
 /** Where one walk's finds put what they list (shared by the finds of one walk). */
 interface WalkSink {
-  readonly listings: Map<string, ListingEntry[]>;
+  readonly listings: Map<string, Listing>;
   /** Entries listed so far, by all finds of the walk. */
   count: number;
   readonly maxEntries: number;
@@ -153,47 +135,54 @@ async function runFind(
   };
   stop.addEventListener("abort", kill, { once: true });
   const { listings } = sink;
-  for (const s of starts) if (!listings.has(s)) listings.set(s, []);
+  for (const s of starts) if (!listings.has(s)) listings.set(s, emptyListing());
   let complete = true;
   const decoder = new TextDecoder();
   let carry = "";
-  // A record is the type letter and the absolute path. Records of one directory come in a row:
-  // its listing is looked up again only when the directory changes.
+  // A record is the type letter and the absolute path, ended by a NUL. Records are read in
+  // place from the decoded text (only the name, and a directory's path, are cut out of it).
+  // Records of one directory come in a row: its listing is looked up again only when the
+  // directory changes.
   let parent = "\0"; // no directory (every path starts with "/")
-  let list: ListingEntry[] = [];
-  const take = (record: string) => {
-    const slash = record.lastIndexOf("/");
-    if (slash !== parent.length + 1 || !record.startsWith(parent, 1)) {
-      parent = slash === 1 ? "/" : record.slice(1, slash);
+  let list: Listing = emptyListing();
+  /** Take the record `text[start, end)`. */
+  const take = (text: string, start: number, end: number) => {
+    const slash = text.lastIndexOf("/", end - 1);
+    if (slash - start !== parent.length + 1 || !text.startsWith(parent, start + 1)) {
+      parent = slash === start + 1 ? "/" : text.slice(start + 1, slash);
       let known = listings.get(parent);
       if (known === undefined) {
-        known = [];
+        known = emptyListing();
         listings.set(parent, known);
       }
       list = known;
     }
-    const entry = entryOf(record[0], record.slice(slash + 1));
-    list.push(entry);
-    if (entry.isDirectory) {
-      const path = record.slice(1);
-      if (!listings.has(path)) listings.set(path, []);
+    const kind = text.charCodeAt(start);
+    list.names.push(text.slice(slash + 1, end));
+    list.kinds.push(kind);
+    if (kind === KIND_DIR) {
+      const path = text.slice(start + 1, end);
+      if (!listings.has(path)) listings.set(path, emptyListing());
     }
   };
   const reader = child.stdout.getReader();
   try {
-    while (true) {
+    read: while (true) {
       const { done, value } = await reader.read();
       if (done) break;
-      const records = (carry + decoder.decode(value, { stream: true })).split("\0");
-      carry = records.pop()!;
-      sink.count += records.length;
-      if (sink.count > sink.maxEntries) {
-        complete = false;
-        kill();
-        await reader.cancel();
-        break;
+      const text = carry + decoder.decode(value, { stream: true });
+      let start = 0;
+      for (let end = text.indexOf("\0"); end !== -1; end = text.indexOf("\0", start)) {
+        if (++sink.count > sink.maxEntries) {
+          complete = false;
+          kill();
+          await reader.cancel();
+          break read;
+        }
+        take(text, start, end);
+        start = end + 1;
       }
-      for (const r of records) take(r);
+      carry = start === 0 ? text : text.slice(start);
     }
   } catch {
     complete = false; // killed mid-read
@@ -266,11 +255,14 @@ export function findWalker(
     if (processes > 1 && starts.length === 1) {
       // The start's own listing is read here, so its subdirectories can be walked at once.
       const top = starts[0];
-      const entries = readDirOrEmpty(top);
-      sink.listings.set(top, entries);
-      const subs = entries
-        .filter((e) => e.isDirectory && !e.name.includes("\uFFFD"))
-        .map((e) => top === "/" ? `/${e.name}` : `${top}/${e.name}`);
+      const listing = readListingSync(top);
+      sink.listings.set(top, listing);
+      const subs: string[] = [];
+      listing.names.forEach((name, i) => {
+        if (listing.kinds[i] === KIND_DIR && !name.includes("\uFFFD")) {
+          subs.push(top === "/" ? `/${name}` : `${top}/${name}`);
+        }
+      });
       groups = shareSubtrees(subs, processes);
     }
     const stop = new AbortController();

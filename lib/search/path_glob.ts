@@ -8,7 +8,15 @@
  */
 import { isPresent, pathStatusSync } from "../fs/exists.ts";
 import { join } from "node:path";
-import type { ListingEntry, SubtreeWalker } from "./native_walk.ts";
+import type { SubtreeWalker } from "./native_walk.ts";
+import {
+  type EntryKind,
+  KIND_DIR,
+  KIND_FILE,
+  KIND_LINK,
+  type Listing,
+  readListingSync,
+} from "./listing.ts";
 
 /** Options of {@link pathGlob}. */
 export interface PathGlobOptions {
@@ -34,6 +42,26 @@ export interface PathGlobOptions {
    * are the same either way.
    */
   walker?: SubtreeWalker;
+  /**
+   * Judges each result as it is found (instead of the caller filtering the list after): a
+   * refused result is left out of the list. Plain entries (listed as no symlink) of a
+   * directory are judged together, once per directory.
+   */
+  judge?: ResultJudge;
+}
+
+/** How {@link pathGlob} asks the caller which results to keep (see {@link PathGlobOptions}). */
+export interface ResultJudge {
+  /**
+   * Whether every plain entry of the absolute directory `dir` (an entry its listing showed as
+   * no symlink) is kept as it is. Asked at most once per directory holding such a result.
+   */
+  plainEntriesOk(dir: string): boolean;
+  /**
+   * Whether to keep the result `rel` (relative to the root) that the directory's answer did
+   * not cover: `plainEntry` tells whether the walk listed its last component as no symlink.
+   */
+  keep(rel: string, plainEntry: boolean): boolean;
 }
 
 /** Translate one fnmatch segment (`*`, `?`, `[seq]`, `[!seq]`) to an anchored RegExp. */
@@ -77,22 +105,16 @@ function hasMagic(segment: string): boolean {
  * directory instead of one round trip per entry, which made the walk ten times slower than
  * `rg --files`; the walk yields to the event loop every {@link YIELD_EVERY} directories.
  */
-function readDirUncached(path: string): ListingEntry[] {
-  try {
-    return Array.from(Deno.readDirSync(path));
-  } catch {
-    return [];
-  }
-}
+const readDirUncached: (path: string) => Listing = readListingSync;
 
 /** Directories read between two yields to the event loop (so an abort is seen promptly). */
 const YIELD_EVERY = 64;
 /** The same for directories already listed (by a native walker, or read before). */
 const LISTED_YIELD_EVERY = 1024;
 
-function entryIsDir(parent: string, e: ListingEntry): boolean {
-  if (e.isDirectory) return true;
-  return e.isSymlink ? pathStatusSync(join(parent, e.name)) === "directory" : false;
+function entryIsDir(parent: string, name: string, kind: EntryKind): boolean {
+  if (kind === KIND_DIR) return true;
+  return kind === KIND_LINK ? pathStatusSync(join(parent, name)) === "directory" : false;
 }
 
 /**
@@ -132,7 +154,7 @@ export async function pathGlob(
   // (Joined by hand where `join` has nothing to normalize: once per directory of a big tree.)
   const base = root.endsWith("/") ? root : root + "/";
   const abs = (r: string) => (r === "" ? root : r.includes("..") ? join(root, r) : base + r);
-  const listings = new Map<string, ListingEntry[]>();
+  const listings = new Map<string, Listing>();
   let reads = 0;
   let hits = 0;
   const readDir = async (path: string) => {
@@ -156,17 +178,38 @@ export async function pathGlob(
   // Only a last `**` (walked from directories that may nest) can meet a path twice; else a
   // path is a directory's entry, unique, unless two names not valid UTF-8 decode alike.
   const dedupeAll = parts[parts.length - 1] === "**";
-  /** Record a match; `entry` (when known) saves a stat for `filesOnly`. */
-  const emit = (r: string, entry?: ListingEntry) => {
+  const judge = opts.judge;
+  /**
+   * Per directory (relative) of the last listing read: whether its plain entries are kept as
+   * they are (asked of the judge when the first such entry matches).
+   */
+  let judgedDir: string | null = null;
+  let judgedOk = false;
+  const plainOk = (dir: string) => {
+    if (dir !== judgedDir) {
+      judgedDir = dir;
+      judgedOk = judge!.plainEntriesOk(abs(dir));
+    }
+    return judgedOk;
+  };
+  /**
+   * Record a match; `kind` (the kind of an entry of the directory `dir` (relative) as listed,
+   * when known) saves a stat for `filesOnly`.
+   */
+  const emit = (r: string, kind?: EntryKind, dir?: string) => {
     if (r === "") return;
     const dedupe = dedupeAll || r.includes("\uFFFD");
     if (dedupe && seen.has(r)) return;
+    const plain = kind !== undefined && kind !== KIND_LINK;
     if (opts.filesOnly) {
-      const file = entry && !entry.isSymlink ? entry.isFile : pathStatusSync(abs(r)) === "file";
+      const file = plain ? kind === KIND_FILE : pathStatusSync(abs(r)) === "file";
       if (!file) return;
     }
-    if (!entry || entry.isSymlink) opts.linked?.add(r);
+    if (!plain) opts.linked?.add(r);
     if (dedupe) seen.add(r);
+    if (
+      judge && !(plain && dir !== undefined && plainOk(dir)) && !judge.keep(r, plain)
+    ) return;
     results.push(r);
   };
 
@@ -229,15 +272,17 @@ export async function pathGlob(
         while (stack.length > 0) {
           opts.signal?.throwIfAborted();
           const cur = stack.pop()!;
-          for (const e of await readDir(abs(cur))) {
-            if (e.isDirectory) {
-              const r = rel(cur, e.name);
+          const { names, kinds } = await readDir(abs(cur));
+          for (let i = 0; i < names.length; i++) {
+            const kind = kinds[i];
+            if (kind === KIND_DIR) {
+              const r = rel(cur, names[i]);
               stack.push(r);
               opts.plainDirs?.add(abs(r));
-              if (last) emit(r, e);
+              if (last) emit(r, kind, cur);
               else addDir(r);
-            } else if (last && (!dirOnly || entryIsDir(abs(cur), e))) {
-              emit(rel(cur, e.name), e);
+            } else if (last && (!dirOnly || entryIsDir(abs(cur), names[i], kind))) {
+              emit(rel(cur, names[i]), kind, cur);
             }
           }
         }
@@ -245,12 +290,14 @@ export async function pathGlob(
     } else if (hasMagic(seg)) {
       const re = fnmatchToRegExp(seg);
       for (const d of dirs) {
-        for (const e of await readDir(abs(d))) {
-          if (!re.test(e.name)) continue;
-          const r = rel(d, e.name);
+        const { names, kinds } = await readDir(abs(d));
+        for (let i = 0; i < names.length; i++) {
+          const name = names[i];
+          if (!re.test(name)) continue;
+          const r = rel(d, name);
           if (last) {
-            if (!dirOnly || entryIsDir(abs(d), e)) emit(r, e);
-          } else if (entryIsDir(abs(d), e)) {
+            if (!dirOnly || entryIsDir(abs(d), name, kinds[i])) emit(r, kinds[i], d);
+          } else if (entryIsDir(abs(d), name, kinds[i])) {
             addDir(r);
           }
         }

@@ -138,6 +138,14 @@ export class ResultFilter {
     }
   }
 
+  /**
+   * Whether every plain entry of the searched (absolute) directory `dir` is `ok`, so that they
+   * need no {@link verdict} each: see `plainEntry` there. Cached per directory.
+   */
+  plainEntriesOk(dir: string): boolean {
+    return this.#cleanDir(dir);
+  }
+
   /** Whether every plain entry of the searched directory `dir` is `ok` (cached per directory). */
   #cleanDir(dir: string): boolean {
     // Results come grouped by directory: the last answer is usually the one.

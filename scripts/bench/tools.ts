@@ -8,7 +8,8 @@
  *
  * Times are medians of 5 runs, each call after a full GC when run with `--expose-gc` (as
  * `deno task bench` runs it). Usage:
- * `deno run --v8-flags=--expose-gc -A scripts/bench/tools.ts [--files N]`.
+ * `deno run --v8-flags=--expose-gc -A scripts/bench/tools.ts [--files N] [--only=glob]`
+ * (`--only=glob`: only the Glob rows and their `rg --files` baseline, on both trees).
  *
  * @module
  */
@@ -80,7 +81,7 @@ async function timeIt(fn: () => Promise<unknown>): Promise<number> {
 }
 
 /** Write `count` small source files in 100-file directories, 1% containing the needle. */
-function generateTree(root: string, count: number): void {
+export function generateTree(root: string, count: number): void {
   const exts = [".ts", ".py", ".md", ".js"];
   const body = "export function item(x: number): number {\n  return x * 2 + 1;\n}\n" +
     "// filler line to give the file some realistic bulk for the search to chew through\n";
@@ -141,6 +142,7 @@ async function treeRows(
   count: number,
   rgPath: string | null,
   treeLabel: string,
+  only: "glob" | undefined,
 ): Promise<Row[]> {
   const env = makeToolEnv({ workDir: root });
   const ctx = makeCallContext();
@@ -156,7 +158,7 @@ async function treeRows(
   };
 
   const benches: Bench[] = [];
-  if (rgPath) {
+  if (rgPath && only !== "glob") {
     const plain = (a: Record<string, unknown>) => async () => {
       const q = grepQuery(grepParamsSchema().parse(a), root);
       const out = await new Deno.Command(rgPath, {
@@ -169,6 +171,8 @@ async function treeRows(
     };
     benches.push({ name: "plain rg (files)", base: "files", fn: plain(grepArgs) });
     benches.push({ name: "plain rg (content)", base: "content", fn: plain(contentArgs) });
+  }
+  if (rgPath) {
     benches.push({
       name: "plain rg --files (*.py)",
       base: "list",
@@ -186,7 +190,7 @@ async function treeRows(
   for (
     const [engine, label] of [["ripgrep", "rg engine"], ["typescript", "TS engine"]] as const
   ) {
-    if (engine === "ripgrep" && !rgPath) continue;
+    if (only === "glob" || (engine === "ripgrep" && !rgPath)) continue;
     const tool: Tool = (await grepToolWith({ engine, timeoutMs: 600_000 })(env))!;
     benches.push({
       name: `Grep ${label} (files)`,
@@ -246,7 +250,7 @@ const LINKS = 10_000;
  * Add `n` symlinks under `root/src/links*`: most to files of the tree (skipped by the searches,
  * as rg and pathlib do not follow them), some to its directories.
  */
-function addSymlinks(root: string, n: number): void {
+export function addSymlinks(root: string, n: number): void {
   for (let i = 0; i < n; i++) {
     const dir = join(root, "src", `links${Math.floor(i / 1000)}`);
     if (i % 1000 === 0) Deno.mkdirSync(dir, { recursive: true });
@@ -265,45 +269,30 @@ function fmtMs(ms: number): string {
 async function main(): Promise<void> {
   const args = Deno.args;
   if (args[0] === "--readfile-only") return await readFileBench(args[1]);
-  const count = args[0] === "--files" ? Number(args[1]) : 100_000;
+  const filesAt = args.indexOf("--files");
+  const count = filesAt >= 0 ? Number(args[filesAt + 1]) : 100_000;
+  // `--only=glob`: the Glob rows and their `rg --files` baseline, no Grep, no ReadFile.
+  const only = args.includes("--only=glob") ? "glob" : undefined;
 
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "kimi_bench_" }));
   try {
     let t0 = performance.now();
     generateTree(root, count);
     console.error(`generated ${count} files in ${fmtMs(performance.now() - t0)}`);
-    t0 = performance.now();
-    await generateBigFile(join(root, "big.txt"), READ_FILE_MB);
-    console.error(`generated ${READ_FILE_MB} MB file in ${fmtMs(performance.now() - t0)}`);
+    if (only === undefined) {
+      t0 = performance.now();
+      await generateBigFile(join(root, "big.txt"), READ_FILE_MB);
+      console.error(`generated ${READ_FILE_MB} MB file in ${fmtMs(performance.now() - t0)}`);
+    }
 
     const rgPath = await findRipgrep();
-    const rows = await treeRows(root, count, rgPath, "");
+    const rows = await treeRows(root, count, rgPath, "", only);
     // The same tree with 10,000 symlinks added (to files and directories inside it): the floor
     // must still judge every result, at the same speed.
     addSymlinks(root, LINKS);
-    rows.push(...await treeRows(root, count, rgPath, ` +${LINKS / 1000}k links`));
+    rows.push(...await treeRows(root, count, rgPath, ` +${LINKS / 1000}k links`, only));
 
-    const sub = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        "--no-prompt",
-        new URL(import.meta.url).pathname,
-        "--readfile-only",
-        root,
-      ],
-      stdout: "piped",
-      stderr: "inherit",
-    }).output();
-    const rf = JSON.parse(new TextDecoder().decode(sub.stdout).trim().split("\n").pop()!);
-    rows.push({ name: `ReadFile ${READ_FILE_MB} MB, head`, median: rf.head, min: NaN, ratio: "" });
-    rows.push({
-      name: `ReadFile ${READ_FILE_MB} MB, tail 1000`,
-      median: rf.tail,
-      min: NaN,
-      ratio: "",
-    });
-
+    const rf = only === undefined ? await readFileRows(root, rows) : null;
     const width = Math.max(...rows.map((r) => r.name.length));
     console.log(
       `\n${count} files, ${RUNS} interleaved runs after a warm-up, ` +
@@ -321,15 +310,53 @@ async function main(): Promise<void> {
         `${r.name.padEnd(width)}  ${fmtMs(r.median).padStart(11)}  ${min.padStart(11)}  ${r.ratio}`,
       );
     }
-    const mb = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MB`;
-    console.log(
-      `\nReadFile peak RSS ${mb(rf.peak)} (process baseline ${mb(rf.baseline)}, ` +
-        `growth ${mb(rf.peak - rf.baseline)})`,
-    );
-    console.log(`ReadFile tail message: ${rf.message}`);
+    if (rf) {
+      const mb = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MB`;
+      console.log(
+        `\nReadFile peak RSS ${mb(rf.peak)} (process baseline ${mb(rf.baseline)}, ` +
+          `growth ${mb(rf.peak - rf.baseline)})`,
+      );
+      console.log(`ReadFile tail message: ${rf.message}`);
+    }
   } finally {
     await Deno.remove(root, { recursive: true });
   }
+}
+
+/** What the ReadFile subprocess measured. */
+interface ReadFileFigures {
+  head: number;
+  tail: number;
+  baseline: number;
+  peak: number;
+  message: string;
+}
+
+/** Run the ReadFile part in its own process and add its rows to `rows`. */
+async function readFileRows(root: string, rows: Row[]): Promise<ReadFileFigures> {
+  const sub = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--no-prompt",
+      new URL(import.meta.url).pathname,
+      "--readfile-only",
+      root,
+    ],
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  const rf: ReadFileFigures = JSON.parse(
+    new TextDecoder().decode(sub.stdout).trim().split("\n").pop()!,
+  );
+  rows.push({ name: `ReadFile ${READ_FILE_MB} MB, head`, median: rf.head, min: NaN, ratio: "" });
+  rows.push({
+    name: `ReadFile ${READ_FILE_MB} MB, tail 1000`,
+    median: rf.tail,
+    min: NaN,
+    ratio: "",
+  });
+  return rf;
 }
 
 if (import.meta.main) await main();
