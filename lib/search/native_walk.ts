@@ -9,7 +9,13 @@
  * @module
  */
 
-import { emptyListing, KIND_DIR, type Listing, readListingSync } from "./listing.ts";
+import {
+  emptyListing,
+  type EntryKind,
+  KIND_DIR,
+  type Listing,
+  readListingSync,
+} from "./listing.ts";
 
 /** Options of one {@link SubtreeWalker} call. */
 export interface SubtreeWalkOptions {
@@ -20,7 +26,23 @@ export interface SubtreeWalkOptions {
   readonly name?: string;
   /** Stops the walk: the child is killed and the promise rejects with the signal's reason. */
   readonly signal?: AbortSignal;
+  /**
+   * Receive the entries as they stream instead of listings: the walk then returns an empty
+   * map when it listed everything (`null` as always when it could not: what the sink got so
+   * far is then to be thrown away). See {@link EntrySink}.
+   */
+  readonly sink?: EntrySink;
 }
+
+/**
+ * Receives one listed entry: `text.slice(start + 1, end)` is its absolute path (below a start,
+ * or a start's own entry), `text.charCodeAt(start)` its {@link EntryKind}. A directory comes
+ * before its entries, and the entries of the directories below one start in the order one find
+ * lists them (those below different starts may interleave). The listings are not made what
+ * `readDir` would have returned (a directory this run may not read, a path not valid UTF-8):
+ * that is the sink's to do.
+ */
+export type EntrySink = (text: string, start: number, end: number) => void;
 
 /**
  * Lists every directory below the given absolute directories (not following symlinks below
@@ -67,7 +89,7 @@ export function findFindBinary(candidates: readonly string[] = FIND_CANDIDATES):
  * Whether this run may read every path (then `readDir` can be refused nowhere); otherwise each
  * listed directory is checked as `readDir` would check it.
  */
-function readsEverything(): boolean {
+export function readsEverything(): boolean {
   const st = Deno.permissions.querySync({ name: "read" });
   return st.state === "granted" && !st.partial;
 }
@@ -108,6 +130,7 @@ async function runFind(
   name: string | undefined,
   sink: WalkSink,
   stop: AbortSignal,
+  entries: EntrySink | undefined,
 ): Promise<boolean> {
   const args = ["-H", ...starts, "-mindepth", "1"];
   if (name !== undefined) args.push("(", "-type", "d", "-o", "-name", name, ")");
@@ -135,7 +158,7 @@ async function runFind(
   };
   stop.addEventListener("abort", kill, { once: true });
   const { listings } = sink;
-  for (const s of starts) if (!listings.has(s)) listings.set(s, emptyListing());
+  if (!entries) { for (const s of starts) if (!listings.has(s)) listings.set(s, emptyListing()); }
   let complete = true;
   const decoder = new TextDecoder();
   let carry = "";
@@ -146,7 +169,7 @@ async function runFind(
   let parent = "\0"; // no directory (every path starts with "/")
   let list: Listing = emptyListing();
   /** Take the record `text[start, end)`. */
-  const take = (text: string, start: number, end: number) => {
+  const take = entries ?? ((text: string, start: number, end: number) => {
     const slash = text.lastIndexOf("/", end - 1);
     if (slash - start !== parent.length + 1 || !text.startsWith(parent, start + 1)) {
       parent = slash === start + 1 ? "/" : text.slice(start + 1, slash);
@@ -164,7 +187,7 @@ async function runFind(
       const path = text.slice(start + 1, end);
       if (!listings.has(path)) listings.set(path, emptyListing());
     }
-  };
+  });
   const reader = child.stdout.getReader();
   try {
     read: while (true) {
@@ -226,6 +249,12 @@ export function shareSubtrees(subs: readonly string[], processes: number): strin
   return groups;
 }
 
+/** Give `sink` the entry at `path` of kind `kind` (an entry the walker read itself). */
+function sinkEntry(sink: EntrySink, kind: EntryKind, path: string): void {
+  const record = String.fromCharCode(kind === 0 ? 0x3f : kind) + path;
+  sink(record, 0, record.length);
+}
+
 /** Finds one walk runs at once: one per core, at most 4. */
 function defaultProcesses(): number {
   return Math.max(1, Math.min(4, navigator.hardwareConcurrency ?? 1));
@@ -256,13 +285,13 @@ export function findWalker(
       // The start's own listing is read here, so its subdirectories can be walked at once.
       const top = starts[0];
       const listing = readListingSync(top);
-      sink.listings.set(top, listing);
       const subs: string[] = [];
       listing.names.forEach((name, i) => {
-        if (listing.kinds[i] === KIND_DIR && !name.includes("\uFFFD")) {
-          subs.push(top === "/" ? `/${name}` : `${top}/${name}`);
-        }
+        const path = top === "/" ? `/${name}` : `${top}/${name}`;
+        if (opts.sink) sinkEntry(opts.sink, listing.kinds[i], path);
+        if (listing.kinds[i] === KIND_DIR && !name.includes("\uFFFD")) subs.push(path);
       });
+      if (!opts.sink) sink.listings.set(top, listing);
       groups = shareSubtrees(subs, processes);
     }
     const stop = new AbortController();
@@ -272,7 +301,7 @@ export function findWalker(
     try {
       complete = await Promise.all(
         groups.filter((g) => g.length > 0).map(async (g) => {
-          const ok = await runFind(findPath, g, opts.name, sink, stop.signal);
+          const ok = await runFind(findPath, g, opts.name, sink, stop.signal, opts.sink);
           if (!ok) stop.abort();
           return ok;
         }),
@@ -282,7 +311,7 @@ export function findWalker(
     }
     opts.signal?.throwIfAborted();
     if (complete.includes(false)) return null;
-    asReadDirWould(sink.listings);
+    if (!opts.sink) asReadDirWould(sink.listings);
     return sink.listings;
   };
 }

@@ -8,7 +8,7 @@
  */
 import { isPresent, pathStatusSync } from "../fs/exists.ts";
 import { join } from "node:path";
-import type { SubtreeWalker } from "./native_walk.ts";
+import { type EntrySink, readsEverything, type SubtreeWalker } from "./native_walk.ts";
 import {
   type EntryKind,
   KIND_DIR,
@@ -250,6 +250,85 @@ export async function pathGlob(
     for (const a of fresh) walked.add(a);
   };
 
+  /**
+   * A `**` from `starts` followed by the last segment `last` (with a wildcard) in one pass:
+   * the walker's entries are matched against `last` as they stream, with no listing kept,
+   * giving what the walk over the listings gives (the same entries reached, matched and judged; only their order differs,
+   * and the results are sorted). A directory this run may not read lists nothing, as with
+   * `readDir`; a directory whose path is not valid UTF-8 is left to the `readDir` walk, as the
+   * listings leave it: those are returned, to be walked from. `null` when the starts overlap
+   * (a path could be met twice) or the walker gave nothing: then nothing was emitted.
+   */
+  const streamLast = async (starts: string[], last: string): Promise<string[] | null> => {
+    const absStarts = starts.map(abs);
+    const set = new Set(absStarts);
+    if (set.size !== absStarts.length) return null;
+    for (const a of absStarts) {
+      if (a.includes("\uFFFD") || (a !== "/" && set.has("/"))) return null;
+      for (let i = a.lastIndexOf("/"); i > 0; i = a.lastIndexOf("/", i - 1)) {
+        if (set.has(a.slice(0, i))) return null;
+      }
+    }
+    // A match's relative path is cut from the entry's absolute one where that is the root's
+    // path, a slash and the relative path (no `..` to normalize).
+    const sliced = starts.every((d, i) => absStarts[i] === (d === "" ? root : base + d));
+    const re = fnmatchToRegExp(last);
+    const all = readsEverything();
+    const readable = (dir: string) =>
+      all || Deno.permissions.querySync({ name: "read", path: dir }).state === "granted";
+    /** A directory reached, and whether its entries are (`open`: readable as `readDir` reads). */
+    interface Reached {
+      readonly rel: string;
+      readonly open: boolean;
+    }
+    const closed: Reached = { rel: "", open: false };
+    const reached = new Map<string, Reached>();
+    starts.forEach((d, i) => reached.set(absStarts[i], { rel: d, open: readable(absStarts[i]) }));
+    const found: string[] = [];
+    const foundKinds: EntryKind[] = [];
+    const foundIn: string[] = [];
+    const dirsSeen: string[] = [];
+    const left: string[] = [];
+    let parentAbs = "\0"; // no directory (every path starts with "/")
+    let parent: Reached | undefined;
+    const sink: EntrySink = (text, start, end) => {
+      const slash = text.lastIndexOf("/", end - 1);
+      if (slash - start !== parentAbs.length + 1 || !text.startsWith(parentAbs, start + 1)) {
+        parentAbs = slash === start + 1 ? "/" : text.slice(start + 1, slash);
+        parent = reached.get(parentAbs);
+      }
+      const kind = text.charCodeAt(start);
+      if (parent === undefined || !parent.open) {
+        if (kind === KIND_DIR) reached.set(text.slice(start + 1, end), closed);
+        return;
+      }
+      const name = text.slice(slash + 1, end);
+      let r: string | undefined;
+      if (kind === KIND_DIR) {
+        const path = text.slice(start + 1, end);
+        r = rel(parent.rel, name);
+        dirsSeen.push(path);
+        if (path.includes("\uFFFD")) {
+          left.push(r);
+          reached.set(path, closed);
+        } else {
+          reached.set(path, { rel: r, open: readable(path) });
+        }
+      }
+      if (!re.test(name) || (dirOnly && !entryIsDir(parentAbs, name, kind))) return;
+      found.push(
+        r ?? (sliced ? text.slice(start + 1 + base.length, end) : rel(parent.rel, name)),
+      );
+      foundKinds.push(kind);
+      foundIn.push(parent.rel);
+    };
+    const got = await opts.walker!(absStarts, { name: nameFilter, signal: opts.signal, sink });
+    if (got === null) return null;
+    for (const p of dirsSeen) opts.plainDirs?.add(p);
+    for (let i = 0; i < found.length; i++) emit(found[i], foundKinds[i], foundIn[i]);
+    return left;
+  };
+
   let dirs: string[] = [""];
   for (let k = 0; k < parts.length; k++) {
     opts.signal?.throwIfAborted();
@@ -264,7 +343,16 @@ export async function pathGlob(
       }
     };
     if (seg === "**") {
-      if (opts.walker) await walkNatively(dirs);
+      let streamed = false;
+      if (opts.walker && stars === 1 && k === parts.length - 2 && hasMagic(parts[k + 1])) {
+        const left = await streamLast(dirs, parts[k + 1]);
+        if (left !== null) {
+          // Done but for the directories left to `readDir`: they are walked as usual.
+          dirs = left;
+          streamed = true;
+        }
+      }
+      if (opts.walker && !streamed) await walkNatively(dirs);
       for (const d of dirs) {
         if (last) emit(d);
         else addDir(d);
