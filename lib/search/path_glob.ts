@@ -180,15 +180,22 @@ export async function pathGlob(
   const dedupeAll = parts[parts.length - 1] === "**";
   const judge = opts.judge;
   /**
-   * Per directory (relative) of the last listing read: whether its plain entries are kept as
-   * they are (asked of the judge when the first such entry matches).
+   * Per directory (relative): whether its plain entries are kept as they are (asked of the
+   * judge once, when the first such entry matches; the last answer is kept at hand, as the
+   * entries of a directory mostly come in a row).
    */
   let judgedDir: string | null = null;
   let judgedOk = false;
+  const judgedDirs = new Map<string, boolean>();
   const plainOk = (dir: string) => {
     if (dir !== judgedDir) {
+      let ok = judgedDirs.get(dir);
+      if (ok === undefined) {
+        ok = judge!.plainEntriesOk(abs(dir));
+        judgedDirs.set(dir, ok);
+      }
       judgedDir = dir;
-      judgedOk = judge!.plainEntriesOk(abs(dir));
+      judgedOk = ok;
     }
     return judgedOk;
   };
