@@ -36,13 +36,15 @@ export interface SubtreeWalkOptions {
 
 /**
  * Receives one listed entry: `text.slice(start + 1, end)` is its absolute path (below a start,
- * or a start's own entry), `text.charCodeAt(start)` its {@link EntryKind}. A directory comes
+ * or a start's own entry), `text.charCodeAt(start)` its {@link EntryKind}; `named`: find listed it
+ * under the walk's `name` pattern, so that, unless it is a directory, its name matches the
+ * pattern (an entry the walker read itself is not `named`). A directory comes
  * before its entries, and the entries of the directories below one start in the order one find
  * lists them (those below different starts may interleave). The listings are not made what
  * `readDir` would have returned (a directory this run may not read, a path not valid UTF-8):
  * that is the sink's to do.
  */
-export type EntrySink = (text: string, start: number, end: number) => void;
+export type EntrySink = (text: string, start: number, end: number, named: boolean) => void;
 
 /**
  * Lists every directory below the given absolute directories (not following symlinks below
@@ -169,7 +171,8 @@ async function runFind(
   let parent = "\0"; // no directory (every path starts with "/")
   let list: Listing = emptyListing();
   /** Take the record `text[start, end)`. */
-  const take = entries ?? ((text: string, start: number, end: number) => {
+  const named = name !== undefined;
+  const take: EntrySink = entries ?? ((text: string, start: number, end: number) => {
     const slash = text.lastIndexOf("/", end - 1);
     if (slash - start !== parent.length + 1 || !text.startsWith(parent, start + 1)) {
       parent = slash === start + 1 ? "/" : text.slice(start + 1, slash);
@@ -190,22 +193,37 @@ async function runFind(
   });
   const reader = child.stdout.getReader();
   try {
-    read: while (true) {
+    while (true) {
       const { done, value } = await reader.read();
       if (done) break;
-      const text = carry + decoder.decode(value, { stream: true });
+      const text = decoder.decode(value, { stream: true });
+      // The record cut by the chunk before is completed on its own (the chunk's text is not
+      // copied into one with it).
       let start = 0;
-      for (let end = text.indexOf("\0"); end !== -1; end = text.indexOf("\0", start)) {
+      let end = text.indexOf("\0");
+      if (carry !== "" && end !== -1) {
+        const record = carry + text.slice(0, end);
+        carry = "";
+        start = end + 1;
+        end = text.indexOf("\0", start);
+        if (++sink.count > sink.maxEntries) end = -2;
+        else take(record, 0, record.length, named);
+      }
+      for (; end >= 0; end = text.indexOf("\0", start)) {
         if (++sink.count > sink.maxEntries) {
-          complete = false;
-          kill();
-          await reader.cancel();
-          break read;
+          end = -2;
+          break;
         }
-        take(text, start, end);
+        take(text, start, end, named);
         start = end + 1;
       }
-      carry = start === 0 ? text : text.slice(start);
+      if (end === -2) {
+        complete = false;
+        kill();
+        await reader.cancel();
+        break;
+      }
+      carry = carry + (start === 0 ? text : text.slice(start));
     }
   } catch {
     complete = false; // killed mid-read
@@ -252,7 +270,7 @@ export function shareSubtrees(subs: readonly string[], processes: number): strin
 /** Give `sink` the entry at `path` of kind `kind` (an entry the walker read itself). */
 function sinkEntry(sink: EntrySink, kind: EntryKind, path: string): void {
   const record = String.fromCharCode(kind === 0 ? 0x3f : kind) + path;
-  sink(record, 0, record.length);
+  sink(record, 0, record.length, false);
 }
 
 /** Finds one walk runs at once: one per core, at most 4. */

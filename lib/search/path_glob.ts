@@ -291,14 +291,19 @@ export async function pathGlob(
     const closed: Reached = { rel: "", open: false };
     const reached = new Map<string, Reached>();
     starts.forEach((d, i) => reached.set(absStarts[i], { rel: d, open: readable(absStarts[i]) }));
+    // A plain entry of a directory whose plain entries are all kept goes straight into the
+    // results (nothing else to undo should the walk fail); the others, which the judge is
+    // asked about one by one, wait for the walk to succeed.
+    const resultsBefore = results.length;
+    const filesOnly = opts.filesOnly === true;
     const found: string[] = [];
     const foundKinds: EntryKind[] = [];
     const foundIn: string[] = [];
-    const dirsSeen: string[] = [];
+    const dirsAdded: string[] = [];
     const left: string[] = [];
     let parentAbs = "\0"; // no directory (every path starts with "/")
     let parent: Reached | undefined;
-    const sink: EntrySink = (text, start, end) => {
+    const sink: EntrySink = (text, start, end, named) => {
       const slash = text.lastIndexOf("/", end - 1);
       if (slash - start !== parentAbs.length + 1 || !text.startsWith(parentAbs, start + 1)) {
         parentAbs = slash === start + 1 ? "/" : text.slice(start + 1, slash);
@@ -309,29 +314,49 @@ export async function pathGlob(
         if (kind === KIND_DIR) reached.set(text.slice(start + 1, end), closed);
         return;
       }
-      const name = text.slice(slash + 1, end);
       let r: string | undefined;
       if (kind === KIND_DIR) {
+        const name = text.slice(slash + 1, end);
         const path = text.slice(start + 1, end);
         r = rel(parent.rel, name);
-        dirsSeen.push(path);
+        if (opts.plainDirs && !opts.plainDirs.has(path)) {
+          opts.plainDirs.add(path);
+          dirsAdded.push(path);
+        }
         if (path.includes("\uFFFD")) {
           left.push(r);
           reached.set(path, closed);
         } else {
           reached.set(path, { rel: r, open: readable(path) });
         }
+        if (!re.test(name) || (dirOnly && !entryIsDir(parentAbs, name, kind))) return;
+      } else if (!named || dirOnly) {
+        // (Other entries find listed by `-name` match already: nothing to cut or test.)
+        const name = text.slice(slash + 1, end);
+        if (!re.test(name) || (dirOnly && !entryIsDir(parentAbs, name, kind))) return;
+        if (!sliced) r = rel(parent.rel, name);
       }
-      if (!re.test(name) || (dirOnly && !entryIsDir(parentAbs, name, kind))) return;
-      found.push(
-        r ?? (sliced ? text.slice(start + 1 + base.length, end) : rel(parent.rel, name)),
-      );
-      foundKinds.push(kind);
-      foundIn.push(parent.rel);
+      if (filesOnly && kind !== KIND_FILE && kind !== KIND_LINK) return;
+      r ??= sliced
+        ? text.slice(start + 1 + base.length, end)
+        : rel(parent.rel, text.slice(slash + 1, end));
+      if (
+        kind !== KIND_LINK && (judge === undefined || plainOk(parent.rel)) &&
+        !r.includes("\uFFFD")
+      ) {
+        results.push(r);
+      } else {
+        found.push(r);
+        foundKinds.push(kind);
+        foundIn.push(parent.rel);
+      }
     };
     const got = await opts.walker!(absStarts, { name: nameFilter, signal: opts.signal, sink });
-    if (got === null) return null;
-    for (const p of dirsSeen) opts.plainDirs?.add(p);
+    if (got === null) {
+      results.length = resultsBefore;
+      for (const p of dirsAdded) opts.plainDirs?.delete(p);
+      return null;
+    }
     for (let i = 0; i < found.length; i++) emit(found[i], foundKinds[i], foundIn[i]);
     return left;
   };

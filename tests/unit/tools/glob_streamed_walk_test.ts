@@ -156,9 +156,9 @@ Deno.test({
       let fed = 0;
       const failing: SubtreeWalker = async (starts, opts) => {
         const sink: EntrySink | undefined = opts.sink;
-        const counted: EntrySink | undefined = sink && ((t, s, e) => {
+        const counted: EntrySink | undefined = sink && ((t, s, e, named) => {
           fed++;
-          sink(t, s, e);
+          sink(t, s, e, named);
         });
         await inner(starts, { ...opts, sink: counted });
         return null; // as a find failing at its end (exit status 1)
@@ -205,6 +205,42 @@ Deno.test({
         "Found 7 matches for pattern `src/**/*.py`. Left out 1 match(es) that lead outside " +
           "the workspace or this run's read scope, or onto kimi's own secret files.",
       );
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "Glob's streamed **: find's output read across many chunks gives every entry once",
+  ignore: FIND === null,
+  fn: async () => {
+    const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "kimi_glob_stream_" }));
+    try {
+      // About 600 KB of find output: records cut at every chunk boundary, long and short ones.
+      const expected: string[] = [];
+      for (let d = 0; d < 12; d++) {
+        const dir = join(root, "src", `d${d}`, "x".repeat(d * 20));
+        await Deno.mkdir(dir, { recursive: true });
+        for (let i = 0; i < 250; i++) {
+          const name = `${"n".repeat((i * 7) % 150)}${i}.py`;
+          await Deno.writeTextFile(join(dir, name), "");
+          await Deno.writeTextFile(join(dir, `${i}.txt`), "");
+          expected.push(`src/d${d}/${"x".repeat(d * 20)}/${name}`.replace("//", "/"));
+        }
+      }
+      for (const processes of [1, 2]) {
+        for (const filesOnly of [true, false]) {
+          const s = streaming(findWalker(FIND!, { processes }));
+          const found = await pathGlob(root, "src/**/*.py", { filesOnly, walker: s.walker });
+          assertEquals(s.streamed(), 1);
+          assertEquals(found.length, expected.length);
+          assertEquals([...found].sort(), [...expected].sort());
+        }
+      }
+      // With the name filter off (a `?`), every entry comes through the sink and is tested.
+      const q = await pathGlob(root, "src/**/?.py", { walker: findWalker(FIND!) });
+      assertEquals(q.sort(), expected.filter((p) => /\/\d\.py$/.test(p)).sort());
     } finally {
       await Deno.remove(root, { recursive: true });
     }
