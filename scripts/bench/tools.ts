@@ -6,10 +6,12 @@
  * - ReadFile of a 200 MB file (head and tail), with its peak RSS, measured in a fresh
  *   subprocess so the tree benchmarks do not skew it.
  *
- * Times are medians of 5 runs, each call after a full GC when run with `--expose-gc` (as
+ * Times are medians of 5 runs (and, per row, the median of its round-by-round ratios to plain
+ * rg), each call after a full GC when run with `--expose-gc` (as
  * `deno task bench` runs it). Usage:
- * `deno run --v8-flags=--expose-gc -A scripts/bench/tools.ts [--files N] [--only=glob]`
- * (`--only=glob`: only the Glob rows and their `rg --files` baseline, on both trees).
+ * `deno run --v8-flags=--expose-gc -A scripts/bench/tools.ts [--files N] [--only=glob] [--runs=N]`
+ * (`--only=glob`: only the Glob rows and their `rg --files` baseline, on both trees;
+ * `--runs=N`: rounds timed, 5 by default).
  *
  * @module
  */
@@ -56,9 +58,12 @@ const fullGc = (globalThis as { gc?: () => void }).gc;
  * collection (outside the timing), so that no row pays for the garbage of the row before it
  * (the pure-TS Grep rows leave much; the Glob rows after them paid for it).
  */
-async function runInterleaved(benches: Bench[]): Promise<{ median: number; min: number }[]> {
+async function runInterleaved(
+  benches: Bench[],
+  runs: number,
+): Promise<{ median: number; min: number; times: number[] }[]> {
   const times = benches.map(() => [] as number[]);
-  for (let round = -1; round < RUNS; round++) {
+  for (let round = -1; round < runs; round++) {
     for (let i = 0; i < benches.length; i++) {
       fullGc?.();
       const t0 = performance.now();
@@ -66,7 +71,7 @@ async function runInterleaved(benches: Bench[]): Promise<{ median: number; min: 
       if (round >= 0) times[i].push(performance.now() - t0);
     }
   }
-  return times.map((t) => ({ median: median(t), min: Math.min(...t) }));
+  return times.map((t) => ({ median: median(t), min: Math.min(...t), times: t }));
 }
 
 async function timeIt(fn: () => Promise<unknown>): Promise<number> {
@@ -142,8 +147,9 @@ async function treeRows(
   count: number,
   rgPath: string | null,
   treeLabel: string,
-  only: "glob" | undefined,
+  opts: { only?: "glob"; runs: number },
 ): Promise<Row[]> {
+  const { only } = opts;
   const env = makeToolEnv({ workDir: root });
   const ctx = makeCallContext();
   const grepArgs = { pattern: "needle_token", path: join(root, "src"), head_limit: 0 };
@@ -224,7 +230,7 @@ async function treeRows(
       },
     });
   }
-  const stats = await runInterleaved(benches);
+  const stats = await runInterleaved(benches, opts.runs);
   const baseOf = (kind: string | undefined) => {
     const i = benches.findIndex((b) => b.base === kind);
     return i >= 0 ? stats[i] : null;
@@ -236,11 +242,21 @@ async function treeRows(
       name: b.name + treeLabel,
       median: stats[i].median,
       min: stats[i].min,
-      ratio: `${ratio(stats[i].median, base?.median)} (min ${ratio(stats[i].min, base?.min)})`,
+      ratio: `${ratio(stats[i].median, base?.median)} (min ${ratio(stats[i].min, base?.min)})` +
+        (base && !b.base ? `; paired ${pairedRatios(stats[i].times, base.times)}` : ""),
     };
   });
 
   return rows;
+}
+
+/**
+ * The ratios of one row to its baseline round by round (each pair timed back to back, so a
+ * change of the machine's load between rounds cancels out): median and range.
+ */
+function pairedRatios(times: number[], base: number[]): string {
+  const r = times.map((t, i) => t / base[i]);
+  return `${median(r).toFixed(2)}x (${Math.min(...r).toFixed(2)}-${Math.max(...r).toFixed(2)})`;
 }
 
 /** Symlinks added for the second round. */
@@ -273,6 +289,11 @@ async function main(): Promise<void> {
   const count = filesAt >= 0 ? Number(args[filesAt + 1]) : 100_000;
   // `--only=glob`: the Glob rows and their `rg --files` baseline, no Grep, no ReadFile.
   const only = args.includes("--only=glob") ? "glob" : undefined;
+  const runsArg = args.find((a) => a.startsWith("--runs="));
+  const runs = runsArg ? Number(runsArg.slice("--runs=".length)) : RUNS;
+  if (!Number.isInteger(runs) || runs < 1) {
+    throw new Error(`--runs takes a whole number of rounds, at least 1 (got ${runsArg})`);
+  }
 
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "kimi_bench_" }));
   try {
@@ -286,16 +307,18 @@ async function main(): Promise<void> {
     }
 
     const rgPath = await findRipgrep();
-    const rows = await treeRows(root, count, rgPath, "", only);
+    const rows = await treeRows(root, count, rgPath, "", { only, runs });
     // The same tree with 10,000 symlinks added (to files and directories inside it): the floor
     // must still judge every result, at the same speed.
     addSymlinks(root, LINKS);
-    rows.push(...await treeRows(root, count, rgPath, ` +${LINKS / 1000}k links`, only));
+    rows.push(
+      ...await treeRows(root, count, rgPath, ` +${LINKS / 1000}k links`, { only, runs }),
+    );
 
     const rf = only === undefined ? await readFileRows(root, rows) : null;
     const width = Math.max(...rows.map((r) => r.name.length));
     console.log(
-      `\n${count} files, ${RUNS} interleaved runs after a warm-up, ` +
+      `\n${count} files, ${runs} interleaved runs after a warm-up, ` +
         (fullGc
           ? "a full GC before each timed call\n"
           : "no GC between calls (run with --v8-flags=--expose-gc for one)\n"),
