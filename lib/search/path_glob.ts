@@ -264,9 +264,10 @@ export async function pathGlob(
    * and the results are sorted). A directory this run may not read lists nothing, as with
    * `readDir`; a directory whose path is not valid UTF-8 is left to the `readDir` walk, as the
    * listings leave it: those are returned, to be walked from. `null` when the starts overlap
-   * (a path could be met twice) or the walker gave nothing: then nothing was emitted.
+   * (a path could be met twice: nothing was done), `false` when the walker failed (nothing
+   * was emitted).
    */
-  const streamLast = async (starts: string[], last: string): Promise<string[] | null> => {
+  const streamLast = async (starts: string[], last: string): Promise<string[] | false | null> => {
     const absStarts = starts.map(abs);
     const set = new Set(absStarts);
     if (set.size !== absStarts.length) return null;
@@ -355,7 +356,7 @@ export async function pathGlob(
     if (got === null) {
       results.length = resultsBefore;
       for (const p of dirsAdded) opts.plainDirs?.delete(p);
-      return null;
+      return false;
     }
     for (let i = 0; i < found.length; i++) emit(found[i], foundKinds[i], foundIn[i]);
     return left;
@@ -375,16 +376,17 @@ export async function pathGlob(
       }
     };
     if (seg === "**") {
-      let streamed = false;
-      if (opts.walker && stars === 1 && k === parts.length - 2 && hasMagic(parts[k + 1])) {
+      let native = opts.walker !== undefined;
+      if (native && stars === 1 && k === parts.length - 2 && hasMagic(parts[k + 1])) {
         const left = await streamLast(dirs, parts[k + 1]);
         if (left !== null) {
-          // Done but for the directories left to `readDir`: they are walked as usual.
-          dirs = left;
-          streamed = true;
+          // Done but for the directories left to `readDir`, walked as usual; or the walker
+          // failed (it would fail again listing the same tree): all is walked with `readDir`.
+          if (left !== false) dirs = left;
+          native = false;
         }
       }
-      if (opts.walker && !streamed) await walkNatively(dirs);
+      if (native) await walkNatively(dirs);
       for (const d of dirs) {
         if (last) emit(d);
         else addDir(d);

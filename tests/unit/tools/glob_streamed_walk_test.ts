@@ -154,7 +154,9 @@ Deno.test({
     try {
       const inner = findWalker(FIND!);
       let fed = 0;
+      let calls = 0;
       const failing: SubtreeWalker = async (starts, opts) => {
+        calls++;
         const sink: EntrySink | undefined = opts.sink;
         const counted: EntrySink | undefined = sink && ((t, s, e, named) => {
           fed++;
@@ -171,6 +173,10 @@ Deno.test({
         );
       }
       assert(fed > 0, "the failing walker streamed entries first");
+      // Once failed, the same tree is not listed again by the walker: readDir walks it.
+      calls = 0;
+      await globWith(work, "src/**/*.py", true, failing);
+      assertEquals(calls, 1);
     } finally {
       await Deno.remove(root, { recursive: true });
     }
