@@ -36,13 +36,13 @@ export interface SubtreeWalkOptions {
 
 /**
  * Receives one listed entry: `text.slice(start + 1, end)` is its absolute path (below a start,
- * or a start's own entry), `text.charCodeAt(start)` its {@link EntryKind}; `named`: find listed it
- * under the walk's `name` pattern, so that, unless it is a directory, its name matches the
- * pattern (an entry the walker read itself is not `named`). A directory comes
- * before its entries, and the entries of the directories below one start in the order one find
- * lists them (those below different starts may interleave). The listings are not made what
- * `readDir` would have returned (a directory this run may not read, a path not valid UTF-8):
- * that is the sink's to do.
+ * or a start's own entry), `text.charCodeAt(start)` its {@link EntryKind}; `named`: find
+ * listed it under the walk's `name` pattern, so that, unless it is a directory, its name
+ * matches the pattern (an entry the walker read itself is not `named`). A directory comes
+ * before its entries; the entries below one start come in the order one find lists them
+ * (those below different starts may interleave). Nothing is made what `readDir` would have
+ * returned (a directory this run may not read, a path not valid UTF-8): that is the sink's to
+ * do.
  */
 export type EntrySink = (text: string, start: number, end: number, named: boolean) => void;
 
@@ -160,7 +160,9 @@ async function runFind(
   };
   stop.addEventListener("abort", kill, { once: true });
   const { listings } = sink;
-  if (!entries) { for (const s of starts) if (!listings.has(s)) listings.set(s, emptyListing()); }
+  if (!entries) {
+    for (const s of starts) if (!listings.has(s)) listings.set(s, emptyListing());
+  }
   let complete = true;
   const decoder = new TextDecoder();
   let carry = "";
@@ -170,8 +172,8 @@ async function runFind(
   // directory changes.
   let parent = "\0"; // no directory (every path starts with "/")
   let list: Listing = emptyListing();
-  /** Take the record `text[start, end)`. */
   const named = name !== undefined;
+  /** Take the record `text[start, end)` (into the sink given, or the listings). */
   const take: EntrySink = entries ?? ((text: string, start: number, end: number) => {
     const slash = text.lastIndexOf("/", end - 1);
     if (slash - start !== parent.length + 1 || !text.startsWith(parent, start + 1)) {

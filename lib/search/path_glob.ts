@@ -260,10 +260,11 @@ export async function pathGlob(
   /**
    * A `**` from `starts` followed by the last segment `last` (with a wildcard) in one pass:
    * the walker's entries are matched against `last` as they stream, with no listing kept,
-   * giving what the walk over the listings gives (the same entries reached, matched and judged; only their order differs,
-   * and the results are sorted). A directory this run may not read lists nothing, as with
-   * `readDir`; a directory whose path is not valid UTF-8 is left to the `readDir` walk, as the
-   * listings leave it: those are returned, to be walked from. `null` when the starts overlap
+   * giving what the walk over the listings gives (the same entries reached, matched and
+   * judged; only their order differs, and the results are sorted). A directory this run may
+   * not read lists nothing, as with `readDir`; a directory whose path is not valid UTF-8 is
+   * left to the `readDir` walk, as the listings leave it: those are returned, to be walked
+   * from. `null` when the starts overlap
    * (a path could be met twice: nothing was done), `false` when the walker failed (nothing
    * was emitted).
    */
