@@ -252,3 +252,40 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "Glob's streamed **: kimi's secret files under the work dir stay out, as with readDir",
+  ignore: FIND === null,
+  fn: async () => {
+    const work = await Deno.realPath(await Deno.makeTempDir({ prefix: "kimi_glob_stream_" }));
+    try {
+      // The share dir (makeToolEnv's default, `<work>/.kimi-share`) holds the secret config and
+      // credentials; a hard link to the config sits among plain files.
+      await Deno.mkdir(join(work, ".kimi-share", "credentials"), { recursive: true });
+      await Deno.writeTextFile(join(work, ".kimi-share", "config.toml"), "api_key = 'sk-x'\n");
+      await Deno.writeTextFile(join(work, ".kimi-share", "credentials", "kimi.toml"), "t\n");
+      await Deno.mkdir(join(work, "src", "conf"), { recursive: true });
+      await Deno.writeTextFile(join(work, "src", "conf", "app.toml"), "name = 'app'\n");
+      await Deno.link(
+        join(work, ".kimi-share", "config.toml"),
+        join(work, "src", "conf", "x.toml"),
+      );
+      const env = makeToolEnv({ workDir: work });
+      const withFind = (await globTool(env))!;
+      const withReadDir = (await globToolWith({ walk: "readDir" })(env))!;
+      for (const pattern of ["*/**/*.toml", ".kimi-share/**/*.toml", "src/**/*.toml"]) {
+        const args = { pattern, include_dirs: false };
+        const rv = await runTool(withFind, args);
+        assertEquals(rv, await runTool(withReadDir, args), pattern);
+        assert(!String(rv.output).includes(".kimi-share"), `${pattern}: ${rv.output}`);
+      }
+      const src = await runTool(withFind, { pattern: "src/**/*.toml", include_dirs: false });
+      // (A hard link shows nothing of the file but its name: it is listed, as with readDir.)
+      assertEquals(String(src.output), "src/conf/app.toml\nsrc/conf/x.toml");
+      const all = await runTool(withFind, { pattern: "*/**/*.toml", include_dirs: false });
+      assert(all.message.includes("Left out 2 match(es)"), all.message);
+    } finally {
+      await Deno.remove(work, { recursive: true });
+    }
+  },
+});
