@@ -7,7 +7,7 @@ import { isAbsolute, join } from "node:path";
 import * as z from "zod";
 import { lazyValue } from "../lib/lazy_record.ts";
 import { readAsset, renderTemplate } from "../lib/assets/mod.ts";
-import { firstPaths, pathGlob } from "../lib/search/path_glob.ts";
+import { FirstPaths, pathGlob } from "../lib/search/path_glob.ts";
 import { findFindBinary, findWalker, type SubtreeWalker } from "../lib/search/native_walk.ts";
 import { listWorkDir } from "../lib/agent/work_dir_listing.ts";
 import { orNull } from "../lib/tooling/param_types.ts";
@@ -145,7 +145,9 @@ function glob(env: ToolEnv, opts: GlobToolOptions): Tool<GlobParams> {
           // (Joined by hand where `join` has nothing to normalize: it costs a microsecond each.)
           const base = dir.endsWith("/") ? dir : dir + "/";
           let dropped = 0;
-          let matches = await pathGlob(dir, params.pattern, {
+          // Only the first MAX_MATCHES are shown: only those are kept in order, as found.
+          const first = new FirstPaths(MAX_MATCHES);
+          await pathGlob(dir, params.pattern, {
             signal: ctx.signal,
             filesOnly: !params.include_dirs,
             plainDirs,
@@ -160,10 +162,10 @@ function glob(env: ToolEnv, opts: GlobToolOptions): Tool<GlobParams> {
                 return ok;
               },
             },
+            into: first,
           });
-          const total = matches.length;
-          // Only the first MAX_MATCHES are shown: only those are sorted.
-          matches = firstPaths(matches, MAX_MATCHES);
+          const total = first.length;
+          const matches = first.sorted();
           let message = total > 0
             ? `Found ${total} matches for pattern \`${params.pattern}\`.`
             : `No matches found for pattern \`${params.pattern}\`.`;

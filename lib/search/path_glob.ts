@@ -48,6 +48,22 @@ export interface PathGlobOptions {
    * directory are judged together, once per directory.
    */
   judge?: ResultJudge;
+  /**
+   * Collects the results instead of the list returned (which is then empty): a
+   * {@link FirstPaths} keeps only the first ones in path order as they are found, so that a
+   * walk of a big tree leaves none to sort when it ends.
+   */
+  into?: PathCollector;
+}
+
+/** Where {@link pathGlob} puts its results (see {@link PathGlobOptions.into}). */
+export interface PathCollector {
+  /** Paths collected so far. */
+  readonly length: number;
+  /** Collect one result. */
+  push(path: string): void;
+  /** Forget every result collected (a walk that failed is redone another way). */
+  clear(): void;
 }
 
 /** How {@link pathGlob} asks the caller which results to keep (see {@link PathGlobOptions}). */
@@ -173,7 +189,14 @@ export async function pathGlob(
     }
     return hit;
   };
-  const results: string[] = [];
+  const list: string[] = [];
+  const results: PathCollector = opts.into ?? {
+    get length() {
+      return list.length;
+    },
+    push: (path) => list.push(path),
+    clear: () => list.length = 0,
+  };
   const seen = new Set<string>();
   // Only a last `**` (walked from directories that may nest) can meet a path twice; else a
   // path is a directory's entry, unique, unless two names not valid UTF-8 decode alike.
@@ -294,9 +317,10 @@ export async function pathGlob(
     const reached = new Map<string, Reached>();
     starts.forEach((d, i) => reached.set(absStarts[i], { rel: d, open: readable(absStarts[i]) }));
     // A plain entry of a directory whose plain entries are all kept goes straight into the
-    // results (nothing else to undo should the walk fail); the others, which the judge is
-    // asked about one by one, wait for the walk to succeed.
-    const resultsBefore = results.length;
+    // results (nothing else to undo should the walk fail, and nothing was found before the
+    // last segment); the others, which the judge is asked about one by one, wait for the walk
+    // to succeed.
+    if (results.length !== 0) return null;
     const filesOnly = opts.filesOnly === true;
     const found: string[] = [];
     const foundKinds: EntryKind[] = [];
@@ -355,7 +379,7 @@ export async function pathGlob(
     };
     const got = await opts.walker!(absStarts, { name: nameFilter, signal: opts.signal, sink });
     if (got === null) {
-      results.length = resultsBefore;
+      results.clear();
       for (const p of dirsAdded) opts.plainDirs?.delete(p);
       return false;
     }
@@ -441,7 +465,7 @@ export async function pathGlob(
     }
     dirs = next;
   }
-  return results;
+  return list;
 }
 
 /**
@@ -465,6 +489,56 @@ export function comparePathParts(a: string, b: string): number {
 const SLASH = 47;
 
 /**
+ * Collects paths and keeps the `k` first of them in {@link comparePathParts} order as they
+ * come, counting them all: as {@link firstPaths} over all the paths, but with most of the
+ * work done while they are being found. The paths are buffered; whenever `2k` wait, the `k`
+ * first are selected (a quickselect) and the greatest of them becomes a limit that turns
+ * every later path past it away with one comparison.
+ */
+export class FirstPaths implements PathCollector {
+  readonly #k: number;
+  #buffer: string[] = [];
+  /** The `k`-th path of those kept (none until `k` were kept). */
+  #limit: string | undefined;
+  #total = 0;
+
+  /** Keep the `k` first paths. */
+  constructor(k: number) {
+    this.#k = Math.max(0, k);
+  }
+
+  /** Paths collected, kept or not. */
+  get length(): number {
+    return this.#total;
+  }
+
+  /** Collect `path`. */
+  push(path: string): void {
+    this.#total++;
+    if (this.#limit !== undefined && comparePathParts(path, this.#limit) >= 0) return;
+    if (this.#k === 0) return;
+    this.#buffer.push(path);
+    if (this.#buffer.length >= 2 * this.#k) {
+      selectFirst(this.#buffer, this.#k);
+      this.#buffer.length = this.#k;
+      this.#limit = this.#buffer[this.#k - 1];
+    }
+  }
+
+  /** Forget every path collected. */
+  clear(): void {
+    this.#buffer = [];
+    this.#limit = undefined;
+    this.#total = 0;
+  }
+
+  /** The kept paths (the `k` first of all collected), sorted. */
+  sorted(): string[] {
+    return firstPaths([...this.#buffer], this.#k);
+  }
+}
+
+/**
  * The `k` first of `paths` in {@link comparePathParts} order (all of them, sorted, when there
  * are no more than `k`), without sorting the rest: a quickselect puts the `k` first in front,
  * then only those are sorted. Reorders `paths`.
@@ -472,6 +546,15 @@ const SLASH = 47;
 export function firstPaths(paths: string[], k: number): string[] {
   if (paths.length <= k) return paths.sort(comparePathParts);
   if (k <= 0) return [];
+  selectFirst(paths, k);
+  return paths.slice(0, k).sort(comparePathParts);
+}
+
+/**
+ * Reorder `paths` (more than `k >= 1`) so that the `k` first in {@link comparePathParts}
+ * order come first, the `k`-th of them at index `k - 1` (a quickselect; they are not sorted).
+ */
+function selectFirst(paths: string[], k: number): void {
   const target = k - 1;
   let lo = 0;
   let hi = paths.length - 1;
@@ -496,5 +579,4 @@ export function firstPaths(paths: string[], k: number): string[] {
     else if (target >= i) lo = i;
     else break;
   }
-  return paths.slice(0, k).sort(comparePathParts);
 }

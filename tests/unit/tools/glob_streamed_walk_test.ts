@@ -8,7 +8,12 @@ import { join } from "node:path";
 import { assert, assertEquals } from "../../helpers/assert.ts";
 import { makeToolEnv, runTool } from "../../helpers/tool_env.ts";
 import { globTool, globToolWith } from "../../../tools/glob.ts";
-import { pathGlob, type ResultJudge } from "../../../lib/search/path_glob.ts";
+import {
+  comparePathParts,
+  FirstPaths,
+  pathGlob,
+  type ResultJudge,
+} from "../../../lib/search/path_glob.ts";
 import {
   type EntrySink,
   findFindBinary,
@@ -288,4 +293,33 @@ Deno.test({
       await Deno.remove(work, { recursive: true });
     }
   },
+});
+
+Deno.test("FirstPaths keeps the k first paths of the full sort as they come, and counts all", () => {
+  let seed = 11;
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  const names = ["a", "a.py", "a-b", "b", "B", "a b", ".x", "é", "z", "a/b"];
+  for (let round = 0; round < 300; round++) {
+    const n = rand(200);
+    const paths: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const depth = 1 + rand(3);
+      paths.push(Array.from({ length: depth }, () => names[rand(names.length)]).join("/"));
+    }
+    const k = rand(40);
+    const first = new FirstPaths(k);
+    for (const p of paths) first.push(p);
+    const what = `n=${n} k=${k}`;
+    assertEquals(first.length, n, what);
+    assertEquals(first.sorted(), [...paths].sort(comparePathParts).slice(0, k), what);
+  }
+  const first = new FirstPaths(2);
+  for (const p of ["c", "b", "a", "d"]) first.push(p);
+  first.clear();
+  assertEquals([first.length, first.sorted()], [0, []]);
+  first.push("z");
+  assertEquals([first.length, first.sorted()], [1, ["z"]]);
 });
