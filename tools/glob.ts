@@ -141,7 +141,10 @@ function glob(env: ToolEnv, opts: GlobToolOptions): Tool<GlobParams> {
           const plainDirs = new Set<string>();
           // Each match is resolved: `..` in the pattern or a symlinked directory cannot lead out.
           // The plain entries of a directory are judged once for all as the walk finds them.
-          const results = new ResultFilter(env, { workspaceOnly: true, plainDirs });
+          // (The filter is built at the first match, while find runs, not before it starts.)
+          let filter: ResultFilter | undefined;
+          const results = () =>
+            filter ??= new ResultFilter(env, { workspaceOnly: true, plainDirs });
           // (Joined by hand where `join` has nothing to normalize: it costs a microsecond each.)
           const base = dir.endsWith("/") ? dir : dir + "/";
           let dropped = 0;
@@ -153,9 +156,9 @@ function glob(env: ToolEnv, opts: GlobToolOptions): Tool<GlobParams> {
             plainDirs,
             walker: nativeWalker(env, params.pattern, opts),
             judge: {
-              plainEntriesOk: (d) => results.plainEntriesOk(d),
+              plainEntriesOk: (d) => results().plainEntriesOk(d),
               keep: (m, plainEntry) => {
-                const ok = results.verdict(m.includes("..") ? join(dir, m) : base + m, {
+                const ok = results().verdict(m.includes("..") ? join(dir, m) : base + m, {
                   plainEntry,
                 }) === "ok";
                 if (!ok) dropped++;
