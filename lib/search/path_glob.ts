@@ -329,7 +329,14 @@ export async function pathGlob(
     const left: string[] = [];
     let parentAbs = "\0"; // no directory (every path starts with "/")
     let parent: Reached | undefined;
+    // Whether the text of the records may hold a U+FFFD (scanned once per text, not per record).
+    let lastText = "";
+    let textOdd = false;
     const sink: EntrySink = (text, start, end, named) => {
+      if (text !== lastText) {
+        lastText = text;
+        textOdd = text.includes("\uFFFD");
+      }
       const slash = text.lastIndexOf("/", end - 1);
       if (slash - start !== parentAbs.length + 1 || !text.startsWith(parentAbs, start + 1)) {
         parentAbs = slash === start + 1 ? "/" : text.slice(start + 1, slash);
@@ -349,7 +356,7 @@ export async function pathGlob(
           opts.plainDirs.add(path);
           dirsAdded.push(path);
         }
-        if (path.includes("\uFFFD")) {
+        if (textOdd && path.includes("\uFFFD")) {
           left.push(r);
           reached.set(path, closed);
         } else {
@@ -368,7 +375,7 @@ export async function pathGlob(
         : rel(parent.rel, text.slice(slash + 1, end));
       if (
         kind !== KIND_LINK && (judge === undefined || plainOk(parent.rel)) &&
-        !r.includes("\uFFFD")
+        !(textOdd && r.includes("\uFFFD"))
       ) {
         results.push(r);
       } else {
