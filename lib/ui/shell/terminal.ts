@@ -47,15 +47,22 @@ export function denoTerminalIO(): TerminalIO {
   };
 }
 
-/** A key handler; the terminal sends every key to the current one. */
-export type KeyHandler = (key: Key) => void;
+/**
+ * A key handler; the terminal sends every key to the current one. A handler that returns a
+ * promise holds the next key until it settles (the key then goes to whoever is the handler at
+ * that moment), so keys are handled one at a time and in the order typed.
+ */
+export type KeyHandler = (key: Key) => void | Promise<void>;
 
 /** Raw-mode terminal with a live area. */
 export class Terminal {
   readonly #io: TerminalIO;
   readonly #decoder = new KeyDecoder();
   #handler: KeyHandler | null = null;
+  /** Keys read (or injected) and not delivered yet, oldest first. */
   #queued: Key[] = [];
+  /** A handler's promise for the last key delivered has not settled (the next key waits). */
+  #busy = false;
   #liveRows = 0;
   #cursorRow = 0;
   #cursorCol = 0;
@@ -172,8 +179,28 @@ export class Terminal {
       return;
     }
     if (this.#suspended) return;
-    if (this.#handler) this.#handler(key);
-    else this.#queued.push(key);
+    this.#queued.push(key);
+    this.#pump();
+  }
+
+  /**
+   * Deliver queued keys, oldest first, to the handler current when each is delivered; stop at a
+   * handler's pending promise, with no handler or while suspended.
+   */
+  #pump(): void {
+    while (!this.#busy && this.#handler && !this.#suspended && this.#queued.length > 0) {
+      this.#deliver(this.#handler, this.#queued.shift()!);
+    }
+  }
+
+  #deliver(handler: KeyHandler, key: Key): void {
+    const done = handler(key);
+    if (!(done instanceof Promise)) return;
+    this.#busy = true;
+    done.catch(() => {}).then(() => {
+      this.#busy = false;
+      this.#pump();
+    });
   }
 
   /** Hand the terminal to a child program (cooked mode, keys ignored) until {@link resume}. */
@@ -190,21 +217,28 @@ export class Terminal {
     this.#writeRaw("\x1b[?2004h\x1b[?1004h");
     this.#suspended = false;
     this.#wake();
+    this.#pump();
   }
 
-  /** Deliver a key as if typed (e.g. to close a modal). */
+  /**
+   * Deliver a key as if typed (e.g. to close a modal), ahead of keys typed but not delivered
+   * yet: at once to the current handler when it is free, else first to whoever takes keys next.
+   */
   inject(key: Key): void {
-    this.#dispatch(key);
+    if (this.#suspended) return;
+    if (this.#handler && !this.#busy) this.#deliver(this.#handler, key);
+    else this.#queued.unshift(key);
   }
 
-  /** Route keys to `handler` (keys typed while no handler was set are delivered first). */
+  /**
+   * Route keys to `handler` (keys typed while no handler was set are delivered first, in
+   * order; while the previous handler still handles a key, they wait for it).
+   */
   setHandler(handler: KeyHandler | null): void {
     this.#handler = handler;
     if (handler) {
       this.#wake();
-      const queued = this.#queued;
-      this.#queued = [];
-      for (const k of queued) handler(k);
+      this.#pump();
     }
   }
 
