@@ -132,7 +132,7 @@ export class Terminal {
     } catch {
       // ignore
     }
-    this.#writeRaw("\x1b[?1004l\x1b[?2004l\x1b[?25h");
+    this.#writeRaw("\x1b[?1004l\x1b[?2004l\x1b[?7h\x1b[?25h");
     this.#io.setRaw(false);
   }
 
@@ -270,13 +270,17 @@ export class Terminal {
 
   /**
    * Redraw the live area: `rows` must each fit one terminal row (see {@link wrapRows});
-   * `cursor` places the visible cursor (hidden when null).
+   * `cursor` places the visible cursor (hidden when null: the cursor then rests at the area's
+   * top, where erasing it cannot miss rows the terminal re-wrapped after a resize).
    */
   render(rows: string[], cursor: { row: number; col: number } | null = null): void {
     this.#writeFrame(this.#clearLiveSeq() + this.#liveSeq(rows, cursor));
   }
 
-  /** The bytes drawing the live area from the cursor at its first row's start. */
+  /**
+   * The bytes drawing the live area from the cursor at its first row's start. With no visible
+   * cursor, the cursor then rests back at that start (see {@link #restAtTop}).
+   */
   #liveSeq(rows: string[], cursor: { row: number; col: number } | null): string {
     this.#lastLive = { rows, cursor };
     const height = Math.max(1, this.rows - 1);
@@ -287,23 +291,34 @@ export class Terminal {
       shown = rows.slice(drop);
       cur = cursor ? { row: Math.max(0, cursor.row - drop), col: cursor.col } : null;
     }
-    let out = shown.join("\r\n");
     this.#liveRows = shown.length;
     this.#liveWidths = shown.map((r) => displayWidth(r));
-    this.#cursorRow = shown.length - 1;
-    // the hidden cursor rests on the last row's last physical row
-    this.#cursorCol = 0;
-    if (cur) {
-      const up = shown.length - 1 - cur.row;
-      if (up > 0) out += `\x1b[${up}A`;
-      out += "\r" + (cur.col > 0 ? `\x1b[${cur.col}C` : "") + "\x1b[?25h";
-      this.#cursorRow = cur.row;
-      this.#cursorCol = cur.col;
-    } else {
-      const w = this.#liveWidths.at(-1) ?? 0;
-      this.#cursorCol = w > 0 ? w - 1 : 0;
-    }
+    if (!cur) return this.#restAtTop(shown);
+    let out = shown.join("\r\n");
+    const up = shown.length - 1 - cur.row;
+    if (up > 0) out += `\x1b[${up}A`;
+    out += "\r" + (cur.col > 0 ? `\x1b[${cur.col}C` : "") + "\x1b[?25h";
+    this.#cursorRow = cur.row;
+    this.#cursorCol = cur.col;
     return out;
+  }
+
+  /**
+   * Draw rows with no visible cursor and leave the cursor at their first row's start: erasing
+   * them then needs no motion at all, so it stays exact when the width changes under them. A
+   * terminal that narrows re-wraps (reflows) rows at once and keeps the cursor on its cell, but
+   * the program learns the new width only later (SIGWINCH): a frame laid out for the old width
+   * can reach the terminal after the reflow, and stepping up over rows counted at the old width
+   * would leave the upper parts of the old rows behind (a streamed paragraph's start drawn
+   * twice). Auto-wrap is off while the rows are drawn, so each takes exactly one terminal row
+   * whatever the width by then (a row too wide for it is cut until the redraw for the new
+   * width) and the way back up is exact too.
+   */
+  #restAtTop(shown: string[]): string {
+    this.#cursorRow = 0;
+    this.#cursorCol = 0;
+    const back = shown.length > 1 ? `\x1b[${shown.length - 1}A` : "";
+    return `\x1b[?7l${shown.join("\r\n")}\r${back}\x1b[?7h`;
   }
 
   /**
