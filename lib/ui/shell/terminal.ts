@@ -48,6 +48,15 @@ export function denoTerminalIO(): TerminalIO {
 }
 
 /**
+ * Erase from the cursor (at a row's start) to the end of the screen, cursor back at the row's
+ * start. Not a plain erase-below: from the screen's top-left corner that is a clear-screen,
+ * which tmux (`scroll-on-clear`, on by default) answers by scrolling the screen into the
+ * history, leaving a copy of the live area there at each redraw once its top reaches row 0. So
+ * the row is erased by itself and the rest from its second column.
+ */
+const ERASE_BELOW = "\x1b[K\x1b[C\x1b[J\r";
+
+/**
  * A key handler; the terminal sends every key to the current one. A handler that returns a
  * promise holds the next key until it settles (the key then goes to whoever is the handler at
  * that moment), so keys are handled one at a time and in the order typed.
@@ -265,7 +274,7 @@ export class Terminal {
     for (let i = 0; i < this.#cursorRow; i++) up += height(this.#liveWidths[i] ?? 0);
     const own = height(this.#liveWidths[this.#cursorRow] ?? 0);
     up += Math.min(Math.floor(this.#cursorCol / cols), own - 1);
-    return `\r${up > 0 ? `\x1b[${up}A` : ""}\x1b[J`;
+    return `\r${up > 0 ? `\x1b[${up}A` : ""}${ERASE_BELOW}`;
   }
 
   /**
@@ -310,15 +319,19 @@ export class Terminal {
    * the program learns the new width only later (SIGWINCH): a frame laid out for the old width
    * can reach the terminal after the reflow, and stepping up over rows counted at the old width
    * would leave the upper parts of the old rows behind (a streamed paragraph's start drawn
-   * twice). Auto-wrap is off while the rows are drawn, so each takes exactly one terminal row
-   * whatever the width by then (a row too wide for it is cut until the redraw for the new
-   * width) and the way back up is exact too.
+   * twice). So no step counts rows that can re-wrap: blank rows are made room for first (a
+   * blank row never re-wraps), then the rows are drawn bottom-up, each inserted at the top
+   * (IL), the cursor staying there, with auto-wrap off so each takes one terminal row whatever
+   * the width by then (a row too wide for it is cut until the redraw for the new width).
    */
   #restAtTop(shown: string[]): string {
     this.#cursorRow = 0;
     this.#cursorCol = 0;
-    const back = shown.length > 1 ? `\x1b[${shown.length - 1}A` : "";
-    return `\x1b[?7l${shown.join("\r\n")}\r${back}\x1b[?7h`;
+    if (shown.length === 0) return "";
+    const n = shown.length - 1;
+    const room = n > 0 ? "\r\n".repeat(n) + `\x1b[${n}A` : "";
+    const rows = shown.toReversed().map((r) => `\x1b[L${r}\r`).join("");
+    return `${room}\x1b[?7l${rows}\x1b[?7h`;
   }
 
   /**

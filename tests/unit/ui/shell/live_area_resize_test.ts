@@ -17,7 +17,7 @@ Deno.test(
   async () => {
     const sb = await kimiSandbox();
     try {
-      const t = await TmuxKimi.start(sb, ["110"], { main: PROGRAM, width: 110, height: 40 });
+      const t = await TmuxKimi.start(sb, ["110", "5"], { main: PROGRAM, width: 110, height: 40 });
       try {
         await t.waitFor("status 1");
         // the terminal narrows and re-wraps the live rows; the program does not know yet
@@ -45,6 +45,33 @@ Deno.test(
           lines.join("\n"),
         );
         assertEquals(lines.filter((l) => /pending|status/.test(l)), [], lines.join("\n"));
+      } finally {
+        await t.close();
+      }
+    } finally {
+      await sb.cleanup();
+    }
+  },
+);
+
+Deno.test(
+  "shell live area: redrawn from the screen's top-left corner, it leaves no copy in the terminal's history",
+  { sanitizeResources: false, sanitizeOps: false },
+  async () => {
+    const sb = await kimiSandbox();
+    try {
+      // nothing printed before it: the live area's top is the screen's first row
+      const t = await TmuxKimi.start(sb, ["80", "0"], { main: PROGRAM, width: 80, height: 40 });
+      try {
+        await t.waitFor("status 1");
+        await t.type("f.");
+        await t.waitFor("status 2");
+        await t.type("f.");
+        await t.waitFor("status 3");
+        await t.type("q.");
+        await t.waitFor("[exit 0]");
+        const lines = (await t.history()).split("\n").filter((l) => l.trim() !== "");
+        assertEquals(lines, ["after", "[exit 0]"]);
       } finally {
         await t.close();
       }

@@ -4,7 +4,8 @@
  * (not the terminal's), so a frame laid out for the old width can reach the terminal after the
  * terminal has narrowed, as when the stream draws before the program has seen the SIGWINCH.
  *
- * Commands on stdin, each ended by `.`: `w<columns>` sets the width it believes in, `f` draws
+ * Arguments: the width it starts believing in and how many committed lines it prints before
+ * the live area. Commands on stdin, each ended by `.`: `w<columns>` sets the width it believes in, `f` draws
  * the next frame of the live area, `q` removes the live area, prints `after` and exits.
  *
  * @module
@@ -13,6 +14,7 @@ import { wrapRows } from "../../../../lib/ui/shell/layout.ts";
 import { Terminal } from "../../../../lib/ui/shell/terminal.ts";
 
 let columns = Number(Deno.args[0] ?? "110");
+const committed = Number(Deno.args[1] ?? "5");
 let frame = 0;
 const term = new Terminal({
   write(data) {
@@ -32,7 +34,7 @@ function draw(): void {
 }
 
 Deno.stdin.setRaw(true);
-for (let i = 1; i <= 5; i++) term.print(`committed ${i}`);
+for (let i = 1; i <= committed; i++) term.print(`committed ${i}`);
 draw();
 const decoder = new TextDecoder();
 let pending = "";
