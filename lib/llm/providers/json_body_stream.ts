@@ -240,28 +240,67 @@ export class JsonBodySender {
 
   /**
    * Send `value` with `send` (which calls `fetch` with the body it is given) and return the
-   * response. When a streamed body is answered `411 Length Required`, the response is
-   * discarded, a line naming the endpoint is logged (never the body nor a header) and the
-   * request is sent again with the buffered body, as every later one to this endpoint.
+   * response. A streamed body is sent again, buffered, when:
+   * - the endpoint answered `411 Length Required` (the response is discarded);
+   * - or the attempt failed before any response (a server refusing chunked bodies may answer
+   *   411 and close at once, which `fetch` reports as a broken connection), unless `signal`
+   *   aborted it or the failure came before any connection (refused, no permission, DNS).
+   *   The buffered attempt's outcome is returned (its error thrown); when it got a response
+   *   other than 411, the endpoint is taken to refuse chunked bodies.
+   * Either way every later body to this endpoint is buffered, and one line naming the endpoint
+   * (never the body, a header or the error's text, which may quote the URL) is logged.
    */
   async send(
     value: unknown,
     send: (body: string | ReadableStream<Uint8Array>) => Promise<Response>,
-    endpoint: string,
+    opts: { endpoint: string; signal?: AbortSignal },
   ): Promise<Response> {
     const first = this.body(value);
-    const response = await send(first.body);
-    if (!first.streamed || response.status !== 411) return response;
+    if (!first.streamed) return await send(first.body);
+    let response: Response;
+    try {
+      response = await send(first.body);
+    } catch (err) {
+      if (opts.signal?.aborted || failedBeforeConnecting(err)) throw err;
+      const retried = await send(JSON.stringify(value));
+      if (retried.status !== 411) {
+        this.#fallBack(
+          `the connection failed while sending a streamed (chunked) request body to ` +
+            `${opts.endpoint} and the same request with a Content-Length was answered ` +
+            `(${retried.status})`,
+        );
+      }
+      return retried;
+    }
+    if (response.status !== 411) return response;
     await response.body?.cancel().catch(() => {});
+    this.#fallBack(
+      `${opts.endpoint} answered 411 Length Required to a streamed (chunked) request body`,
+    );
+    return await send(JSON.stringify(value));
+  }
+
+  #fallBack(why: string): void {
     this.#buffered = true;
     log(
       "WARNING",
       this.#logModule,
-      `${endpoint} answered 411 Length Required to a streamed (chunked) request body; ` +
-        "sending its requests with a buffered body (Content-Length) from now on",
+      `${why}; its requests are sent with a buffered body (Content-Length) from now on, ` +
+        "which holds the whole request in memory",
     );
-    return await send(JSON.stringify(value));
   }
+}
+
+/** Whether a fetch error says no connection was made (so no body was refused). */
+function failedBeforeConnecting(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if (
+      e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied ||
+      e instanceof Deno.errors.ConnectionRefused ||
+      /client error \(Connect\)|connection refused|dns error|failed to lookup|are blocked/i.test(e.message)
+    ) return true;
+  }
+  return false;
 }
 
 /** `origin + path` of a URL, for a log line: no query (it may carry a key), no credentials. */

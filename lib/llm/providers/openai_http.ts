@@ -170,7 +170,7 @@ export class OpenAIHttpClient {
             headers,
             body: payload,
           }),
-        endpointForLog(url),
+        { endpoint: endpointForLog(url), signal: controller.signal },
       );
     } catch (err) {
       release();

@@ -254,16 +254,130 @@ Deno.test("json body sender: a 411 to a streamed body sends it again buffered, a
     return new Response(streamed ? "Length Required" : "ok", { status: streamed ? 411 : 200 });
   };
   const length = JSON.stringify(large).length;
-  const first = await sender.send(large, answer, "http://127.0.0.1/v1/chat/completions");
+  const endpoint = { endpoint: "http://127.0.0.1/v1/chat/completions" };
+  const first = await sender.send(large, answer, endpoint);
   assertEquals([first.status, await first.text()], [200, "ok"]);
   assertEquals(sent, [`stream:${length}`, `string:${length}`]);
   assert(sender.buffered);
-  await sender.send(large, answer, "http://127.0.0.1/v1/chat/completions");
+  await sender.send(large, answer, endpoint);
   assertEquals(sent.slice(2), [`string:${length}`], "the endpoint is not asked to stream again");
   // a 411 to a buffered body is the server's answer, passed on
   const refusing = new JsonBodySender({ threshold: 5000 });
   const status = (await refusing.send({ s: "small" }, () => {
     return Promise.resolve(new Response("no", { status: 411 }));
-  }, "x")).status;
+  }, endpoint)).status;
   assertEquals(status, 411);
+});
+
+Deno.test("json body sender: a connection lost while streaming is tried once buffered", async () => {
+  const large = { messages: ["y".repeat(6000)] };
+  const broken = () =>
+    new TypeError("fetch failed", { cause: new Error("Broken pipe (os error 32)") });
+  const endpoint = { endpoint: "http://127.0.0.1/v1/chat/completions" };
+  const sends =
+    (outcomes: ("ok" | "411" | Error)[], sent: string[]) =>
+    async (body: string | ReadableStream<Uint8Array>) => {
+      sent.push(typeof body === "string" ? "string" : "stream");
+      if (typeof body !== "string") await body.cancel();
+      const next = outcomes.shift()!;
+      if (next instanceof Error) throw next;
+      return new Response(next, { status: next === "ok" ? 200 : 411 });
+    };
+
+  // broken, then answered buffered: the endpoint is buffered from then on
+  let sent: string[] = [];
+  const sender = new JsonBodySender({ threshold: 5000 });
+  assertEquals((await sender.send(large, sends([broken(), "ok"], sent), endpoint)).status, 200);
+  assertEquals([sent, sender.buffered], [["stream", "string"], true]);
+
+  // broken twice (the network, not the body): the second error, nothing remembered
+  sent = [];
+  const flaky = new JsonBodySender({ threshold: 5000 });
+  const second = broken();
+  await assertRejects(() => flaky.send(large, sends([broken(), second], sent), endpoint), second);
+  assertEquals([sent, flaky.buffered], [["stream", "string"], false]);
+
+  // no connection at all, or an abort: not sent again
+  for (
+    const err of [
+      new TypeError("fetch failed", {
+        cause: new Error("client error (Connect): tcp connect error: Connection refused"),
+      }),
+      new Deno.errors.NotCapable("Requires net access to 127.0.0.1:1"),
+    ]
+  ) {
+    sent = [];
+    const refused = new JsonBodySender({ threshold: 5000 });
+    await assertRejects(() => refused.send(large, sends([err, "ok"], sent), endpoint), err);
+    assertEquals([sent, refused.buffered], [["stream"], false]);
+  }
+  sent = [];
+  const aborted = new JsonBodySender({ threshold: 5000 });
+  const controller = new AbortController();
+  controller.abort();
+  await assertRejects(
+    () =>
+      aborted.send(large, sends([broken(), "ok"], sent), {
+        ...endpoint,
+        signal: controller.signal,
+      }),
+    TypeError,
+  );
+  assertEquals(sent, ["stream"]);
+});
+
+Deno.test("json body sender: a server that answers 411 and closes at once gets the buffered body", async () => {
+  // What a proxy without chunked support may do: answer from the headers, close, read nothing.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const heads: string[] = [];
+  const serving = (async () => {
+    for await (const conn of listener) {
+      const buf = new Uint8Array(1 << 16);
+      let text = "";
+      let total = 0; // bytes read
+      const headDecoder = new TextDecoder();
+      while (!text.includes("\r\n\r\n")) {
+        const n = await conn.read(buf);
+        if (n === null) break;
+        total += n;
+        text += headDecoder.decode(buf.subarray(0, n), { stream: true });
+      }
+      const headBytes = text.indexOf("\r\n\r\n") + 4; // the head is ASCII
+      const head = text.slice(0, headBytes - 4).toLowerCase();
+      heads.push(head);
+      const length = Number(head.match(/content-length: (\d+)/)?.[1] ?? -1);
+      if (length < 0) {
+        await conn.write(new TextEncoder().encode(
+          "HTTP/1.1 411 Length Required\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+        ));
+      } else {
+        let have = total - headBytes;
+        while (have < length) have += (await conn.read(buf)) ?? length;
+        await conn.write(new TextEncoder().encode(
+          `HTTP/1.1 200 OK\r\nx-received: ${have}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n`,
+        ));
+      }
+      conn.close();
+    }
+  })();
+  try {
+    const url = `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/v1/chat/completions`;
+    const large = { messages: ["y😀".repeat(4_000_000)] };
+    const sender = new JsonBodySender();
+    const response = await sender.send(
+      large,
+      (body) => fetch(url, { method: "POST", body }),
+      { endpoint: url },
+    );
+    assertEquals(response.status, 200);
+    const length = new TextEncoder().encode(JSON.stringify(large)).length;
+    assertEquals(await response.text(), "");
+    assertEquals(response.headers.get("x-received"), String(length));
+    assert(heads[0].includes("transfer-encoding: chunked"), heads[0]);
+    assert(heads.at(-1)!.includes(`content-length: ${length}`), heads.at(-1));
+    assert(sender.buffered);
+  } finally {
+    listener.close();
+    await serving.catch(() => {});
+  }
 });
