@@ -184,3 +184,33 @@ Deno.test("streamed body: the Responses provider streams a large request too", a
     assert(q.text!.length > 1.2 * MB);
   });
 });
+
+Deno.test("streamed body: an abort while the body is being sent stops it, not sent again", async () => {
+  // A server that takes the request's head and never reads the body: the upload blocks.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const conns: Deno.Conn[] = [];
+  const gotHead = Promise.withResolvers<void>();
+  const serving = (async () => {
+    for await (const conn of listener) {
+      conns.push(conn);
+      await conn.read(new Uint8Array(4096));
+      gotHead.resolve();
+    }
+  })();
+  try {
+    const url = `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/v1`;
+    const ac = new AbortController();
+    const r = { ...request(bigHistory(16 * MB)), signal: ac.signal };
+    const sending = kimi(url).generate(r);
+    await gotHead.promise;
+    ac.abort();
+    let error: unknown;
+    await sending.catch((err) => error = err);
+    assertEquals((error as Error)?.name, "AbortError", String(error));
+    assertEquals(conns.length, 1, "the aborted request was sent again");
+  } finally {
+    listener.close();
+    for (const c of conns) c.close();
+    await serving.catch(() => {});
+  }
+});
