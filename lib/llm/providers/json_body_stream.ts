@@ -297,7 +297,9 @@ function failedBeforeConnecting(err: unknown): boolean {
     if (
       e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied ||
       e instanceof Deno.errors.ConnectionRefused ||
-      /client error \(Connect\)|connection refused|dns error|failed to lookup|are blocked/i.test(e.message)
+      /client error \(Connect\)|connection refused|dns error|failed to lookup|are blocked/i.test(
+        e.message,
+      )
     ) return true;
   }
   return false;
