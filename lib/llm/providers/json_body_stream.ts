@@ -210,9 +210,9 @@ export interface JsonBodySenderOptions {
 
 /**
  * Sends JSON request bodies to one endpoint: streamed above the threshold, as one string below
- * it, and as one string for good once the endpoint answered a streamed body with `411 Length
- * Required` (a proxy or server that refuses chunked requests). Holds that one fact per endpoint
- * (one per client, so per session's provider).
+ * it, and as one string for good once the endpoint refused a streamed body (`411 Length
+ * Required`, or a connection it broke while a buffered retry was answered: see {@link send}).
+ * Holds that one fact per endpoint (one sender per client, so per provider).
  */
 export class JsonBodySender {
   readonly #threshold: number;
