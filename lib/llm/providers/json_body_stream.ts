@@ -243,7 +243,8 @@ export class JsonBodySender {
    * response. A streamed body is sent again, buffered, when:
    * - the endpoint answered `411 Length Required` (the response is discarded);
    * - or the attempt failed before any response (a server refusing chunked bodies may answer
-   *   411 and close at once, which `fetch` reports as a broken connection), unless `signal`
+   *   411 and close at once, which `fetch` reports as a broken connection; a 307/308 redirect,
+   *   which `fetch` cannot follow with a stream it has read), unless `signal`
    *   aborted it or the failure came before any connection (refused, no permission, DNS).
    *   The buffered attempt's outcome is returned (its error thrown); when it got a response
    *   other than 411, the endpoint is taken to refuse chunked bodies.
@@ -265,9 +266,13 @@ export class JsonBodySender {
       const retried = await send(JSON.stringify(value));
       if (retried.status !== 411) {
         this.#fallBack(
-          `the connection failed while sending a streamed (chunked) request body to ` +
-            `${opts.endpoint} and the same request with a Content-Length was answered ` +
-            `(${retried.status})`,
+          redirectedStream(err)
+            ? `${opts.endpoint} redirected a streamed (chunked) request body, which fetch ` +
+              `cannot send twice; the same request with a Content-Length was answered ` +
+              `(${retried.status})`
+            : `the connection failed while sending a streamed (chunked) request body to ` +
+              `${opts.endpoint} and the same request with a Content-Length was answered ` +
+              `(${retried.status})`,
         );
       }
       return retried;
@@ -289,6 +294,11 @@ export class JsonBodySender {
         "which holds the whole request in memory",
     );
   }
+}
+
+/** Whether a fetch error is its refusal to follow a redirect (307/308) with a stream body. */
+function redirectedStream(err: unknown): boolean {
+  return err instanceof Error && /redeliver a streaming request body/i.test(err.message);
 }
 
 /** Whether a fetch error says no connection was made (so no body was refused). */

@@ -214,3 +214,38 @@ Deno.test("streamed body: an abort while the body is being sent stops it, not se
     await serving.catch(() => {});
   }
 });
+
+Deno.test("streamed body: a 307 redirect is followed with the buffered body, logged as a redirect", async () => {
+  const share = await Deno.makeTempDir();
+  configureLog({ shareDir: share, debug: false });
+  const mock = await startMockOpenAI({ keepText: true });
+  const hops: string[] = [];
+  const redirecting = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    hops.push(req.headers.get("content-length") === null ? "chunked" : "length");
+    const path = new URL(req.url).pathname.replace(/^\/old/, "/v1");
+    return new Response(null, {
+      status: 307,
+      headers: { location: `${mock.url}${path.slice(3)}` },
+    });
+  });
+  try {
+    const provider = kimi(`http://127.0.0.1:${redirecting.addr.port}/old`);
+    const r = request(bigHistory(1.2 * MB));
+    assertEquals(await complete(provider, r), "done");
+    assertEquals(hops, ["chunked", "length"]);
+    assertEquals(mock.requests.length, 1);
+    assertEquals(mock.requests[0].text, JSON.stringify(mock.requests[0].body));
+    assert(mock.requests[0].text!.length > 1.2 * MB);
+    const log = await Deno.readTextFile(`${share}/logs/kimi.log`);
+    assert(
+      log.includes(
+        `http://127.0.0.1:${redirecting.addr.port}/old/chat/completions redirected a streamed`,
+      ),
+      log,
+    );
+  } finally {
+    await redirecting.shutdown();
+    await mock.close();
+    await Deno.remove(share, { recursive: true });
+  }
+});
