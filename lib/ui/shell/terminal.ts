@@ -7,8 +7,13 @@
  */
 import { type Key, KeyDecoder } from "./keys.ts";
 import { displayWidth, wrapRows } from "./layout.ts";
+import { log } from "../../log.ts";
 
 const encoder = new TextEncoder();
+
+function logHandlerFailure(err: unknown): void {
+  log("ERROR", "shell", `key handler failed: ${(err as Error)?.stack ?? err}`);
+}
 
 /** Where output goes and input comes from (replaceable in tests). */
 export interface TerminalIO {
@@ -202,11 +207,18 @@ export class Terminal {
     }
   }
 
+  /** Give `key` to `handler`; a handler that fails loses its key, never the keys after it. */
   #deliver(handler: KeyHandler, key: Key): void {
-    const done = handler(key);
+    let done: void | Promise<void>;
+    try {
+      done = handler(key);
+    } catch (err) {
+      logHandlerFailure(err);
+      return;
+    }
     if (!(done instanceof Promise)) return;
     this.#busy = true;
-    done.catch(() => {}).then(() => {
+    done.catch(logHandlerFailure).then(() => {
       this.#busy = false;
       this.#pump();
     });

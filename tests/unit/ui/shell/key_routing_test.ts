@@ -148,3 +148,21 @@ Deno.test("shell keys: a handler's pending promise holds the next key, which goe
     await term.closed();
   }
 });
+
+Deno.test("shell keys: a handler that throws loses its key, not the keys after it nor the input", async () => {
+  const { term, type, end } = fakeTerminal();
+  const log: string[] = [];
+  try {
+    term.setHandler((k) => {
+      if (k.text === "x") throw new Error("handler bug");
+      if (k.text === "y") return Promise.reject(new Error("async handler bug"));
+      log.push(k.text ?? k.name);
+    });
+    for (const c of "axbyc") type(c);
+    while (log.length < 3) await tick();
+    assertEquals(log, ["a", "b", "c"]);
+  } finally {
+    end();
+    await term.closed();
+  }
+});
