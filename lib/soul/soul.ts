@@ -676,6 +676,10 @@ export class KimiSoul {
       throw err;
     });
 
+    // The merged wire event of the reply's last text part is the message's own string, not a
+    // second joined copy of a (possibly many-megabyte) streamed text.
+    const lastPart = result.message.content.at(-1);
+    if (lastPart?.type === "text") this.#wire?.adoptText(lastPart.text);
     this.emit(event("StatusUpdate", this.#statusPayload(llm, result.usage, result.id)));
     if (result.usage) {
       this.#tokensUsed += usageTotal(result.usage);

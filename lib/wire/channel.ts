@@ -55,6 +55,29 @@ export class Wire {
     await this.#merged.room(limit);
   }
 
+  /**
+   * Offer the joined text of the text part being merged, when the sender already built it (the
+   * soul holds the reply's assembled message when the stream ends). When the buffered pieces
+   * spell exactly `text` (checked piece by piece, nothing allocated), the merged event carries
+   * that string and the pieces are dropped, instead of joining a second copy of the text when
+   * the buffer is published. Anything else (no text part buffered, a different text) is ignored.
+   */
+  adoptText(text: string): void {
+    const texts = this.#texts;
+    const buffer = this.#buffer;
+    if (
+      texts === null || buffer?.type !== "ContentPart" || buffer.payload.type !== "text"
+    ) return;
+    let offset = 0;
+    for (const piece of texts) {
+      if (!text.startsWith(piece, offset)) return;
+      offset += piece.length;
+    }
+    if (offset !== text.length) return;
+    buffer.payload.text = text;
+    this.#texts = null;
+  }
+
   /** Publish any buffered merged piece now. */
   flush(): void {
     if (this.#buffer !== null) this.#publishBuffer();
