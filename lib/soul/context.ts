@@ -19,9 +19,10 @@ import { estimateMessageTokens } from "../llm/token_estimate.ts";
 import {
   appendJsonRecords,
   appendRecords,
-  chunkTextLines,
+  ChunkLineDecoder,
   endsWithNewline,
   fileChunks,
+  fileChunksBlocking,
 } from "../session/jsonl.ts";
 
 /** Rotation of the live file to `context_<n>.jsonl`, reserving the name atomically. */
@@ -64,19 +65,35 @@ export class Context {
   /** Load a context file (missing file → empty context). Malformed lines are skipped. */
   static async restore(file: string): Promise<Context> {
     const ctx = new Context(file);
+    // A regular file is opened and read with synchronous calls (the read lets the event loop
+    // run between slices of work): each async call is a round trip through Deno's I/O threads,
+    // which on a loaded machine waits for a core (a 40 MB context took 40 of them). Anything
+    // else (a FIFO, whose open and reads may wait for a writer) is read asynchronously.
+    let regular: boolean;
+    try {
+      regular = Deno.statSync(file).isFile;
+    } catch (err) {
+      if (err instanceof Deno.errors.NotFound) return ctx;
+      throw err;
+    }
     let f: Deno.FsFile;
     try {
-      f = await Deno.open(file);
+      f = regular ? Deno.openSync(file) : await Deno.open(file);
     } catch (err) {
       if (err instanceof Deno.errors.NotFound) return ctx;
       throw err;
     }
     // Stream the file line by line: a 200 MB context never exists as one string, and a line of
-    // 50 MB (a pasted log) is split at byte level, without rescanning it per chunk.
-    let size = 0;
+    // 50 MB (a pasted log) is gathered as it streams, without rescanning it per chunk.
+    const lines = new ChunkLineDecoder();
+    let lastByte = -1;
     try {
-      size = (await f.stat()).size;
-      for await (const line of chunkTextLines(fileChunks(f))) ctx.#replayLine(line);
+      const chunks = regular ? fileChunksBlocking(f) : fileChunks(f);
+      for await (const chunk of chunks) {
+        if (chunk.length > 0) lastByte = chunk[chunk.length - 1];
+        for (const line of lines.push(chunk)) ctx.#replayLine(line);
+      }
+      for (const line of lines.end()) ctx.#replayLine(line);
     } finally {
       try {
         f.close();
@@ -84,7 +101,7 @@ export class Context {
         // closed by the stream's end
       }
     }
-    if (size > 0 && !(await endsWithNewline(file))) {
+    if (lastByte >= 0 && lastByte !== 0x0a && !(await endsWithNewline(file))) {
       // A kill mid-write left a torn last line: end it so the next record starts on its own
       // line (readers skip the torn one).
       await appendRecords(file, "\n", { mode: 0o600 });
