@@ -118,40 +118,6 @@ export async function* fileChunks(file: Deno.FsFile): AsyncGenerator<Uint8Array>
   }
 }
 
-/** Options of {@link fileChunksBlocking}. */
-export interface FileChunksBlockingOptions {
-  /** Milliseconds of work allowed between two turns of the event loop (default 20). */
-  sliceMs?: number;
-}
-
-/**
- * The bytes of an open regular file in chunks of up to 1 MiB, as {@link fileChunks} gives them
- * (one reused buffer; a chunk is valid until the next is asked for), read with `readSync`, and
- * letting the event loop run (a timer turn) once `sliceMs` were spent since it last ran, so the
- * rest of the process (other sessions, a UI) still gets its turn while a big file is consumed.
- * An async read hands every chunk to Deno's I/O thread and back: on a loaded machine each such
- * round trip waits for a core, which is what made a long session's resume time vary (40 round
- * trips for a 40 MB `context.jsonl`). Only for regular files (a FIFO's read may wait for a
- * writer, which would stop the whole process).
- */
-export async function* fileChunksBlocking(
-  file: Deno.FsFile,
-  opts: FileChunksBlockingOptions = {},
-): AsyncGenerator<Uint8Array> {
-  const sliceMs = opts.sliceMs ?? 20;
-  const buf = new Uint8Array(READ_CHUNK_BYTES);
-  let since = performance.now();
-  for (;;) {
-    const n = file.readSync(buf);
-    if (n === null) return;
-    yield buf.subarray(0, n);
-    if (performance.now() - since >= sliceMs) {
-      await new Promise((resolve) => setTimeout(resolve, 0));
-      since = performance.now();
-    }
-  }
-}
-
 /** Whether the file's last byte is a newline (false for an empty or missing file). */
 export async function endsWithNewline(path: string): Promise<boolean> {
   let file: Deno.FsFile;

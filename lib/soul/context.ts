@@ -22,7 +22,6 @@ import {
   ChunkLineDecoder,
   endsWithNewline,
   fileChunks,
-  fileChunksBlocking,
 } from "../session/jsonl.ts";
 
 /** Rotation of the live file to `context_<n>.jsonl`, reserving the name atomically. */
@@ -65,20 +64,9 @@ export class Context {
   /** Load a context file (missing file → empty context). Malformed lines are skipped. */
   static async restore(file: string): Promise<Context> {
     const ctx = new Context(file);
-    // A regular file is opened and read with synchronous calls (the read lets the event loop
-    // run between slices of work): each async call is a round trip through Deno's I/O threads,
-    // which on a loaded machine waits for a core (a 40 MB context took 40 of them). Anything
-    // else (a FIFO, whose open and reads may wait for a writer) is read asynchronously.
-    let regular: boolean;
-    try {
-      regular = Deno.statSync(file).isFile;
-    } catch (err) {
-      if (err instanceof Deno.errors.NotFound) return ctx;
-      throw err;
-    }
     let f: Deno.FsFile;
     try {
-      f = regular ? Deno.openSync(file) : await Deno.open(file);
+      f = await Deno.open(file);
     } catch (err) {
       if (err instanceof Deno.errors.NotFound) return ctx;
       throw err;
@@ -88,8 +76,7 @@ export class Context {
     const lines = new ChunkLineDecoder();
     let lastByte = -1;
     try {
-      const chunks = regular ? fileChunksBlocking(f) : fileChunks(f);
-      for await (const chunk of chunks) {
+      for await (const chunk of fileChunks(f)) {
         if (chunk.length > 0) lastByte = chunk[chunk.length - 1];
         for (const line of lines.push(chunk)) ctx.#replayLine(line);
       }
@@ -101,6 +88,7 @@ export class Context {
         // closed by the stream's end
       }
     }
+    // The file is opened again only when what was read did not end with a newline.
     if (lastByte >= 0 && lastByte !== 0x0a && !(await endsWithNewline(file))) {
       // A kill mid-write left a torn last line: end it so the next record starts on its own
       // line (readers skip the torn one).

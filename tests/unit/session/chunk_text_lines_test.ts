@@ -6,7 +6,7 @@
  * longer than a chunk, with and without a final newline.
  */
 import { assertEquals } from "../../helpers/assert.ts";
-import { chunkTextLines, fileChunksBlocking } from "../../../lib/session/jsonl.ts";
+import { chunkTextLines } from "../../../lib/session/jsonl.ts";
 
 function rng(seed: number): () => number {
   let a = seed >>> 0;
@@ -92,44 +92,4 @@ Deno.test("chunkTextLines yields each line as decoded on its own, on random stre
   }
   // The streams are not trivially empty.
   assertEquals(lines > 5_000, true);
-});
-
-Deno.test("fileChunksBlocking: the file's bytes in reads of 1 MiB, letting timers run between slices", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const path = `${dir}/big.bin`;
-    const bytes = new Uint8Array(3 * 1024 * 1024 + 5);
-    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7) % 251;
-    await Deno.writeFile(path, bytes);
-    for (const sliceMs of [0, 60_000]) {
-      // before asking for the next chunk, a timer is set; whether it fired by the time the
-      // chunk comes tells whether the reader let the event loop turn in between
-      let fired = false;
-      const turned: boolean[] = [];
-      const file = await Deno.open(path);
-      const sizes: number[] = [];
-      const got = new Uint8Array(bytes.length);
-      let at = 0;
-      try {
-        for await (const chunk of fileChunksBlocking(file, { sliceMs })) {
-          turned.push(fired);
-          sizes.push(chunk.length);
-          got.set(chunk, at);
-          at += chunk.length;
-          fired = false;
-          setTimeout(() => (fired = true), 0);
-        }
-      } finally {
-        file.close();
-      }
-      await new Promise((resolve) => setTimeout(resolve, 0));
-      assertEquals(sizes, [1048576, 1048576, 1048576, 5]);
-      assertEquals(got, bytes);
-      // with a slice of 0 ms every chunk after the first is read after a turn of the event
-      // loop; with a slice no read can reach, all come without one
-      assertEquals(turned, [false, sliceMs === 0, sliceMs === 0, sliceMs === 0]);
-    }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
 });

@@ -95,7 +95,7 @@ Deno.test("context: restore from a FIFO reads it without blocking the process", 
       JSON.stringify({ role: "user", content: "from a pipe" }),
     ];
     // The writer opens the FIFO only once this process is waiting in restore: a synchronous
-    // open would block the event loop and the writer's promise would never be driven.
+    // open or read would block the event loop and the writer would never be driven.
     const restoring = Context.restore(fifo);
     const writer = await Deno.open(fifo, { write: true });
     await writer.write(new TextEncoder().encode(lines.join("\n") + "\n"));
