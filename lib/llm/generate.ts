@@ -20,6 +20,12 @@ export interface GenerateCallbacks {
   onPart?(part: StreamPart): void | Promise<void>;
   /** A tool call whose arguments are complete. */
   onToolCall?(call: ToolCall): void;
+  /**
+   * A string that is exactly `pieces` joined, when the caller already has one (the wire joined
+   * the same streamed pieces for its merged event): the text part takes it instead of joining a
+   * copy. `undefined` to have them joined.
+   */
+  joinText?(pieces: readonly string[]): string | undefined;
 }
 
 /** The assembled result of one completion. */
@@ -55,7 +61,7 @@ export async function generate(
   const flush = () => {
     if (pending === null) return;
     if (texts !== null && "type" in pending && pending.type === "text") {
-      pending.text = texts.join("");
+      pending.text = callbacks.joinText?.(texts) ?? texts.join("");
     }
     texts = null;
     if ("function" in pending) {

@@ -648,6 +648,9 @@ export class KimiSoul {
             this.emit(partEvent(p));
             return this.#wire?.room();
           },
+          // A text part that ended at a tool call or a think part was just joined by the wire for
+          // its merged event: the message takes that string rather than a second copy.
+          joinText: (pieces) => this.#wire?.takeJoinedText(pieces),
           onToolCall: (call) => {
             calls.push(call);
             // The toolset bounds how many run at once and starts none once the step aborted.

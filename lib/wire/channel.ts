@@ -20,9 +20,15 @@ export class Wire {
    * 100,000 pieces would otherwise become a rope of 100,000 concatenations, flattened into a copy.
    */
   #texts: string[] | null = null;
+  /**
+   * The text of the merged text part published by the current {@link send}, joined from its
+   * pieces, until the next send: for {@link takeJoinedText}.
+   */
+  #joined: { pieces: string[]; text: string } | null = null;
 
   /** Send a message from the soul. */
   send(msg: WireMessage): void {
+    this.#joined = null;
     this.#raw.publish(msg);
     if (isMergeable(msg)) {
       const buffer = this.#buffer;
@@ -68,14 +74,29 @@ export class Wire {
     if (
       texts === null || buffer?.type !== "ContentPart" || buffer.payload.type !== "text"
     ) return;
-    let offset = 0;
-    for (const piece of texts) {
-      if (!text.startsWith(piece, offset)) return;
-      offset += piece.length;
-    }
-    if (offset !== text.length) return;
+    if (!spells(text, texts)) return;
     buffer.payload.text = text;
     this.#texts = null;
+  }
+
+  /**
+   * The string of the merged text part that the last {@link send} published (a text part ends
+   * when another kind of part arrives), when it is exactly `pieces` joined: the sender, which
+   * gathered the same streamed pieces, uses it instead of joining a copy of its own. `undefined`
+   * when the last send published no joined text part, or one with other text (compared piece by
+   * piece, nothing allocated). Taken once: the wire keeps no reference after.
+   */
+  takeJoinedText(pieces: readonly string[]): string | undefined {
+    const joined = this.#joined;
+    this.#joined = null;
+    if (joined === null) return undefined;
+    if (joined.pieces.length === pieces.length) {
+      // the same pieces as sent (the usual case): each comparison is then of one string with itself
+      let same = true;
+      for (let i = 0; i < pieces.length && same; i++) same = joined.pieces[i] === pieces[i];
+      if (same) return joined.text;
+    }
+    return spells(joined.text, pieces) ? joined.text : undefined;
   }
 
   /** Publish any buffered merged piece now. */
@@ -88,6 +109,7 @@ export class Wire {
     const buffer = this.#buffer!;
     if (this.#texts !== null && buffer.type === "ContentPart" && buffer.payload.type === "text") {
       buffer.payload.text = this.#texts.join("");
+      this.#joined = { pieces: this.#texts, text: buffer.payload.text };
     }
     this.#texts = null;
     this.#merged.publish(buffer);
@@ -109,4 +131,14 @@ export class Wire {
   get closed(): boolean {
     return this.#raw.closed;
   }
+}
+
+/** Whether `pieces` joined are exactly `text` (compared in place, nothing allocated). */
+function spells(text: string, pieces: readonly string[]): boolean {
+  let offset = 0;
+  for (const piece of pieces) {
+    if (!text.startsWith(piece, offset)) return false;
+    offset += piece.length;
+  }
+  return offset === text.length;
 }
