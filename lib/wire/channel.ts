@@ -16,13 +16,14 @@ export class Wire {
   readonly #merged = new BroadcastQueue<WireMessage>();
   #buffer: MergeableEvent | null = null;
   /**
-   * The buffered text part's pieces, joined once when it is published: a reply streamed as
-   * 100,000 pieces would otherwise become a rope of 100,000 concatenations, flattened into a copy.
+   * The buffered text or think part's pieces, joined once when it is published: a reply streamed
+   * as 100,000 pieces would otherwise become a rope of 100,000 concatenations, flattened into a
+   * copy.
    */
   #texts: string[] | null = null;
   /**
-   * The text of the merged text part published by the current {@link send}, joined from its
-   * pieces, until the next send: for {@link takeJoinedText}.
+   * The text of the merged text or think part published by the current {@link send}, joined
+   * from its pieces, until the next send: for {@link takeJoinedText}.
    */
   #joined: { pieces: string[]; text: string } | null = null;
 
@@ -37,6 +38,13 @@ export class Wire {
         msg.type === "ContentPart" && msg.payload.type === "text"
       ) {
         (this.#texts ??= [buffer.payload.text]).push(msg.payload.text);
+      } else if (
+        buffer?.type === "ContentPart" && buffer.payload.type === "think" &&
+        !buffer.payload.encrypted && msg.type === "ContentPart" && msg.payload.type === "think"
+      ) {
+        // as mergeInPlace merges think parts (an encrypted one ends the merging)
+        (this.#texts ??= [buffer.payload.think]).push(msg.payload.think);
+        if (msg.payload.encrypted) buffer.payload.encrypted = msg.payload.encrypted;
       } else if (buffer === null) {
         this.#buffer = cloneMergeable(msg);
       } else if (!mergeInPlace(buffer, msg)) {
@@ -62,29 +70,29 @@ export class Wire {
   }
 
   /**
-   * Offer the joined text of the text part being merged, when the sender already built it (the
-   * soul holds the reply's assembled message when the stream ends). When the buffered pieces
-   * spell exactly `text` (checked piece by piece, nothing allocated), the merged event carries
-   * that string and the pieces are dropped, instead of joining a second copy of the text when
-   * the buffer is published. Anything else (no text part buffered, a different text) is ignored.
+   * Offer the joined text of the text (or think) part being merged, when the sender already
+   * built it (the soul holds the reply's assembled message when the stream ends). When the
+   * buffered pieces spell exactly `text` (checked piece by piece, nothing allocated), the merged
+   * event carries that string and the pieces are dropped, instead of joining a second copy of the
+   * text when the buffer is published. Anything else (no text or think part of several pieces
+   * buffered, a different text) is ignored.
    */
   adoptText(text: string): void {
     const texts = this.#texts;
     const buffer = this.#buffer;
-    if (
-      texts === null || buffer?.type !== "ContentPart" || buffer.payload.type !== "text"
-    ) return;
-    if (!spells(text, texts)) return;
-    buffer.payload.text = text;
+    if (texts === null || buffer?.type !== "ContentPart" || !spells(text, texts)) return;
+    if (buffer.payload.type === "text") buffer.payload.text = text;
+    else if (buffer.payload.type === "think") buffer.payload.think = text;
+    else return;
     this.#texts = null;
   }
 
   /**
-   * The string of the merged text part that the last {@link send} published (a text part ends
-   * when another kind of part arrives), when it is exactly `pieces` joined: the sender, which
-   * gathered the same streamed pieces, uses it instead of joining a copy of its own. `undefined`
-   * when the last send published no joined text part, or one with other text (compared piece by
-   * piece, nothing allocated). Taken once: the wire keeps no reference after.
+   * The string of the merged text or think part that the last {@link send} published (a part
+   * ends when another kind of part arrives), when it is exactly `pieces` joined: the sender,
+   * which gathered the same streamed pieces, uses it instead of joining a copy of its own.
+   * `undefined` when the last send published no part joined from pieces, or one with other text
+   * (compared piece by piece, nothing allocated). Taken once: the wire keeps no reference after.
    */
   takeJoinedText(pieces: readonly string[]): string | undefined {
     const joined = this.#joined;
@@ -107,9 +115,11 @@ export class Wire {
 
   #publishBuffer(): void {
     const buffer = this.#buffer!;
-    if (this.#texts !== null && buffer.type === "ContentPart" && buffer.payload.type === "text") {
-      buffer.payload.text = this.#texts.join("");
-      this.#joined = { pieces: this.#texts, text: buffer.payload.text };
+    if (this.#texts !== null && buffer.type === "ContentPart") {
+      const text = this.#texts.join("");
+      if (buffer.payload.type === "text") buffer.payload.text = text;
+      else if (buffer.payload.type === "think") buffer.payload.think = text;
+      this.#joined = { pieces: this.#texts, text };
     }
     this.#texts = null;
     this.#merged.publish(buffer);

@@ -39,7 +39,7 @@ async function drain(sub: AsyncIterable<WireMessage>): Promise<WireMessage[]> {
 const text = (t: string): StreamPart => ({ type: "text", text: t });
 const think = (t: string): StreamPart => ({ type: "think", think: t, encrypted: null });
 
-Deno.test("generate + wire: each text part is joined once and the results are unchanged", async () => {
+Deno.test("generate + wire: each text and think part is joined once and the results are unchanged", async () => {
   const call: StreamPart = {
     type: "function",
     id: "c1",
@@ -94,6 +94,7 @@ Deno.test("generate + wire: each text part is joined once and the results are un
     assertEquals(taken, [
       interleavedSend ? undefined : "Here is é😀 the plan.",
       "Then more.",
+      "hmm", // a think part too
       undefined, // the last part: the wire has not published it yet, it adopts generate's
     ]);
     const callMerged = { ...call, function: { name: "Shell", arguments: '{"command": "ls"}' } };
@@ -146,4 +147,44 @@ Deno.test("wire.takeJoinedText: only the text of exactly these pieces, once, unt
   assertEquals(solo.takeJoinedText(["abcdef"]), undefined);
   solo.shutdown();
   wire.shutdown();
+});
+
+Deno.test("generate + wire: think pieces up to an encrypted one merge, the reply's last think is shared", async () => {
+  const pieces = Array.from({ length: 300 }, (_, i) => `t${i};`);
+  const parts: StreamPart[] = [
+    ...pieces.slice(0, 200).map(think),
+    { type: "think", think: "sig!", encrypted: "SIG" },
+    think("after"), // not merged into an encrypted part
+    think(" more"),
+    text("answer"),
+    ...pieces.slice(200).map(think),
+  ];
+  const wire = new Wire();
+  const merged = drain(wire.subscribe({ merge: true }));
+  const taken: (string | undefined)[] = [];
+  const result = await generate(provider(parts), { systemPrompt: "", tools: [], history: [] }, {
+    onPart: (p) => wire.send(partEvent(p)),
+    joinText: (ps) => {
+      const t = wire.takeJoinedText(ps);
+      taken.push(t);
+      return t;
+    },
+  });
+  const last = result.message.content.at(-1);
+  if (last?.type === "think") wire.adoptText(last.think);
+  wire.send(event("StepBegin", { n: 2 }));
+  wire.shutdown();
+  const first = pieces.slice(0, 200).join("") + "sig!";
+  const tail = pieces.slice(200).join("");
+  assertEquals(result.message.content, [
+    { type: "think", think: first, encrypted: "SIG" },
+    { type: "think", think: "after more", encrypted: null },
+    { type: "text", text: "answer" },
+    { type: "think", think: tail, encrypted: null },
+  ]);
+  assertEquals(taken, [first, "after more", undefined]);
+  assertEquals((await merged).map((m) => m.payload), [
+    ...result.message.content,
+    { n: 2 },
+  ]);
 });
