@@ -45,6 +45,7 @@ import {
 import { Stream } from "openai/core/streaming";
 import { normalizeChatCompletionChunk } from "openai/lib/chat-completions/streaming";
 import { VERSION as SDK_VERSION } from "openai/version";
+import { withReusedBodyBuffer } from "./reused_body_buffer.ts";
 import { endpointForLog, JsonBodySender } from "./json_body_stream.ts";
 
 /** Connection settings of an OpenAI-compatible endpoint. */
@@ -182,7 +183,9 @@ export class OpenAIHttpClient {
       release();
       throw await statusError(response);
     }
-    const stream = Stream.fromSSEResponse<T>(response, controller);
+    // The body is read into one reused buffer: fetch's own reader leaves a buffer outside V8's
+    // heap per piece the connection delivers, tens of megabytes for a long streamed reply.
+    const stream = Stream.fromSSEResponse<T>(withReusedBodyBuffer(response), controller);
     return {
       async *[Symbol.asyncIterator]() {
         try {
