@@ -20,6 +20,12 @@ export interface GenerateCallbacks {
   onPart?(part: StreamPart): void | Promise<void>;
   /** A tool call whose arguments are complete. */
   onToolCall?(call: ToolCall): void;
+  /**
+   * A string that is exactly `pieces` joined, when the caller already has one (the wire joined
+   * the same streamed pieces for its merged event): the text or think part takes it instead of
+   * joining a copy. `undefined` to have them joined.
+   */
+  joinText?(pieces: readonly string[]): string | undefined;
 }
 
 /** The assembled result of one completion. */
@@ -49,13 +55,16 @@ export async function generate(
   const content: ContentPart[] = [];
   const toolCalls: ToolCall[] = [];
   let pending: ContentPart | ToolCall | null = null;
-  // pieces of a pending text part, joined once (not a rope of one concatenation per piece)
+  // pieces of a pending text or think part, joined once (not a rope of one concatenation per
+  // piece)
   let texts: string[] | null = null;
 
   const flush = () => {
     if (pending === null) return;
-    if (texts !== null && "type" in pending && pending.type === "text") {
-      pending.text = texts.join("");
+    if (texts !== null && "type" in pending) {
+      const text = callbacks.joinText?.(texts) ?? texts.join("");
+      if (pending.type === "text") pending.text = text;
+      else if (pending.type === "think") pending.think = text;
     }
     texts = null;
     if ("function" in pending) {
@@ -91,7 +100,7 @@ export async function generate(
         continue;
       }
       if (a.type === "think" && part.type === "think" && !a.encrypted) {
-        a.think += part.think;
+        (texts ??= [a.think]).push(part.think);
         if (part.encrypted) a.encrypted = part.encrypted;
         continue;
       }

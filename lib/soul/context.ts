@@ -19,7 +19,7 @@ import { estimateMessageTokens } from "../llm/token_estimate.ts";
 import {
   appendJsonRecords,
   appendRecords,
-  chunkTextLines,
+  ChunkLineDecoder,
   endsWithNewline,
   fileChunks,
 } from "../session/jsonl.ts";
@@ -72,11 +72,15 @@ export class Context {
       throw err;
     }
     // Stream the file line by line: a 200 MB context never exists as one string, and a line of
-    // 50 MB (a pasted log) is split at byte level, without rescanning it per chunk.
-    let size = 0;
+    // 50 MB (a pasted log) is gathered as it streams, without rescanning it per chunk.
+    const lines = new ChunkLineDecoder();
+    let lastByte = -1;
     try {
-      size = (await f.stat()).size;
-      for await (const line of chunkTextLines(fileChunks(f))) ctx.#replayLine(line);
+      for await (const chunk of fileChunks(f)) {
+        if (chunk.length > 0) lastByte = chunk[chunk.length - 1];
+        for (const line of lines.push(chunk)) ctx.#replayLine(line);
+      }
+      for (const line of lines.end()) ctx.#replayLine(line);
     } finally {
       try {
         f.close();
@@ -84,7 +88,8 @@ export class Context {
         // closed by the stream's end
       }
     }
-    if (size > 0 && !(await endsWithNewline(file))) {
+    // The file is opened again only when what was read did not end with a newline.
+    if (lastByte >= 0 && lastByte !== 0x0a && !(await endsWithNewline(file))) {
       // A kill mid-write left a torn last line: end it so the next record starts on its own
       // line (readers skip the torn one).
       await appendRecords(file, "\n", { mode: 0o600 });

@@ -648,6 +648,9 @@ export class KimiSoul {
             this.emit(partEvent(p));
             return this.#wire?.room();
           },
+          // A text or think part that ended at another kind of part was just joined by the wire
+          // for its merged event: the message takes that string rather than a second copy.
+          joinText: (pieces) => this.#wire?.takeJoinedText(pieces),
           onToolCall: (call) => {
             calls.push(call);
             // The toolset bounds how many run at once and starts none once the step aborted.
@@ -676,6 +679,11 @@ export class KimiSoul {
       throw err;
     });
 
+    // The merged wire event of the reply's last text (or think) part is the message's own
+    // string, not a second joined copy of a (possibly many-megabyte) streamed text.
+    const lastPart = result.message.content.at(-1);
+    if (lastPart?.type === "text") this.#wire?.adoptText(lastPart.text);
+    else if (lastPart?.type === "think") this.#wire?.adoptText(lastPart.think);
     this.emit(event("StatusUpdate", this.#statusPayload(llm, result.usage, result.id)));
     if (result.usage) {
       this.#tokensUsed += usageTotal(result.usage);

@@ -6,12 +6,16 @@
  * - the scripted provider (it ignores the request: kimi's own work, the summary request built
  *   from the history, the context rotated and rewritten);
  * - a mock OpenAI-compatible server on 127.0.0.1 behind a `kimi` provider (the request is
- *   serialized and sent as a real provider does).
+ *   serialized and sent as a real provider does: streamed, chunked, from 1 MiB on);
+ * - the same against a mock that refuses chunked bodies (`411 Length Required`), so the
+ *   request goes buffered (one JSON string, then its bytes), as before it was streamed;
+ * - a plain step over the same history with the streaming provider (the baseline).
  *
- * Reported: the time from sending `/compact` to its answer, and the process's peak RSS over its
- * peak before the command (the session restored, idle), as a multiple of the context's size.
+ * Reported, as medians over `--runs` runs (default 3) with their range: the time from sending
+ * `/compact` to its answer, and the process's peak RSS over its peak before the command (the
+ * session restored, idle), as a multiple of the context's size.
  *
- * Usage: `deno run -A scripts/bench/compaction.ts [--mb N]`.
+ * Usage: `deno run -A scripts/bench/compaction.ts [--mb N] [--runs N]`.
  *
  * @module
  */
@@ -25,7 +29,7 @@ import {
   onlySessionDir,
   writeScriptedConfig,
 } from "./child_env.ts";
-import { formatBytes, formatMs, markdownTable } from "./stats.ts";
+import { formatBytes, formatMs, markdownTable, max, median, min } from "./stats.ts";
 
 const MB = 1024 * 1024;
 const COMPACTED = "The context has been compacted.";
@@ -166,44 +170,48 @@ async function measure(
   return { ms, idleRss, peakRss };
 }
 
-/** Results of the benchmark. */
+/** Results of the benchmark: each row's runs. */
 export interface CompactionBenchResult {
   /** Size of the context's file. */
   contextBytes: number;
   /** Estimated tokens of the context (characters / 4). */
   tokens: number;
   /** With the scripted provider. */
-  scripted: CompactionRun;
-  /** With a `kimi` provider against the mock server. */
-  mock: CompactionRun;
-  /** A plain step over the same history, same provider and server (the baseline). */
-  mockStep: CompactionRun;
+  scripted: CompactionRun[];
+  /** With a `kimi` provider against the mock server (the request streamed). */
+  mock: CompactionRun[];
+  /** The same against a mock refusing chunked bodies (the request buffered after a 411). */
+  mockBuffered: CompactionRun[];
+  /** A plain step over the same history, streaming provider and server (the baseline). */
+  mockStep: CompactionRun[];
 }
 
-/** Run the benchmark once per provider. */
-export async function runCompactionBench(opts: { mb?: number } = {}): Promise<
+/** Run the benchmark: `runs` measures of each row, interleaved. */
+export async function runCompactionBench(opts: { mb?: number; runs?: number } = {}): Promise<
   CompactionBenchResult
 > {
   const bytes = (opts.mb ?? 4) * MB;
+  const runs = Math.max(1, opts.runs ?? 3);
   const probe = await Deno.makeTempFile();
   await writeContext(probe, bytes);
   const contextBytes = (await Deno.stat(probe)).size;
   await Deno.remove(probe);
   const summary = "<current_focus>the benchmark</current_focus>";
 
-  const sb = await createSandbox();
-  let scripted: CompactionRun;
-  try {
-    const scriptFile = join(sb.root, "scripts.json");
-    await Deno.writeTextFile(scriptFile, JSON.stringify(["text: hello", `text: ${summary}`]));
-    const config = await writeScriptedConfig(sb.root, scriptFile);
-    scripted = await measure(sb, config, bytes, "/compact", COMPACTED);
-  } finally {
-    await sb.cleanup();
-  }
-
+  const scriptedRun = async () => {
+    const sb = await createSandbox();
+    try {
+      const scriptFile = join(sb.root, "scripts.json");
+      await Deno.writeTextFile(scriptFile, JSON.stringify(["text: hello", `text: ${summary}`]));
+      const config = await writeScriptedConfig(sb.root, scriptFile);
+      return await measure(sb, config, bytes, "/compact", COMPACTED);
+    } finally {
+      await sb.cleanup();
+    }
+  };
   const server = await startMockOpenAI({ defaultReply: { text: summary } });
-  const withMock = async (input: string, done: string) => {
+  const refusing = await startMockOpenAI({ defaultReply: { text: summary }, refuseChunked: true });
+  const withMock = async (url: string, input: string, done: string) => {
     const sb2 = await createSandbox();
     try {
       const config = join(sb2.root, "config.json");
@@ -212,7 +220,7 @@ export async function runCompactionBench(opts: { mb?: number } = {}): Promise<
         JSON.stringify({
           default_model: "mock",
           models: { mock: { provider: "mock", model: "mock-model", max_context_size: 2_000_000 } },
-          providers: { mock: { type: "kimi", base_url: server.url, api_key: "sk-bench" } },
+          providers: { mock: { type: "kimi", base_url: url, api_key: "sk-bench" } },
         }),
       );
       return await measure(sb2, config, bytes, input, done);
@@ -220,35 +228,55 @@ export async function runCompactionBench(opts: { mb?: number } = {}): Promise<
       await sb2.cleanup();
     }
   };
+  const result: CompactionBenchResult = {
+    contextBytes,
+    tokens: Math.round(contextBytes / 4),
+    scripted: [],
+    mock: [],
+    mockBuffered: [],
+    mockStep: [],
+  };
   try {
-    const mock = await withMock("/compact", COMPACTED);
-    const mockStep = await withMock("continue", summary);
-    return { contextBytes, tokens: Math.round(contextBytes / 4), scripted, mock, mockStep };
+    for (let i = 0; i < runs; i++) {
+      result.scripted.push(await scriptedRun());
+      result.mock.push(await withMock(server.url, "/compact", COMPACTED));
+      result.mockBuffered.push(await withMock(refusing.url, "/compact", COMPACTED));
+      result.mockStep.push(await withMock(server.url, "continue", summary));
+    }
+    return result;
   } finally {
     await server.close();
+    await refusing.close();
   }
 }
 
-/** The Markdown report. */
+/** The Markdown report: medians, with the range of the peak RSS's multiple. */
 export function compactionMarkdown(r: CompactionBenchResult): string {
   const over = (run: CompactionRun) => Math.max(0, run.peakRss - run.idleRss);
-  const row = (name: string, run: CompactionRun) => [
-    name,
-    formatMs(run.ms),
-    formatBytes(run.idleRss),
-    formatBytes(over(run)),
-    `${(over(run) / r.contextBytes).toFixed(2)}×`,
-  ];
+  const times = (c: number) => `${(c / r.contextBytes).toFixed(2)}×`;
+  const row = (name: string, runs: CompactionRun[]) => {
+    const overs = runs.map(over);
+    return [
+      name,
+      formatMs(median(runs.map((x) => x.ms))),
+      formatBytes(median(runs.map((x) => x.idleRss))),
+      formatBytes(median(overs)),
+      runs.length > 1
+        ? `${times(median(overs))} (${times(min(overs))}–${times(max(overs))})`
+        : times(overs[0]),
+    ];
+  };
   return [
     `### Compaction of a ${(r.contextBytes / MB).toFixed(1)} MB context ` +
     `(~${Math.round(r.tokens / 1000).toLocaleString("en-US")}k tokens), \`/compact\` in ` +
-    "`kimi --print`",
+    `\`kimi --print\` (medians of ${r.mock.length})`,
     "",
     markdownTable(
       ["run", "time", "peak RSS before (restored)", "peak RSS over it", "× the context"],
       [
         row("scripted (request ignored)", r.scripted),
-        row("`kimi` provider, mock server on 127.0.0.1", r.mock),
+        row("`kimi` provider, mock server on 127.0.0.1 (request streamed)", r.mock),
+        row("same, server refusing chunked bodies (411: request buffered)", r.mockBuffered),
         row("baseline: one step over the same history, same provider", r.mockStep),
       ],
     ),
@@ -256,7 +284,10 @@ export function compactionMarkdown(r: CompactionBenchResult): string {
 }
 
 if (import.meta.main) {
-  const i = Deno.args.indexOf("--mb");
-  const r = await runCompactionBench({ mb: i >= 0 ? Number(Deno.args[i + 1]) : undefined });
+  const arg = (name: string) => {
+    const i = Deno.args.indexOf(name);
+    return i >= 0 ? Number(Deno.args[i + 1]) : undefined;
+  };
+  const r = await runCompactionBench({ mb: arg("--mb"), runs: arg("--runs") });
   console.log(compactionMarkdown(r));
 }

@@ -11,14 +11,20 @@
  *   text throughput, and the child's peak RSS (`VmHWM` of `/proc/<pid>/status`, read while the
  *   child is still alive: right after `initialize` and again after the turn).
  *
+ * - The same text streamed over HTTP: the mock OpenAI server (`tests/helpers/mock_openai.ts`,
+ *   in this process) sends it as one SSE event per line to the `kimi` provider (what a network
+ *   provider costs, which the scripted provider does not show); measured after a first turn of
+ *   10,000 events.
+ *
  * Usage: `deno run --no-prompt -A scripts/bench/wire.ts [--runs=N] [--warmup=N]
- * [--turn-runs=N] [--lines=N] [--line-chars=N]`
+ * [--turn-runs=N] [--sse-turn-runs=N] [--lines=N] [--line-chars=N]`
  *
  * @module
  */
 import { WIRE_SERVER_PROTOCOL_VERSION } from "../../lib/version.ts";
 import { KimiWireClient } from "../../mod.ts";
 import { type ChildSandbox, createSandbox } from "./child_env.ts";
+import { startMockOpenAI } from "../../tests/helpers/mock_openai.ts";
 import { timeToExit } from "./spawn_timing.ts";
 import {
   formatBytes,
@@ -42,6 +48,8 @@ export interface WireBenchOptions {
   lines?: number;
   /** Characters per line. Default 100. */
   lineChars?: number;
+  /** Measured turns streamed by the mock OpenAI server (SSE, `kimi` provider). Default 3. */
+  sseTurnRuns?: number;
 }
 
 /** One throughput turn. */
@@ -82,6 +90,14 @@ export interface WireBenchResult {
   peakRss: Summary;
   /** Peak RSS after the turn minus after initialize, per turn. */
   turnOverIdle: Summary;
+  /**
+   * The same text streamed over HTTP by the mock OpenAI server (`kimi` provider, one SSE event
+   * per part), measured after a first short turn (so the first request's fixed cost, the HTTP
+   * client's, is in the idle figure): each turn.
+   */
+  sseTurns: WireTurnRun[];
+  /** Peak RSS of the SSE turn minus before it, per turn. */
+  sseTurnOverIdle: Summary;
 }
 
 /** Budget: the streamed turn's peak RSS over the idle process ≤ 3× its text. */
@@ -198,6 +214,72 @@ async function throughputTurn(
   }
 }
 
+/** A `kimi`-provider config pointing at `baseUrl` (the mock server). */
+async function writeMockConfig(sb: ChildSandbox, baseUrl: string): Promise<string> {
+  const path = `${sb.root}/config-${crypto.randomUUID().slice(0, 8)}.json`;
+  await Deno.writeTextFile(
+    path,
+    JSON.stringify({
+      default_model: "mock",
+      models: { mock: { provider: "mock", model: "mock-model", max_context_size: 10_000_000 } },
+      providers: { mock: { type: "kimi", base_url: baseUrl, api_key: "sk-bench" } },
+    }),
+  );
+  return path;
+}
+
+/**
+ * One turn streamed over HTTP by the mock OpenAI server: the throughput text as `lines` SSE
+ * events of `lineChars` characters, after a first turn streaming 10,000 such events (the idle
+ * figure is taken after it, so the one-time cost of a first streamed body is not counted as the
+ * big turn's).
+ */
+async function sseTurn(
+  sb: ChildSandbox,
+  opts: { lines: number; lineChars: number },
+): Promise<WireTurnRun> {
+  const text = throughputScript(opts.lines, opts.lineChars).replaceAll("text: ", "")
+    .replaceAll("\n", "");
+  const server = await startMockOpenAI();
+  // The warm-up reply streams 10,000 events: the first streamed body of a process costs about
+  // 20 MB once (a bare fetch loop shows it too; later bodies of any size add under 1 MB).
+  const warmText = text.slice(0, Math.min(text.length, 10_000 * opts.lineChars));
+  server.enqueue({ text: warmText, chunkChars: opts.lineChars }, {
+    text,
+    chunkChars: opts.lineChars,
+  });
+  const config = await writeMockConfig(sb, server.url);
+  const client = spawnClient(sb, config);
+  try {
+    await client.initialize();
+    const warm = client.prompt("warm up");
+    for await (const _ of warm) { /* the warm-up turn's events */ }
+    if ((await warm.result).status !== "finished") throw new Error("the warm-up turn failed");
+    const idleRssBytes = await vmHwm(client.process.pid);
+    let events = 0;
+    let textChars = 0;
+    const t0 = performance.now();
+    const turn = client.prompt("stream it");
+    for await (const msg of turn) {
+      events++;
+      if (msg.type === "ContentPart" && msg.payload.type === "text") {
+        textChars += msg.payload.text.length;
+      }
+    }
+    const result = await turn.result;
+    const wallMs = performance.now() - t0;
+    const peakRssBytes = await vmHwm(client.process.pid);
+    if (result.status !== "finished") throw new Error(`SSE turn ended with ${result.status}`);
+    if (textChars !== text.length) {
+      throw new Error(`received ${textChars} text chars over SSE, expected ${text.length}`);
+    }
+    return { wallMs, events, textChars, idleRssBytes, peakRssBytes };
+  } finally {
+    await closeClient(client);
+    await server.close();
+  }
+}
+
 /** Run the wire benchmark. */
 export async function runWireBench(opts: WireBenchOptions = {}): Promise<WireBenchResult> {
   const runs = opts.runs ?? 15;
@@ -228,6 +310,10 @@ export async function runWireBench(opts: WireBenchOptions = {}): Promise<WireBen
 
     const turns: WireTurnRun[] = [];
     for (let i = 0; i < turnRuns; i++) turns.push(await throughputTurn(sb, { lines, lineChars }));
+    const sseTurns: WireTurnRun[] = [];
+    for (let i = 0; i < (opts.sseTurnRuns ?? 3); i++) {
+      sseTurns.push(await sseTurn(sb, { lines, lineChars }));
+    }
     return {
       baseline: summarize(baseline),
       initialize: summarize(initialize),
@@ -240,6 +326,10 @@ export async function runWireBench(opts: WireBenchOptions = {}): Promise<WireBen
       idleRss: summarize(turns.map((t) => t.idleRssBytes)),
       peakRss: summarize(turns.map((t) => t.peakRssBytes)),
       turnOverIdle: summarize(turns.map((t) => Math.max(0, t.peakRssBytes - t.idleRssBytes))),
+      sseTurns,
+      sseTurnOverIdle: summarize(
+        sseTurns.map((t) => Math.max(0, t.peakRssBytes - t.idleRssBytes)),
+      ),
     };
   } finally {
     await sb.cleanup();
@@ -278,6 +368,18 @@ export function wireMarkdown(r: WireBenchResult): string {
       `${TURN_BUDGET_RATIO}×: ${turnOverIdleRatio(r) <= TURN_BUDGET_RATIO ? "met" : "**missed**"})`,
     ],
   ];
+  if (r.sseTurns.length > 0) {
+    const ratio = r.sseTurnOverIdle.median / (r.lines * r.lineChars);
+    rows.push([
+      "The same turn over SSE from the mock OpenAI server: peak RSS over the process before it",
+      formatSummary(r.sseTurnOverIdle, formatBytes),
+      `${ratio.toFixed(2)}× the text (\`kimi\` provider, ${
+        r.sseTurns[0].events.toLocaleString("en-US")
+      } events, after a turn of 10,000; ${
+        formatSummary(summarize(r.sseTurns.map((t) => t.wallMs)))
+      })`,
+    ]);
+  }
   return `${markdownTable(["Metric", "Median (min–max)", "Notes"], rows)}\n\n` +
     `${r.initialize.n} spawn runs after warm-up, interleaved with the baseline; ` +
     `${r.turns.length} throughput turns, each in a fresh server.`;
@@ -295,6 +397,7 @@ if (import.meta.main) {
     turnRuns: intFlag("turn-runs"),
     lines: intFlag("lines"),
     lineChars: intFlag("line-chars"),
+    sseTurnRuns: intFlag("sse-turn-runs"),
   });
   console.log(wireMarkdown(r));
 }

@@ -126,6 +126,22 @@ function promptAt(screen: string, input = ""): boolean {
   return squash(lines.slice(at, -1).join("")) === squash(`✨${input}`);
 }
 
+/**
+ * The prompt holds `input` laid out by the shell for width `w`: on as many rows as it takes at
+ * that width (a terminal's re-wrap keeps rows a wider window would join) above the status line
+ * as drawn for `w` (cut with `…` when wider, whole when it fits).
+ */
+function promptDrawnFor(screen: string, input: string, status: string, w: number): boolean {
+  if (!promptAt(screen, input)) return false;
+  const lines = screen.split("\n");
+  const at = lines.findLastIndex((l) => l.startsWith("✨"));
+  // "✨ " takes three columns; the cursor after the text stays on its last row at these widths
+  const rows = Math.ceil((3 + input.length) / w);
+  const last = lines.at(-1)!;
+  const fitted = status.length <= w ? last === status : last.endsWith("…") && last.length <= w;
+  return lines.length - 1 - at === rows && fitted;
+}
+
 Deno.test(
   "shell: resizing during a stream and at an idle prompt leaves no duplicated fragments or stale prompts",
   opts,
@@ -165,10 +181,12 @@ Deno.test(
           // idle prompt with a long input line that wraps once narrowed
           const typed = "a long unsent input line ".repeat(3).trim();
           await t.type(typed);
-          await t.waitFor((s) => promptAt(s, typed));
+          const statusRow = (await t.waitFor((s) => promptAt(s, typed))).split("\n").at(-1)!;
           for (const w of [60, 100, 45, 90]) {
             await t.resize(w, 40);
-            await t.waitFor((s) => promptAt(s, typed) && s.split("\n").at(-1)!.length <= w);
+            // the shell's redraw for this width, not the terminal's re-wrap of the last one
+            // (which shows the same text): the next resize must not overtake it
+            await t.waitFor((s) => promptDrawnFor(s, typed, statusRow, w));
           }
           await t.keys("C-u");
           await t.waitFor(promptReady);

@@ -5,7 +5,9 @@
  * /v1/responses` (streamed Responses events), `POST /v1/files` (multipart uploads, answered
  * with `file-<n>` ids) and `GET /v1/models`. Replies come from a FIFO
  * queue shared by both endpoints; when it is empty, `auto(body)` computes one, else the default
- * reply (a final text `done`) is used. Every request is captured.
+ * reply (a final text `done`) is used. Every request is captured. Request bodies are read with
+ * or without a `Content-Length` (chunked, as kimi streams bodies of 1 MiB and more), unless
+ * `refuseChunked` makes the mock a server that insists on a length.
  *
  * @module
  */
@@ -100,6 +102,8 @@ export interface CapturedRequest {
   headers: Record<string, string>;
   /** Parsed JSON body, or null. */
   body: any;
+  /** The body's raw text, kept only with {@link MockOpenAIOptions.keepText}. */
+  text?: string;
 }
 
 /** Options of {@link startMockOpenAI}. */
@@ -117,6 +121,13 @@ export interface MockOpenAIOptions {
    * a tool message (or a tool message answers no call).
    */
   checkToolPairing?: boolean;
+  /**
+   * Answer `411 Length Required` (after reading and capturing it) to every POST whose body came
+   * chunked (`Transfer-Encoding: chunked`, no `Content-Length`), as a proxy refusing them does.
+   */
+  refuseChunked?: boolean;
+  /** Keep each request's raw body text in {@link CapturedRequest.text}. */
+  keepText?: boolean;
 }
 
 /** A running mock server. */
@@ -183,7 +194,13 @@ export async function startMockOpenAI(opts: MockOpenAIOptions = {}): Promise<Moc
       const headers: Record<string, string> = {};
       req.headers.forEach((v, k) => (headers[k] = v));
       const captured: CapturedRequest = { method: req.method, path: url.pathname, headers, body };
+      if (opts.keepText) captured.text = text;
       requests.push(captured);
+      if (
+        opts.refuseChunked && req.method === "POST" && headers["content-length"] === undefined
+      ) {
+        return new Response("Length Required", { status: 411 });
+      }
 
       if (req.method === "GET" && url.pathname === "/v1/models") {
         const data = (opts.models ?? ["mock-model"]).map((id) => ({

@@ -25,7 +25,9 @@
  *   custom header names it, as before.
  * - the headers of `OPENAI_CUSTOM_HEADERS` (`Name: value` lines), then the configured headers.
  * - `Content-Type: application/json` (after the custom headers: it cannot be overridden) and
- *   the body as `JSON.stringify` writes it.
+ *   the body as `JSON.stringify` writes it; from 1 MiB on it is streamed (chunked, no
+ *   `Content-Length`), written piece by piece as `fetch` sends it, with a fall back to the
+ *   buffered body after a `411 Length Required` (`json_body_stream.ts`).
  * Dropped: the SDK's retries (kimi's soul retries; the client was built with `maxRetries: 0`),
  * `OPENAI_LOG` (the SDK printed its request log to the console, under kimi's screen or on the
  * wire's stdout), `OPENAI_BASE_URL` / `OPENAI_API_KEY` (ignored before too: the config passes
@@ -43,6 +45,8 @@ import {
 import { Stream } from "openai/core/streaming";
 import { normalizeChatCompletionChunk } from "openai/lib/chat-completions/streaming";
 import { VERSION as SDK_VERSION } from "openai/version";
+import { withReusedBodyBuffer } from "./reused_body_buffer.ts";
+import { endpointForLog, JsonBodySender } from "./json_body_stream.ts";
 
 /** Connection settings of an OpenAI-compatible endpoint. */
 export interface OpenAIClientOptions {
@@ -81,6 +85,7 @@ export class OpenAIHttpClient {
   readonly #envHeaders: HeaderRows;
   readonly #organization: string | undefined;
   readonly #project: string | undefined;
+  readonly #bodies = new JsonBodySender({ logModule: "openai_http" });
   #sdk: Promise<OpenAI> | null = null;
 
   /**
@@ -156,12 +161,18 @@ export class OpenAIHttpClient {
     const timer = setTimeout(abort, HEADERS_TIMEOUT_MS);
     let response: Response;
     try {
-      response = await (this.#opts.fetch ?? fetch).call(undefined, url, {
-        signal: controller.signal,
-        method: "POST",
-        headers,
-        body: JSON.stringify(body),
-      });
+      const fetchFn = this.#opts.fetch ?? fetch;
+      response = await this.#bodies.send(
+        body,
+        (payload) =>
+          fetchFn.call(undefined, url, {
+            signal: controller.signal,
+            method: "POST",
+            headers,
+            body: payload,
+          }),
+        { endpoint: endpointForLog(url), signal: controller.signal },
+      );
     } catch (err) {
       release();
       throw connectionError(err, signal);
@@ -172,7 +183,9 @@ export class OpenAIHttpClient {
       release();
       throw await statusError(response);
     }
-    const stream = Stream.fromSSEResponse<T>(response, controller);
+    // The body is read into one reused buffer: fetch's own reader leaves a buffer outside V8's
+    // heap per piece the connection delivers, tens of megabytes for a long streamed reply.
+    const stream = Stream.fromSSEResponse<T>(withReusedBodyBuffer(response), controller);
     return {
       async *[Symbol.asyncIterator]() {
         try {

@@ -85,11 +85,12 @@ export class LineEditor {
   #menu: CompletionMenu | null = null;
   #armedExit = false;
   #ctx: EditorContext | null = null;
-  #busy: Promise<void> = Promise.resolve();
-  readonly #listener = (key: Key) => {
-    // keys are handled in order even when completion awaits the file system
-    this.#busy = this.#busy.then(() => this.#route(key)).catch(() => {});
-  };
+  /**
+   * The terminal holds the next key until this one is handled (completion may await the file
+   * system), then gives it to whoever takes keys then: this editor at the prompt or in a turn,
+   * a modal, or nobody yet (it waits in the terminal, in order with the keys after it).
+   */
+  readonly #listener = (key: Key): Promise<void> => this.#route(key).catch(() => {});
 
   /** Create an editor. */
   constructor(opts: LineEditorOptions) {
@@ -171,7 +172,9 @@ export class LineEditor {
   async #route(key: Key): Promise<void> {
     const ctx = this.#ctx;
     if (!ctx) {
-      // the read this key was typed into has ended: hand it to whoever listens next
+      // not reading (the terminal only calls the editor while it reads): stop taking keys and
+      // give this one back, first for whoever listens next
+      this.#opts.term.setHandler(null);
       this.#opts.term.inject(key);
       return;
     }

@@ -443,7 +443,12 @@ class Shell implements ShellContext {
     const f = this.#editor.frame();
     return {
       rows: [...rows, ...f.rows],
-      cursor: { row: rows.length + f.cursor.row, col: f.cursor.col },
+      // nothing typed ahead: no visible cursor, so the live area keeps the cursor at its top,
+      // where erasing it stays exact through a resize while the stream redraws (see
+      // Terminal.render); the cursor shows again with the first key typed
+      cursor: this.#editor.text === ""
+        ? null
+        : { row: rows.length + f.cursor.row, col: f.cursor.col },
     };
   }
 

@@ -7,8 +7,13 @@
  */
 import { type Key, KeyDecoder } from "./keys.ts";
 import { displayWidth, wrapRows } from "./layout.ts";
+import { log } from "../../log.ts";
 
 const encoder = new TextEncoder();
+
+function logHandlerFailure(err: unknown): void {
+  log("ERROR", "shell", `key handler failed: ${(err as Error)?.stack ?? err}`);
+}
 
 /** Where output goes and input comes from (replaceable in tests). */
 export interface TerminalIO {
@@ -47,15 +52,31 @@ export function denoTerminalIO(): TerminalIO {
   };
 }
 
-/** A key handler; the terminal sends every key to the current one. */
-export type KeyHandler = (key: Key) => void;
+/**
+ * Erase from the cursor (at a row's start) to the end of the screen, cursor back at the row's
+ * start. Not a plain erase-below: from the screen's top-left corner that is a clear-screen,
+ * which tmux (`scroll-on-clear`, on by default) answers by scrolling the screen into the
+ * history, leaving a copy of the live area there at each redraw once its top reaches row 0. So
+ * the row is erased by itself and the rest from its second column.
+ */
+const ERASE_BELOW = "\x1b[K\x1b[C\x1b[J\r";
+
+/**
+ * A key handler; the terminal sends every key to the current one. A handler that returns a
+ * promise holds the next key until it settles (the key then goes to whoever is the handler at
+ * that moment), so keys are handled one at a time and in the order typed.
+ */
+export type KeyHandler = (key: Key) => void | Promise<void>;
 
 /** Raw-mode terminal with a live area. */
 export class Terminal {
   readonly #io: TerminalIO;
   readonly #decoder = new KeyDecoder();
   #handler: KeyHandler | null = null;
+  /** Keys read (or injected) and not delivered yet, oldest first. */
   #queued: Key[] = [];
+  /** A handler's promise for the last key delivered has not settled (the next key waits). */
+  #busy = false;
   #liveRows = 0;
   #cursorRow = 0;
   #cursorCol = 0;
@@ -125,7 +146,7 @@ export class Terminal {
     } catch {
       // ignore
     }
-    this.#writeRaw("\x1b[?1004l\x1b[?2004l\x1b[?25h");
+    this.#writeRaw("\x1b[?1004l\x1b[?2004l\x1b[?7h\x1b[?25h");
     this.#io.setRaw(false);
   }
 
@@ -172,8 +193,35 @@ export class Terminal {
       return;
     }
     if (this.#suspended) return;
-    if (this.#handler) this.#handler(key);
-    else this.#queued.push(key);
+    this.#queued.push(key);
+    this.#pump();
+  }
+
+  /**
+   * Deliver queued keys, oldest first, to the handler current when each is delivered; stop at a
+   * handler's pending promise, with no handler or while suspended.
+   */
+  #pump(): void {
+    while (!this.#busy && this.#handler && !this.#suspended && this.#queued.length > 0) {
+      this.#deliver(this.#handler, this.#queued.shift()!);
+    }
+  }
+
+  /** Give `key` to `handler`; a handler that fails loses its key, never the keys after it. */
+  #deliver(handler: KeyHandler, key: Key): void {
+    let done: void | Promise<void>;
+    try {
+      done = handler(key);
+    } catch (err) {
+      logHandlerFailure(err);
+      return;
+    }
+    if (!(done instanceof Promise)) return;
+    this.#busy = true;
+    done.catch(logHandlerFailure).then(() => {
+      this.#busy = false;
+      this.#pump();
+    });
   }
 
   /** Hand the terminal to a child program (cooked mode, keys ignored) until {@link resume}. */
@@ -190,21 +238,28 @@ export class Terminal {
     this.#writeRaw("\x1b[?2004h\x1b[?1004h");
     this.#suspended = false;
     this.#wake();
+    this.#pump();
   }
 
-  /** Deliver a key as if typed (e.g. to close a modal). */
+  /**
+   * Deliver a key as if typed (e.g. to close a modal), ahead of keys typed but not delivered
+   * yet: at once to the current handler when it is free, else first to whoever takes keys next.
+   */
   inject(key: Key): void {
-    this.#dispatch(key);
+    if (this.#suspended) return;
+    if (this.#handler && !this.#busy) this.#deliver(this.#handler, key);
+    else this.#queued.unshift(key);
   }
 
-  /** Route keys to `handler` (keys typed while no handler was set are delivered first). */
+  /**
+   * Route keys to `handler` (keys typed while no handler was set are delivered first, in
+   * order; while the previous handler still handles a key, they wait for it).
+   */
   setHandler(handler: KeyHandler | null): void {
     this.#handler = handler;
     if (handler) {
       this.#wake();
-      const queued = this.#queued;
-      this.#queued = [];
-      for (const k of queued) handler(k);
+      this.#pump();
     }
   }
 
@@ -231,18 +286,22 @@ export class Terminal {
     for (let i = 0; i < this.#cursorRow; i++) up += height(this.#liveWidths[i] ?? 0);
     const own = height(this.#liveWidths[this.#cursorRow] ?? 0);
     up += Math.min(Math.floor(this.#cursorCol / cols), own - 1);
-    return `\r${up > 0 ? `\x1b[${up}A` : ""}\x1b[J`;
+    return `\r${up > 0 ? `\x1b[${up}A` : ""}${ERASE_BELOW}`;
   }
 
   /**
    * Redraw the live area: `rows` must each fit one terminal row (see {@link wrapRows});
-   * `cursor` places the visible cursor (hidden when null).
+   * `cursor` places the visible cursor (hidden when null: the cursor then rests at the area's
+   * top, where erasing it cannot miss rows the terminal re-wrapped after a resize).
    */
   render(rows: string[], cursor: { row: number; col: number } | null = null): void {
     this.#writeFrame(this.#clearLiveSeq() + this.#liveSeq(rows, cursor));
   }
 
-  /** The bytes drawing the live area from the cursor at its first row's start. */
+  /**
+   * The bytes drawing the live area from the cursor at its first row's start. With no visible
+   * cursor, the cursor then rests back at that start (see {@link #restAtTop}).
+   */
   #liveSeq(rows: string[], cursor: { row: number; col: number } | null): string {
     this.#lastLive = { rows, cursor };
     const height = Math.max(1, this.rows - 1);
@@ -253,23 +312,38 @@ export class Terminal {
       shown = rows.slice(drop);
       cur = cursor ? { row: Math.max(0, cursor.row - drop), col: cursor.col } : null;
     }
-    let out = shown.join("\r\n");
     this.#liveRows = shown.length;
     this.#liveWidths = shown.map((r) => displayWidth(r));
-    this.#cursorRow = shown.length - 1;
-    // the hidden cursor rests on the last row's last physical row
-    this.#cursorCol = 0;
-    if (cur) {
-      const up = shown.length - 1 - cur.row;
-      if (up > 0) out += `\x1b[${up}A`;
-      out += "\r" + (cur.col > 0 ? `\x1b[${cur.col}C` : "") + "\x1b[?25h";
-      this.#cursorRow = cur.row;
-      this.#cursorCol = cur.col;
-    } else {
-      const w = this.#liveWidths.at(-1) ?? 0;
-      this.#cursorCol = w > 0 ? w - 1 : 0;
-    }
+    if (!cur) return this.#restAtTop(shown);
+    let out = shown.join("\r\n");
+    const up = shown.length - 1 - cur.row;
+    if (up > 0) out += `\x1b[${up}A`;
+    out += "\r" + (cur.col > 0 ? `\x1b[${cur.col}C` : "") + "\x1b[?25h";
+    this.#cursorRow = cur.row;
+    this.#cursorCol = cur.col;
     return out;
+  }
+
+  /**
+   * Draw rows with no visible cursor and leave the cursor at their first row's start: erasing
+   * them then needs no motion at all, so it stays exact when the width changes under them. A
+   * terminal that narrows re-wraps (reflows) rows at once and keeps the cursor on its cell, but
+   * the program learns the new width only later (SIGWINCH): a frame laid out for the old width
+   * can reach the terminal after the reflow, and stepping up over rows counted at the old width
+   * would leave the upper parts of the old rows behind (a streamed paragraph's start drawn
+   * twice). So no step counts rows that can re-wrap: blank rows are made room for first (a
+   * blank row never re-wraps), then the rows are drawn bottom-up, each inserted at the top
+   * (IL), the cursor staying there, with auto-wrap off so each takes one terminal row whatever
+   * the width by then (a row too wide for it is cut until the redraw for the new width).
+   */
+  #restAtTop(shown: string[]): string {
+    this.#cursorRow = 0;
+    this.#cursorCol = 0;
+    if (shown.length === 0) return "";
+    const n = shown.length - 1;
+    const room = n > 0 ? "\r\n".repeat(n) + `\x1b[${n}A` : "";
+    const rows = shown.toReversed().map((r) => `\x1b[L${r}\r`).join("");
+    return `${room}\x1b[?7l${rows}\x1b[?7h`;
   }
 
   /**

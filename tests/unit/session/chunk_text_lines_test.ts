@@ -1,6 +1,6 @@
 /**
- * `chunkTextLines` (one decode per chunk, used by `Context.restore`) yields each line as if it
- * were decoded on its own (bad UTF-8 replaced within the line, one leading BOM dropped, `\r`
+ * `chunkTextLines` (one decode per chunk; its `ChunkLineDecoder` is what `Context.restore`
+ * uses) yields each line as if it were decoded on its own (bad UTF-8 replaced within the line, one leading BOM dropped, `\r`
  * stripped), on random byte streams cut into random chunks: multi-byte characters split across
  * chunks and lines, torn and invalid UTF-8, BOMs, `\r\n`, blank lines, empty chunks, lines
  * longer than a chunk, with and without a final newline.

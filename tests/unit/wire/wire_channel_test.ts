@@ -85,6 +85,52 @@ Deno.test("wire: text pieces merge into one text, the raw pieces stay as sent", 
   ]);
 });
 
+Deno.test("wire.adoptText: only the exact joined text of the buffered pieces is taken", async () => {
+  const pieces = ["alpha ", "beta ", "", "gamma", "é😀 δ"];
+  const joined = pieces.join("");
+  const offers: [string, string | null][] = [
+    // [offered text, what the merged text part must then be]
+    [joined, joined],
+    [joined.slice(0, -1), joined], // a prefix
+    [joined + "x", joined], // longer
+    [joined.replace("beta", "bEta"), joined], // one piece differs
+    ["alpha beta gamma", joined], // the pieces of another split
+    ["", joined],
+  ];
+  for (const [offer, expected] of offers) {
+    const wire = new Wire();
+    const merged = drain(wire.subscribe({ merge: true }));
+    const raw = drain(wire.subscribe({ merge: false }));
+    for (const text of pieces) wire.send(partEvent({ type: "text", text }));
+    wire.adoptText(offer);
+    wire.send(event("StepBegin", { n: 1 }));
+    // adopting after the buffer was published changes nothing
+    wire.adoptText("late");
+    wire.shutdown();
+    assertEquals((await merged).map((m) => m.payload), [{ type: "text", text: expected }, {
+      n: 1,
+    }]);
+    assertEquals(
+      (await raw).filter((m) => m.type === "ContentPart").map((m) => m.payload),
+      pieces.map((text) => ({ type: "text", text })),
+    );
+  }
+  // nothing buffered, a think part buffered, a single text piece: the offer is ignored
+  const wire = new Wire();
+  const merged = drain(wire.subscribe({ merge: true }));
+  wire.adoptText("x");
+  wire.send(partEvent({ type: "think", think: "a", encrypted: null }));
+  wire.send(partEvent({ type: "think", think: "b", encrypted: null }));
+  wire.adoptText("ab");
+  wire.send(partEvent({ type: "text", text: "one" }));
+  wire.adoptText("two");
+  wire.shutdown();
+  assertEquals((await merged).map((m) => m.payload), [
+    { type: "think", think: "ab", encrypted: null },
+    { type: "text", text: "one" },
+  ]);
+});
+
 Deno.test("envelopes: legacy names and fields are accepted; payloads are objects", () => {
   const a = fromEnvelope({
     type: "ApprovalRequestResolved",
