@@ -49,7 +49,8 @@ browserTest(
         (els: Element[]) => els.map((e) => e.textContent),
       );
       assertEquals(tools, ["Shell"]);
-      const summary = await page.$eval(".summary", (e: Element) => e.textContent ?? "");
+      // The summary cards come from their own request: wait for them, not for the timeline.
+      const summary = await waitForText(page, ".summary", "tool calls1");
       assertStringIncludes(summary, "tool calls1");
       // Context viewer shows the conversation.
       await page.click('[role="tab"]:nth-child(2)');
