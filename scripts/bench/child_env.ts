@@ -67,6 +67,27 @@ export async function createSandbox(): Promise<ChildSandbox> {
 }
 
 /**
+ * Write a config whose default model is a `kimi` provider at `baseUrl` (a mock server on
+ * 127.0.0.1) with context size `maxContextSize`, as `<root>/config-<random>.json`; returns its path.
+ */
+export async function writeMockProviderConfig(
+  root: string,
+  baseUrl: string,
+  maxContextSize: number,
+): Promise<string> {
+  const path = `${root}/config-${crypto.randomUUID().slice(0, 8)}.json`;
+  await Deno.writeTextFile(
+    path,
+    JSON.stringify({
+      default_model: "mock",
+      models: { mock: { provider: "mock", model: "mock-model", max_context_size: maxContextSize } },
+      providers: { mock: { type: "kimi", base_url: baseUrl, api_key: "sk-bench" } },
+    }),
+  );
+  return path;
+}
+
+/**
  * Write `<root>/config.json` for kimi's scripted provider, whose replies come from the JSON list
  * in `scriptFile` (`KIMI_SCRIPTED_ECHO_SCRIPTS`), and return its path.
  */

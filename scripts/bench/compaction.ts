@@ -27,6 +27,7 @@ import {
   createSandbox,
   MAIN_TS,
   onlySessionDir,
+  writeMockProviderConfig,
   writeScriptedConfig,
 } from "./child_env.ts";
 import { formatBytes, formatMs, markdownTable, max, median, min } from "./stats.ts";
@@ -214,15 +215,7 @@ export async function runCompactionBench(opts: { mb?: number; runs?: number } = 
   const withMock = async (url: string, input: string, done: string) => {
     const sb2 = await createSandbox();
     try {
-      const config = join(sb2.root, "config.json");
-      await Deno.writeTextFile(
-        config,
-        JSON.stringify({
-          default_model: "mock",
-          models: { mock: { provider: "mock", model: "mock-model", max_context_size: 2_000_000 } },
-          providers: { mock: { type: "kimi", base_url: url, api_key: "sk-bench" } },
-        }),
-      );
+      const config = await writeMockProviderConfig(sb2.root, url, 2_000_000);
       return await measure(sb2, config, bytes, input, done);
     } finally {
       await sb2.cleanup();

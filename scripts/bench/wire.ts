@@ -23,7 +23,7 @@
  */
 import { WIRE_SERVER_PROTOCOL_VERSION } from "../../lib/version.ts";
 import { KimiWireClient } from "../../mod.ts";
-import { type ChildSandbox, createSandbox } from "./child_env.ts";
+import { type ChildSandbox, createSandbox, writeMockProviderConfig } from "./child_env.ts";
 import { startMockOpenAI } from "../../tests/helpers/mock_openai.ts";
 import { timeToExit } from "./spawn_timing.ts";
 import {
@@ -182,6 +182,37 @@ export async function timeInitialize(sb: ChildSandbox, config: string): Promise<
   return ms;
 }
 
+/**
+ * One prompt ("stream it") of a wire client whose reply streams `chars` characters of text: its
+ * wall time, the events and text received, and the child's peak RSS before and after. Throws
+ * (naming `what`) when the turn does not finish or the text received is not all of it.
+ */
+async function measuredTurn(
+  client: KimiWireClient,
+  chars: number,
+  what: string,
+): Promise<WireTurnRun> {
+  const idleRssBytes = await vmHwm(client.process.pid);
+  let events = 0;
+  let textChars = 0;
+  const t0 = performance.now();
+  const turn = client.prompt("stream it");
+  for await (const msg of turn) {
+    events++;
+    if (msg.type === "ContentPart" && msg.payload.type === "text") {
+      textChars += msg.payload.text.length;
+    }
+  }
+  const result = await turn.result;
+  const wallMs = performance.now() - t0;
+  const peakRssBytes = await vmHwm(client.process.pid);
+  if (result.status !== "finished") throw new Error(`${what} ended with ${result.status}`);
+  if (textChars !== chars) {
+    throw new Error(`${what}: received ${textChars} text chars, expected ${chars}`);
+  }
+  return { wallMs, events, textChars, idleRssBytes, peakRssBytes };
+}
+
 async function throughputTurn(
   sb: ChildSandbox,
   opts: { lines: number; lineChars: number },
@@ -190,42 +221,10 @@ async function throughputTurn(
   const client = spawnClient(sb, config);
   try {
     await client.initialize();
-    const idleRssBytes = await vmHwm(client.process.pid);
-    let events = 0;
-    let textChars = 0;
-    const t0 = performance.now();
-    const turn = client.prompt("stream it");
-    for await (const msg of turn) {
-      events++;
-      if (msg.type === "ContentPart" && msg.payload.type === "text") {
-        textChars += msg.payload.text.length;
-      }
-    }
-    const result = await turn.result;
-    const wallMs = performance.now() - t0;
-    const peakRssBytes = await vmHwm(client.process.pid);
-    if (result.status !== "finished") throw new Error(`turn ended with ${result.status}`);
-    if (textChars !== opts.lines * opts.lineChars) {
-      throw new Error(`received ${textChars} text chars, expected ${opts.lines * opts.lineChars}`);
-    }
-    return { wallMs, events, textChars, idleRssBytes, peakRssBytes };
+    return await measuredTurn(client, opts.lines * opts.lineChars, "turn");
   } finally {
     await closeClient(client);
   }
-}
-
-/** A `kimi`-provider config pointing at `baseUrl` (the mock server). */
-async function writeMockConfig(sb: ChildSandbox, baseUrl: string): Promise<string> {
-  const path = `${sb.root}/config-${crypto.randomUUID().slice(0, 8)}.json`;
-  await Deno.writeTextFile(
-    path,
-    JSON.stringify({
-      default_model: "mock",
-      models: { mock: { provider: "mock", model: "mock-model", max_context_size: 10_000_000 } },
-      providers: { mock: { type: "kimi", base_url: baseUrl, api_key: "sk-bench" } },
-    }),
-  );
-  return path;
 }
 
 /**
@@ -248,32 +247,14 @@ async function sseTurn(
     text,
     chunkChars: opts.lineChars,
   });
-  const config = await writeMockConfig(sb, server.url);
+  const config = await writeMockProviderConfig(sb.root, server.url, 10_000_000);
   const client = spawnClient(sb, config);
   try {
     await client.initialize();
     const warm = client.prompt("warm up");
     for await (const _ of warm) { /* the warm-up turn's events */ }
     if ((await warm.result).status !== "finished") throw new Error("the warm-up turn failed");
-    const idleRssBytes = await vmHwm(client.process.pid);
-    let events = 0;
-    let textChars = 0;
-    const t0 = performance.now();
-    const turn = client.prompt("stream it");
-    for await (const msg of turn) {
-      events++;
-      if (msg.type === "ContentPart" && msg.payload.type === "text") {
-        textChars += msg.payload.text.length;
-      }
-    }
-    const result = await turn.result;
-    const wallMs = performance.now() - t0;
-    const peakRssBytes = await vmHwm(client.process.pid);
-    if (result.status !== "finished") throw new Error(`SSE turn ended with ${result.status}`);
-    if (textChars !== text.length) {
-      throw new Error(`received ${textChars} text chars over SSE, expected ${text.length}`);
-    }
-    return { wallMs, events, textChars, idleRssBytes, peakRssBytes };
+    return await measuredTurn(client, text.length, "SSE turn");
   } finally {
     await closeClient(client);
     await server.close();

@@ -66,7 +66,8 @@ async function plantSession(sb: KimiSandbox, cfg: string, outputs: string[]): Pr
   await Deno.writeTextFile(`${dir}/context.jsonl`, lines.join("\n") + "\n");
 }
 
-function compact(sb: KimiSandbox, cfg: string) {
+/** `/compact` of the planted session in `kimi --print` (stream-json), with extra `env`. */
+function compact(sb: KimiSandbox, cfg: string, env?: Record<string, string>) {
   return sb.run([
     "--print",
     "--yolo",
@@ -78,7 +79,7 @@ function compact(sb: KimiSandbox, cfg: string) {
     "stream-json",
     "--output-format",
     "stream-json",
-  ], { stdin: JSON.stringify({ role: "user", content: "/compact" }) + "\n" });
+  ], { stdin: JSON.stringify({ role: "user", content: "/compact" }) + "\n", env });
 }
 
 /** The texts of the summary request's user message, in order. */
@@ -287,20 +288,11 @@ Deno.test("e2e compaction stream: through an HTTP proxy that answers chunked bod
     const outputs = toolOutputs();
     await plantSession(sb, cfg, outputs);
     const before = mock.requests.length;
-    const out = await sb.run([
-      "--print",
-      "--yolo",
-      "--config-file",
-      cfg,
-      "--session",
-      "big",
-      "--input-format",
-      "stream-json",
-      "--output-format",
-      "stream-json",
-    ], {
-      stdin: JSON.stringify({ role: "user", content: "/compact" }) + "\n",
-      env: { HTTP_PROXY: proxy.url, http_proxy: proxy.url, NO_PROXY: "", no_proxy: "" },
+    const out = await compact(sb, cfg, {
+      HTTP_PROXY: proxy.url,
+      http_proxy: proxy.url,
+      NO_PROXY: "",
+      no_proxy: "",
     });
     assertEquals(out.code, 0, out.stderr);
     assert(out.stdout.includes(COMPACTED), out.stdout);
