@@ -251,7 +251,9 @@ export function undoMarkdown(r: UndoBenchResult): string {
         formatBytes(r.snapshots.disk),
         `the changed files' blocks before: ${formatBytes(r.priorDisk)}`,
         formatRatio(r.snapshots.disk, r.priorDisk),
-        "≤ 1×",
+        // Each blob is a file of at least one block, as each changed file was: the budget is the
+        // bytes kept (the row above), this row says what the file system makes of them.
+        "— (one block per blob, as per file)",
       ],
       [
         `step with one WriteFile, changes ${r.files - 99}–${r.files}`,
