@@ -14,6 +14,7 @@ import type { Config } from "../config/schema.ts";
 import type { LLM } from "../llm/provider.ts";
 import { prefetchProvider } from "../llm/create.ts";
 import { setupShellConfinement } from "../sandbox/setup.ts";
+import { type CommandWrapper, PASSTHROUGH_WRAPPER } from "../process/command_wrapper.ts";
 import { startBwrapLookup } from "../sandbox/bwrap.ts";
 import type { Session } from "../session/session.ts";
 import { ControlPathSet, projectControlPaths } from "../tooling/control_paths.ts";
@@ -57,6 +58,12 @@ export class KimiApp {
   taskNotifications: TaskNotificationQueue | null = null;
   /** MCP clients of the root agent (null without configured servers); close on exit. */
   mcp: McpManager | null = null;
+  /**
+   * How the user's own commands (the shell's shell mode) are spawned: in the session's pid
+   * namespace of their own, as hooks and MCP servers are, so they cannot read kimi's
+   * `/proc/<pid>/environ`; not confined like the agent's Shell.
+   */
+  userCommands: CommandWrapper = PASSTHROUGH_WRAPPER;
   #run: SessionRun | null = null;
   readonly #notificationListeners = new Set<(e: WireEvent) => void>();
   #stopNotifications: (() => void) | null = null;
@@ -197,6 +204,7 @@ export class KimiApp {
       tasks,
     };
     app.#run = run;
+    app.userCommands = shellConfinement.isolation;
     await buildToolEnv(opts, { model, policy, soul: core }, {
       shellConfinement: shellConfinement.view,
       run,

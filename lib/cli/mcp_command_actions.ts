@@ -15,6 +15,7 @@ import {
   parseMcpConfig,
 } from "../mcp/config.ts";
 import { childEnvironment, readableEnvironment } from "../app/child_env.ts";
+import type { CommandWrapper } from "../process/command_wrapper.ts";
 
 /** Thrown to stop a command with an exit code after its message was printed. */
 export class McpCommandExit extends Error {
@@ -216,6 +217,25 @@ function describe(err: unknown): string {
   return String(err);
 }
 
+/**
+ * How `kimi mcp test` starts a stdio server: in a pid namespace of its own, as a session does
+ * (so the server cannot read this process's `/proc/<pid>/environ`); without a usable bwrap, as
+ * given, after the same warning a session prints.
+ */
+async function testSpawnWrapper(): Promise<CommandWrapper | undefined> {
+  const [{ startBwrapLookup }, { isolationWarning, pidNamespaceWrapper }, { DenoPermissionScope }] =
+    await Promise.all([
+      import("../sandbox/bwrap.ts"),
+      import("../sandbox/process_isolation.ts"),
+      import("../tooling/scope.ts"),
+    ]);
+  const scope = new DenoPermissionScope();
+  const lookup = await startBwrapLookup().result(scope);
+  if (lookup.ok) return pidNamespaceWrapper(lookup.path, scope);
+  console.error(isolationWarning(lookup));
+  return undefined;
+}
+
 /** `kimi mcp test`. */
 export async function test(name: string): Promise<void> {
   const { shareDir, server } = await getServer(name);
@@ -223,6 +243,7 @@ export async function test(name: string): Promise<void> {
     import("../mcp/connection.ts"),
     import("../mcp/oauth.ts"),
   ]);
+  const spawn = isStdioServer(server) ? await testSpawnWrapper() : undefined;
   console.log(`Testing connection to '${name}'...`);
   const conn = new McpConnection({
     name,
@@ -230,6 +251,7 @@ export async function test(name: string): Promise<void> {
     childEnv: () => childEnvironment(readableEnvironment(), { values: [] }),
     workDir: Deno.cwd(),
     authProvider: new McpOAuthProvider({ shareDir, server: name }),
+    ...(spawn ? { spawn: () => spawn } : {}),
   });
   try {
     const tools = await conn.listTools();

@@ -7,8 +7,12 @@ import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts
 import { type KimiSandbox, kimiSandbox, toolCallLine } from "../helpers/kimi_process.ts";
 import { startMockOpenAI } from "../helpers/mock_openai.ts";
 import { TmuxKimi } from "../helpers/tmux.ts";
+import { findBwrap, probeBwrap } from "../../lib/sandbox/bwrap.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
+const BWRAP = findBwrap();
+// Without a usable bwrap (a developer machine; never under CI) there is no pid namespace to give.
+const NO_BWRAP = (BWRAP === null || await probeBwrap(BWRAP) !== null) && !Deno.env.get("CI");
 
 /** Whether the prompt is idle: an empty `✨` input line above the status line. */
 function promptReady(screen: string): boolean {
@@ -323,6 +327,66 @@ Deno.test(
         assertStringIncludes(s.replace(/\n/g, " "), "deno task workspace");
         assert(!/NotCapable|Requires run access/.test(s), s);
         assert(!/not confined/.test(s), s);
+      } finally {
+        await t.close();
+      }
+    }),
+);
+
+Deno.test(
+  "shell: a Ctrl-X shell-mode command runs in a pid namespace of its own, as hooks and MCP servers do",
+  { ...opts, ignore: NO_BWRAP },
+  () =>
+    withSandbox(async (sb) => {
+      const config = await sb.scriptedConfig([]);
+      const t = await TmuxKimi.start(sb, ["--config-file", config]);
+      try {
+        await t.waitFor(promptReady);
+        await t.keys("C-x");
+        await t.type("echo ns=$(readlink /proc/self/ns/pid)");
+        await t.keys("Enter");
+        const s = await t.waitFor((x) => /^ns=pid:\[\d+\]$/m.test(x) && shellPromptReady(x));
+        const ns = /^ns=(pid:\[\d+\])$/m.exec(s)![1];
+        assert(
+          ns !== await Deno.readLink("/proc/self/ns/pid"),
+          `the shell-mode command ran in kimi's pid namespace (${ns})`,
+        );
+        // Ctrl-C still stops a command inside the namespace, and what it started with it. (Each
+        // shell-mode command gets a namespace of its own: its sleeps are found by theirs.)
+        await t.type(
+          `sleep 300 & echo bg=$(readlink /proc/self/ns/pid); sleep 301; echo done-$((1+1))`,
+        );
+        await t.keys("Enter");
+        const started = await t.waitFor(/^bg=pid:\[\d+\]$/m);
+        const ns2 = /^bg=(pid:\[\d+\])$/m.exec(started)![1];
+        const sleeps = async () => {
+          let n = 0;
+          for await (const e of Deno.readDir("/proc")) {
+            if (!/^\d+$/.test(e.name)) continue;
+            try {
+              const cmd = await Deno.readTextFile(`/proc/${e.name}/cmdline`);
+              if (
+                /^sleep\0(300|301)\0$/.test(cmd) &&
+                (await Deno.readLink(`/proc/${e.name}/ns/pid`)) === ns2
+              ) n++;
+            } catch {
+              // gone meanwhile
+            }
+          }
+          return n;
+        };
+        // both sleeps run (the second starts right after the echo the test saw)
+        for (let i = 0; await sleeps() < 2; i++) {
+          assert(i < 600, "the shell-mode command's sleeps never both ran");
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        await t.keys("C-c");
+        const after = await t.waitFor((x) => x.includes("Interrupted.") && shellPromptReady(x));
+        assert(!/^done-2$/m.test(after), after);
+        for (let i = 0; await sleeps() > 0; i++) {
+          assert(i < 600, "the shell-mode command's processes outlived its Ctrl-C");
+          await new Promise((r) => setTimeout(r, 50));
+        }
       } finally {
         await t.close();
       }

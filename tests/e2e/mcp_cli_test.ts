@@ -2,8 +2,14 @@
  * `kimi mcp add|list|remove|test|reset-auth` through main.ts: stdout goldens, stderr messages
  * and exit codes (reference §7.9).
  */
-import { assertEquals } from "../helpers/assert.ts";
+import { assert, assertEquals } from "../helpers/assert.ts";
 import { kimiSandbox } from "../helpers/kimi_process.ts";
+import { findBwrap, probeBwrap } from "../../lib/sandbox/bwrap.ts";
+
+const BWRAP = findBwrap();
+// Without a usable bwrap (a developer machine; never under CI) the server cannot get a pid
+// namespace: `kimi mcp test` then warns, and the isolation is not checked.
+const NO_BWRAP = (BWRAP === null || await probeBwrap(BWRAP) !== null) && !Deno.env.get("CI");
 
 const FIXTURE = new URL("../helpers/mcp_stdio_server.ts", import.meta.url).pathname;
 const DENO_JSON = new URL("../../deno.json", import.meta.url).pathname;
@@ -108,13 +114,16 @@ Deno.test("kimi mcp add errors", async () => {
   }
 });
 
-Deno.test("kimi mcp test: connects and lists tools; failure", async () => {
+Deno.test("kimi mcp test: connects and lists tools, the server in a pid namespace of its own; failure", async () => {
   const sb = await kimiSandbox();
   try {
+    const pidFile = `${sb.root}/mcp.pid`;
     let r = await sb.run([
       "mcp",
       "add",
       "mine",
+      "-e",
+      `MCP_PID_FILE=${pidFile}`,
       "--",
       Deno.execPath(),
       "run",
@@ -126,7 +135,8 @@ Deno.test("kimi mcp test: connects and lists tools; failure", async () => {
     ]);
     assertEquals(r.code, 0, r.stderr);
     r = await sb.run(["mcp", "test", "mine"]);
-    assertEquals([r.code, r.stderr], [0, ""]);
+    assertEquals(r.code, 0, r.stderr);
+    if (!NO_BWRAP) assertEquals(r.stderr, "");
     assertEquals(
       r.stdout,
       "Testing connection to 'mine'...\n" +
@@ -137,6 +147,13 @@ Deno.test("kimi mcp test: connects and lists tools; failure", async () => {
         "    - crash: Die mid-call.\n" +
         "    - whoami: \n",
     );
+    // Started as a session starts it: kimi's /proc/<pid> is not in the server's pid namespace.
+    const [, serverNs] = (await Deno.readTextFile(pidFile)).trim().split(" ");
+    const ownNs = await Deno.readLink("/proc/self/ns/pid");
+    assert(/^pid:\[\d+\]$/.test(serverNs ?? ""), serverNs);
+    if (!NO_BWRAP) {
+      assert(serverNs !== ownNs, `the MCP server ran in kimi's pid namespace (${serverNs})`);
+    }
     await sb.run(["mcp", "add", "gone", "--", "kimi-no-such-mcp-cmd"]);
     r = await sb.run(["mcp", "test", "gone"]);
     assertEquals(

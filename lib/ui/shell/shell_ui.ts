@@ -45,6 +45,7 @@ import type { ShellContext } from "./shell_context.ts";
 import { runSetup } from "./setup_wizard.ts";
 import { formatStatusLine } from "./status_line.ts";
 import { Terminal } from "./terminal.ts";
+import { wrapCommand } from "../../process/command_wrapper.ts";
 import { setTheme, style } from "./theme.ts";
 import { formatTranscript, formatWireTranscript } from "./transcript.ts";
 import { TurnRenderer } from "./turn_renderer.ts";
@@ -574,9 +575,15 @@ class Shell implements ShellContext {
     });
     this.term.render([style.dim("Running… (ctrl-c to stop)")]);
     try {
-      const child = new Deno.Command("bash", {
-        args: ["-c", command],
-        cwd: this.app.session.workDir,
+      // In a pid namespace of its own (when bwrap is usable): kimi's /proc stays out of reach.
+      const cwd = this.app.session.workDir;
+      const [program, ...args] = wrapCommand(this.app.userCommands, ["bash", "-c", command], {
+        cwd,
+        env: {},
+      });
+      const child = new Deno.Command(program, {
+        args,
+        cwd,
         stdin: "null",
         stdout: "piped",
         stderr: "piped",
