@@ -87,18 +87,62 @@ export async function writeMockProviderConfig(
   return path;
 }
 
+/** The ~2 KB of prose the long-context benches fill their turns with. */
+const TURN_FILLER = "The quick brown fox jumps over the lazy dog. ".repeat(44);
+/** The ~20 KB tool output of each such turn. */
+const TURN_OUTPUT = `${TURN_FILLER}\n`.repeat(10);
+
+/** Bytes of message text one {@link turnRecords} turn holds (about 21 KB). */
+export const TURN_TEXT_BYTES: number = TURN_OUTPUT.length + 700;
+
 /**
- * Write `<root>/config.json` for kimi's scripted provider, whose replies come from the JSON list
- * in `scriptFile` (`KIMI_SCRIPTED_ECHO_SCRIPTS`), and return its path.
+ * The `context.jsonl` records of turn `i` of a long session, one JSON line each: its checkpoint,
+ * the user's message, an assistant message with a Shell call, the call's ~20 KB result and the
+ * answer.
  */
-export async function writeScriptedConfig(root: string, scriptFile: string): Promise<string> {
-  const config = `${root}/config.json`;
+export function turnRecords(i: number): string[] {
+  return [
+    JSON.stringify({ role: "_checkpoint", id: i }),
+    JSON.stringify({ role: "user", content: `turn ${i}: ${TURN_FILLER.slice(0, 200)}` }),
+    JSON.stringify({
+      role: "assistant",
+      content: `Looking. ${TURN_FILLER.slice(0, 400)}`,
+      tool_calls: [{
+        type: "function",
+        id: `c${i}`,
+        function: { name: "Shell", arguments: '{"command":"ls"}' },
+      }],
+    }),
+    JSON.stringify({
+      role: "tool",
+      content: [{ type: "text", text: TURN_OUTPUT }],
+      tool_call_id: `c${i}`,
+    }),
+    JSON.stringify({ role: "assistant", content: `Done with ${i}.` }),
+  ];
+}
+
+/**
+ * Write a config for kimi's scripted provider, whose replies come from the JSON list in
+ * `scriptFile` (`KIMI_SCRIPTED_ECHO_SCRIPTS`), with context size `maxContextSize` (default
+ * 100,000,000), as `path` (default `<root>/config.json`); returns its path.
+ */
+export async function writeScriptedConfig(
+  root: string,
+  scriptFile: string,
+  opts: { maxContextSize?: number; path?: string } = {},
+): Promise<string> {
+  const config = opts.path ?? `${root}/config.json`;
   await Deno.writeTextFile(
     config,
     JSON.stringify({
       default_model: "scripted",
       models: {
-        scripted: { provider: "echo", model: "scripted_echo", max_context_size: 100_000_000 },
+        scripted: {
+          provider: "echo",
+          model: "scripted_echo",
+          max_context_size: opts.maxContextSize ?? 100_000_000,
+        },
       },
       providers: {
         echo: {

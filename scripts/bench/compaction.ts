@@ -27,6 +27,8 @@ import {
   createSandbox,
   MAIN_TS,
   onlySessionDir,
+  TURN_TEXT_BYTES,
+  turnRecords,
   writeMockProviderConfig,
   writeScriptedConfig,
 } from "./child_env.ts";
@@ -37,29 +39,9 @@ const COMPACTED = "The context has been compacted.";
 
 /** Write a context of about `bytes` bytes of message text (a turn is ~21 KB). */
 async function writeContext(file: string, bytes: number): Promise<void> {
-  const filler = "The quick brown fox jumps over the lazy dog. ".repeat(44); // ~2 KB
-  const output = `${filler}\n`.repeat(10);
   const lines = [JSON.stringify({ role: "_system_prompt", content: "SYSTEM" })];
-  const turns = Math.ceil(bytes / (output.length + 700));
-  for (let i = 0; i < turns; i++) {
-    lines.push(JSON.stringify({ role: "_checkpoint", id: i }));
-    lines.push(JSON.stringify({ role: "user", content: `turn ${i}: ${filler.slice(0, 200)}` }));
-    lines.push(JSON.stringify({
-      role: "assistant",
-      content: `Looking. ${filler.slice(0, 400)}`,
-      tool_calls: [{
-        type: "function",
-        id: `c${i}`,
-        function: { name: "Shell", arguments: '{"command":"ls"}' },
-      }],
-    }));
-    lines.push(JSON.stringify({
-      role: "tool",
-      content: [{ type: "text", text: output }],
-      tool_call_id: `c${i}`,
-    }));
-    lines.push(JSON.stringify({ role: "assistant", content: `Done with ${i}.` }));
-  }
+  const turns = Math.ceil(bytes / TURN_TEXT_BYTES);
+  for (let i = 0; i < turns; i++) lines.push(...turnRecords(i));
   await Deno.writeTextFile(file, lines.join("\n") + "\n");
 }
 

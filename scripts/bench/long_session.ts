@@ -25,7 +25,7 @@
 import { join } from "node:path";
 import { Context } from "../../lib/soul/context.ts";
 import { DENO_V8_FLAGS_ARG } from "../../lib/runtime_flags.ts";
-import { createSandbox, MAIN_TS, writeScriptedConfig } from "./child_env.ts";
+import { createSandbox, MAIN_TS, turnRecords, writeScriptedConfig } from "./child_env.ts";
 import { formatMs, formatRatio, markdownTable, median } from "./stats.ts";
 
 const args = Deno.args;
@@ -83,27 +83,9 @@ if (args[0] === "--child") {
 async function writeTurns(file: string, turns: number): Promise<void> {
   const f = await Deno.open(file, { create: true, write: true, truncate: true });
   const enc = new TextEncoder();
-  const filler = "The quick brown fox jumps over the lazy dog. ".repeat(44); // ~2 KB
-  const output = `${filler}\n`.repeat(10); // ~20 KB of tool output
   let batch = JSON.stringify({ role: "_system_prompt", content: "SYSTEM" }) + "\n";
   for (let i = 0; i < turns; i++) {
-    batch += JSON.stringify({ role: "_checkpoint", id: i }) + "\n";
-    batch += JSON.stringify({ role: "user", content: `turn ${i}: ${filler.slice(0, 200)}` }) + "\n";
-    batch += JSON.stringify({
-      role: "assistant",
-      content: `Looking. ${filler.slice(0, 400)}`,
-      tool_calls: [{
-        type: "function",
-        id: `c${i}`,
-        function: { name: "Shell", arguments: '{"command":"ls"}' },
-      }],
-    }) + "\n";
-    batch += JSON.stringify({
-      role: "tool",
-      content: [{ type: "text", text: output }],
-      tool_call_id: `c${i}`,
-    }) + "\n";
-    batch += JSON.stringify({ role: "assistant", content: `Done with ${i}.` }) + "\n";
+    batch += turnRecords(i).join("\n") + "\n";
     batch += JSON.stringify({ role: "_usage", token_count: 1000 + i }) + "\n";
     if (batch.length > 1 << 20) {
       await f.write(enc.encode(batch));

@@ -21,7 +21,7 @@ import { DENO_V8_FLAGS_ARG } from "../../lib/runtime_flags.ts";
 import { readLines } from "../../lib/wire/line_reader.ts";
 import { pyJsonDumps } from "../../lib/wire/py_json.ts";
 import { WIRE_SERVER_PROTOCOL_VERSION } from "../../lib/version.ts";
-import { type ChildSandbox, createSandbox, MAIN_TS } from "./child_env.ts";
+import { type ChildSandbox, createSandbox, MAIN_TS, writeScriptedConfig } from "./child_env.ts";
 import { formatBytes, formatMs, markdownTable } from "./stats.ts";
 
 /** Options of {@link runWireMemoryBench}. */
@@ -72,26 +72,11 @@ async function vmHwm(pid: number): Promise<number> {
 async function writeConfig(sb: ChildSandbox, scripts: string[]): Promise<string> {
   const scriptsPath = `${sb.root}/scripts-${crypto.randomUUID().slice(0, 8)}.json`;
   await Deno.writeTextFile(scriptsPath, JSON.stringify(scripts));
-  const path = `${sb.root}/config-${crypto.randomUUID().slice(0, 8)}.json`;
-  await Deno.writeTextFile(
-    path,
-    JSON.stringify({
-      default_model: "scripted",
-      // room for the big prompt: a smaller context would be compacted first
-      models: {
-        scripted: { provider: "echo", model: "scripted_echo", max_context_size: 1_000_000_000 },
-      },
-      providers: {
-        echo: {
-          type: "_scripted_echo",
-          base_url: "",
-          api_key: "",
-          env: { KIMI_SCRIPTED_ECHO_SCRIPTS: scriptsPath },
-        },
-      },
-    }),
-  );
-  return path;
+  // room for the big prompt: a smaller context would be compacted first
+  return await writeScriptedConfig(sb.root, scriptsPath, {
+    maxContextSize: 1_000_000_000,
+    path: `${sb.root}/config-${crypto.randomUUID().slice(0, 8)}.json`,
+  });
 }
 
 /** A `kimi --wire` child spoken to with raw lines; events are counted, never kept. */
