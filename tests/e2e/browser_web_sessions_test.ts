@@ -145,15 +145,63 @@ browserTest(
       await page.click(".sidebar-head .row label:nth-child(2) input");
       await waitForText(page, ".session-title", "alpha task");
 
+      // A startup dir that arrives after the user edited the field (here: typed, then cleared it)
+      // does not replace the user's edit.
+      await page.evaluate(() => {
+        const w = globalThis as unknown as { releaseStartup?: () => void };
+        const real = globalThis.fetch;
+        const held = new Promise<void>((r) => (w.releaseStartup = r));
+        globalThis.fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
+          if (String(input).includes("/api/work-dirs/startup")) await held;
+          return real(input, init);
+        };
+      });
+      await page.click(".sidebar-head button.primary");
+      await page.waitForSelector("dialog.dialog[open]");
+      await page.type("dialog input[name=work_dir]", other);
+      await page.$eval(
+        "dialog input[name=work_dir]",
+        (e: Element) => (e as HTMLInputElement).select(),
+      );
+      await page.keyboard.press("Backspace");
+      await page.evaluate(() =>
+        (globalThis as unknown as { releaseStartup: () => void }).releaseStartup()
+      );
+      // The placeholder shows the startup dir once the late answer is in; the field stays empty.
+      await page.waitForFunction(() =>
+        (document.querySelector("dialog input[name=work_dir]") as HTMLInputElement)
+          ?.placeholder !== "/path/to/project"
+      );
+      assertEquals(
+        await page.$eval(
+          "dialog input[name=work_dir]",
+          (e: Element) => (e as HTMLInputElement).value,
+        ),
+        "",
+      );
+      await clickText(page, "dialog .actions button", "Cancel");
+      await page.waitForSelector("dialog.dialog[open]", { hidden: true });
+
       // The create dialog offers to create a missing directory.
       const missing = `${sb.root}/brand/new`;
       await page.click(".sidebar-head button.primary");
       await page.waitForSelector("dialog.dialog[open]");
+      // The startup dir is filled in once the server answers; replace it after that.
+      await page.waitForFunction(() =>
+        (document.querySelector("dialog input[name=work_dir]") as HTMLInputElement)?.value !== ""
+      );
       await page.$eval(
         "dialog input[name=work_dir]",
         (e: Element) => ((e as HTMLInputElement).value = ""),
       );
       await page.type("dialog input[name=work_dir]", missing);
+      assertEquals(
+        await page.$eval(
+          "dialog input[name=work_dir]",
+          (e: Element) => (e as HTMLInputElement).value,
+        ),
+        missing,
+      );
       await page.click("dialog button[type=submit]");
       await waitForText(page, "dialog .error", "Directory does not exist");
       await page.click("dialog .actions button.primary");

@@ -329,12 +329,14 @@ export function CreateDialog(
   const [missing, setMissing] = useState(false);
   const [busy, setBusy] = useState(false);
   const dialog = useRef<HTMLDialogElement>(null);
+  // Once the user has typed or picked a directory, the late default never replaces it.
+  const touched = useRef(false);
 
   useEffect(() => {
     dialog.current?.showModal?.();
     api<string>("GET", "/api/work-dirs/startup").then((s) => {
       setStartup(s);
-      setDir((d) => d || s);
+      if (!touched.current) setDir((d) => d || s);
     }, () => {});
     api<string[]>("GET", "/api/work-dirs/").then((r) => setRecent(r ?? []), () => {});
   }, []);
@@ -378,6 +380,7 @@ export function CreateDialog(
             value={dir}
             placeholder={startup || "/path/to/project"}
             onInput={(e) => {
+              touched.current = true;
               setDir((e.target as HTMLInputElement).value);
               setMissing(false);
             }}
@@ -395,7 +398,10 @@ export function CreateDialog(
                 key={r}
                 type="button"
                 class="chip"
-                onClick={() => setDir(r)}
+                onClick={() => {
+                  touched.current = true;
+                  setDir(r);
+                }}
               >
                 {r}
               </button>
