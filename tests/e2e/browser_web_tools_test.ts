@@ -19,7 +19,8 @@ browserTest(
     const { sb, page } = ctx;
     const mock = await startMockOpenAI();
     mock.enqueue(
-      shell("tc-1", "echo first-ok"),
+      // A long unbroken word: the card must wrap it, not overflow sideways.
+      shell("tc-1", `echo first-ok # ${"x".repeat(300)}`),
       shell("tc-2", "echo second-ok"),
       {
         toolCalls: [{
@@ -62,6 +63,10 @@ browserTest(
       // 1: approve with the button.
       const card1 = await waitForText(page, '[role="alertdialog"]', "echo first-ok");
       assertStringIncludes(card1, "Shell");
+      assertEquals(
+        await page.$eval('[role="alertdialog"]', (e: Element) => e.scrollWidth <= e.clientWidth),
+        true,
+      );
       await page.click('[role="alertdialog"] button.primary');
       await waitForText(page, ".tool-card .shell-output", "first-ok");
       await waitForText(page, ".notice.approval-note", "Approved · Shell");
