@@ -45,6 +45,8 @@ export interface VisTurn {
   end: number;
   /** Steps. */
   steps: VisStep[];
+  /** Records of the turn outside any step (before its first step or after its end). */
+  loose: VisEvent[];
 }
 
 function text(input: unknown): string {
@@ -78,12 +80,13 @@ export function buildTimeline(events: VisEvent[]): VisTurn[] {
         start: e.timestamp,
         end: 0,
         steps: [],
+        loose: [],
       };
       turns.push(turn);
       continue;
     }
     if (!turn) {
-      turn = { n: turns.length + 1, input: "", start: e.timestamp, end: 0, steps: [] };
+      turn = { n: turns.length + 1, input: "", start: e.timestamp, end: 0, steps: [], loose: [] };
       turns.push(turn);
     }
     if (e.type === "StepBegin") {
@@ -105,7 +108,10 @@ export function buildTimeline(events: VisEvent[]): VisTurn[] {
       continue;
     }
     const s = step as VisStep | null;
-    if (!s) continue;
+    if (!s) {
+      turn.loose.push(e);
+      continue;
+    }
     s.events.push(e);
     s.end = Math.max(s.end, e.timestamp);
     if (e.type === "ToolCall") {

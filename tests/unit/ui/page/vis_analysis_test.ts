@@ -7,7 +7,7 @@
  * @module
  */
 import { assertEquals } from "../../../helpers/assert.ts";
-import type { VisEvent } from "../../../../lib/ui/web/page/timeline.ts";
+import { buildTimeline, type VisEvent } from "../../../../lib/ui/web/page/timeline.ts";
 import {
   axisTicks,
   checkIntegrity,
@@ -272,4 +272,18 @@ Deno.test("vis analysis: arguments summaries, axis ticks and durations", () => {
   assertEquals(formatDuration(0.0015), "2 ms");
   assertEquals(formatDuration(2.25), "2.25 s");
   assertEquals(formatDuration(90), "1.5 min");
+});
+
+Deno.test("vis timeline: records outside any step stay in their turn", () => {
+  const evs = events([
+    [1, "TurnBegin", { user_input: "go" }],
+    [2, "StatusUpdate", { context_usage: 0.1 }],
+    [3, "StepBegin", { n: 1 }],
+    [4, "ContentPart", { type: "text", text: "hi" }],
+    [5, "TurnEnd", {}],
+    [6, "ToolCall", call("late", "Glob", "{}")],
+  ]);
+  const [turn] = buildTimeline(evs);
+  assertEquals(turn.loose.map((e) => [e.index, e.type]), [[1, "StatusUpdate"], [5, "ToolCall"]]);
+  assertEquals(turn.steps.map((s) => s.events.map((e) => e.index)), [[3]]);
 });
