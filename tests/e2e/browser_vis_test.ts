@@ -53,7 +53,7 @@ browserTest(
       const summary = await waitForText(page, ".summary", "tool calls1");
       assertStringIncludes(summary, "tool calls1");
       // Context viewer shows the conversation.
-      await page.click('[role="tab"]:nth-child(2)');
+      await page.click("#vis-tab-context");
       await waitForText(page, ".context", "All done here.");
       assert(page.url().includes("/vis/sessions/"));
       // ZIP export, then import: the copy is listed as imported, with the same records.

@@ -366,7 +366,13 @@ function VisSessionView(
         aria-labelledby={`vis-tab-${tab}`}
         class={`vis-panel vis-panel-${tab}`}
       >
-        {tab === "timeline" && events && <Timeline turns={turns} reveal={reveal} />}
+        {tab === "timeline" && events && (
+          <Timeline
+            turns={turns}
+            reveal={reveal}
+            onRevealed={() => setReveal(null)}
+          />
+        )}
         {tab === "decisions" && events && <DecisionPathView events={events} onShow={show} />}
         {tab === "integrity" && wire && (
           <IntegrityView events={wire.events} skipped={wire.skipped} onShow={show} />
@@ -378,7 +384,9 @@ function VisSessionView(
           <div class="vis-dual">
             <section aria-label="Wire timeline">
               <h3>Wire</h3>
-              {events ? <Timeline turns={turns} reveal={null} /> : <p class="muted">Loading…</p>}
+              {events
+                ? <Timeline turns={turns} reveal={null} onRevealed={() => {}} />
+                : <p class="muted">Loading…</p>}
             </section>
             <section aria-label="Context messages">
               <h3>Context</h3>
@@ -402,11 +410,19 @@ function openAround(el: Element): void {
   el.querySelector("details")?.setAttribute("open", "");
 }
 
-function Timeline({ turns, reveal }: { turns: VisTurn[]; reveal: Reveal | null }): JSX.Element {
+function Timeline(
+  { turns, reveal, onRevealed }: {
+    turns: VisTurn[];
+    reveal: Reveal | null;
+    onRevealed: () => void;
+  },
+): JSX.Element {
   const [filter, setFilter] = useState("");
   const [highlight, setHighlight] = useState<number | null>(null);
   useEffect(() => {
     if (!reveal) return;
+    // Revealed once: coming back to the timeline later does not move the focus again.
+    onRevealed();
     setFilter("");
     // The record itself or, for a TurnBegin or StepBegin (which head their turn or step rather
     // than show in it), the first record after it.

@@ -43,7 +43,7 @@ export function DecisionPathView(
         <section key={t.n} class="vis-decision-turn" aria-label={`Turn ${t.n} decision path`}>
           <h3>
             Turn {t.n} · {t.links.length} tool call{t.links.length === 1 ? "" : "s"}
-            {t.input && <span class="user-text">· {t.input}</span>}
+            {t.input && <span class="user-text">{` · ${t.input}`}</span>}
           </h3>
           <ol class="vis-chain">
             {t.links.map((l) => (
@@ -74,7 +74,7 @@ export function DecisionPathView(
                     >
                       <b>{l.result.error ? "Error" : "Success"}</b> ·{" "}
                       {formatDuration(l.result.durationSec)}
-                      {l.result.output && <span>· {l.result.output}</span>}
+                      {l.result.output && <span>{` · ${l.result.output}`}</span>}
                     </button>
                   )
                   : <p class="vis-node result missing">No result recorded</p>}
@@ -164,7 +164,7 @@ export function ToolStatsView({ events }: { events: VisEvent[] }): JSX.Element {
 
 const W = 640;
 const H = 220;
-const PAD = { left: 64, right: 16, top: 12, bottom: 40 };
+const PAD = { left: 64, right: 32, top: 12, bottom: 40 };
 
 interface Series {
   label: string;
@@ -212,10 +212,16 @@ function LineChart(
               <text x={PAD.left - 6} y={y(v) + 4} text-anchor="end">{yFormat(v)}</text>
             </g>
           ))}
-          <text x={(PAD.left + W - PAD.right) / 2} y={H - 4} text-anchor="middle">
+          <text
+            class="axis-title"
+            x={(PAD.left + W - PAD.right) / 2}
+            y={H - 4}
+            text-anchor="middle"
+          >
             Time since the session's first record
           </text>
           <text
+            class="axis-title"
             x={12}
             y={(PAD.top + H - PAD.bottom) / 2}
             text-anchor="middle"
