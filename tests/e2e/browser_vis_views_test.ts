@@ -198,6 +198,16 @@ browserTest(
         ["0%", "0.05%", "0.1%", "0.15%", "0.2%"],
       );
       assertEquals(await seriousViolations(page), []);
+      // The dark theme too (contrast of the chart's and the findings' colours).
+      await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "dark" }]);
+      assertEquals(await seriousViolations(page), []);
+      await page.click("#vis-tab-integrity");
+      await page.waitForSelector(".vis-finding");
+      assertEquals(await seriousViolations(page), []);
+      await page.click("#vis-tab-decisions");
+      await page.waitForSelector(".vis-link");
+      assertEquals(await seriousViolations(page), []);
+      await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "light" }]);
 
       // Dual view: side by side on a wide screen, stacked below 1024 px.
       await page.click("#vis-tab-dual");

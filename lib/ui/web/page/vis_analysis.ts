@@ -277,7 +277,16 @@ export function checkIntegrity(
             } #${e.index} reuses the id ${id} of ToolCall #${first}`,
           });
         }
-        if (id) {
+        if (!id) {
+          findings.push({
+            kind: "tool_call_without_result",
+            severity: "error",
+            index: e.index,
+            message: `ToolCall ${
+              toolName(e)
+            } #${e.index} has no id, so no ToolResult can answer it`,
+          });
+        } else {
           if (first === undefined) seenIds.set(id, e.index);
           const previous = calls.get(id);
           if (previous) reportUnanswered(findings, previous, false);

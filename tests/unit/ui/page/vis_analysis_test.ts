@@ -287,3 +287,41 @@ Deno.test("vis timeline: records outside any step stay in their turn", () => {
   assertEquals(turn.loose.map((e) => [e.index, e.type]), [[1, "StatusUpdate"], [5, "ToolCall"]]);
   assertEquals(turn.steps.map((s) => s.events.map((e) => e.index)), [[3]]);
 });
+
+Deno.test("vis analysis: records with a null, string or odd payload are read, never thrown on", () => {
+  const odd = [null, "text", 5, [], { function: "Shell", return_value: 3, token_usage: "x" }];
+  const evs: VisEvent[] = ["TurnBegin", "StepBegin", "ToolCall", "ToolResult", "StatusUpdate"]
+    .flatMap((type) => odd.map((payload) => ({ type, payload }))).map((e, index) => ({
+      index,
+      timestamp: index,
+      type: e.type,
+      payload: e.payload as unknown as Record<string, unknown>,
+    }));
+  assertEquals(buildTimeline(evs).length, 5);
+  assertEquals(decisionPath(evs).flatMap((t) => t.links.map((l) => l.call.name)), [
+    "?",
+    "?",
+    "?",
+    "?",
+    "?",
+  ]);
+  assertEquals(toolStats(evs).map((s) => [s.name, s.calls, s.pending]), [["?", 5, 5]]);
+  assertEquals(usageSeries(evs), []);
+  assertEquals(checkIntegrity(evs).map((f) => f.kind), [
+    "turn_without_end",
+    "turn_without_end",
+    "turn_without_end",
+    "turn_without_end",
+    "turn_still_open",
+    "tool_call_without_result",
+    "tool_call_without_result",
+    "tool_call_without_result",
+    "tool_call_without_result",
+    "tool_call_without_result",
+    "tool_result_without_call",
+    "tool_result_without_call",
+    "tool_result_without_call",
+    "tool_result_without_call",
+    "tool_result_without_call",
+  ]);
+});
