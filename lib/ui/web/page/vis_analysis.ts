@@ -466,6 +466,24 @@ export function axisTicks(max: number, count = 4): number[] {
   return Array.from({ length: n + 1 }, (_, i) => Number((i * step).toPrecision(12)));
 }
 
+/** Ticks of a time axis in seconds, in a unit that keeps them round, and their labels. */
+export interface TimeAxis {
+  /** Tick positions, in seconds. */
+  ticks: number[];
+  /** Tick labels (`30 s`, `2 min`, `1.5 h`), in the order of `ticks`. */
+  labels: string[];
+}
+
+/** A time axis from 0 to at least `maxSec`: seconds below 2 minutes, minutes below 2 hours. */
+export function timeAxis(maxSec: number): TimeAxis {
+  const [unit, name] = maxSec >= 7200 ? [3600, "h"] : maxSec >= 120 ? [60, "min"] : [1, "s"];
+  const ticks = axisTicks(maxSec / unit);
+  return {
+    ticks: ticks.map((t) => t * unit),
+    labels: ticks.map((t) => `${t} ${name}`),
+  };
+}
+
 /** A duration for people: `850 ms`, `2.35 s`, `1.5 min`. */
 export function formatDuration(sec: number): string {
   if (sec < 1) return `${Math.round(sec * 1000)} ms`;

@@ -18,6 +18,7 @@ import {
   checkIntegrity,
   decisionPath,
   formatDuration,
+  timeAxis,
   toolStats,
   type UsagePoint,
   usageSeries,
@@ -162,6 +163,8 @@ export function ToolStatsView({ events }: { events: VisEvent[] }): JSX.Element {
   );
 }
 
+/** Past this many points a series is drawn as a line only (the table keeps every value). */
+const MAX_MARKERS = 300;
 const W = 640;
 const H = 220;
 const PAD = { left: 64, right: 32, top: 12, bottom: 40 };
@@ -181,7 +184,8 @@ function LineChart(
     yFormat: (v: number) => string;
   },
 ): JSX.Element {
-  const xTicks = axisTicks(Math.max(...points.map((p) => p.timeSec), 0));
+  const xAxis = timeAxis(Math.max(...points.map((p) => p.timeSec), 0));
+  const xTicks = xAxis.ticks;
   const yMax = Math.max(
     0,
     ...series.flatMap((s) => s.values.filter((v): v is number => v !== null)),
@@ -201,9 +205,9 @@ function LineChart(
         <g class="axis">
           <line x1={PAD.left} y1={H - PAD.bottom} x2={W - PAD.right} y2={H - PAD.bottom} />
           <line x1={PAD.left} y1={PAD.top} x2={PAD.left} y2={H - PAD.bottom} />
-          {xTicks.map((t) => (
+          {xTicks.map((t, i) => (
             <text key={`x${t}`} x={x(t)} y={H - PAD.bottom + 16} text-anchor="middle">
-              {`${t} s`}
+              {xAxis.labels[i]}
             </text>
           ))}
           {yTicks.map((v) => (
@@ -237,13 +241,16 @@ function LineChart(
           return (
             <g key={s.label} class={`series ${s.cls}`}>
               <polyline points={pts.map(([px, py]) => `${px},${py}`).join(" ")} />
-              {pts.map(([px, py, p, v]) => (
-                <circle key={p.index} cx={px} cy={py} r={3.5} data-index={p.index}>
-                  <title>
-                    {`${s.label}: ${yFormat(v)} at ${p.timeSec.toFixed(2)} s (record #${p.index})`}
-                  </title>
-                </circle>
-              ))}
+              {pts.length <= MAX_MARKERS &&
+                pts.map(([px, py, p, v]) => (
+                  <circle key={p.index} cx={px} cy={py} r={3.5} data-index={p.index}>
+                    <title>
+                      {`${s.label}: ${yFormat(v)} at ${
+                        p.timeSec.toFixed(2)
+                      } s (record #${p.index})`}
+                    </title>
+                  </circle>
+                ))}
             </g>
           );
         })}

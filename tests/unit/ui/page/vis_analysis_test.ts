@@ -14,6 +14,7 @@ import {
   decisionPath,
   formatDuration,
   summarizeArgs,
+  timeAxis,
   toolStats,
   usageSeries,
 } from "../../../../lib/ui/web/page/vis_analysis.ts";
@@ -269,6 +270,15 @@ Deno.test("vis analysis: arguments summaries, axis ticks and durations", () => {
   assertEquals(axisTicks(0.5), [0, 0.2, 0.4, 0.6]);
   assertEquals(axisTicks(0.002), [0, 0.0005, 0.001, 0.0015, 0.002]);
   assertEquals(axisTicks(0), [0]);
+  assertEquals(timeAxis(0.023), {
+    ticks: [0, 0.01, 0.02, 0.03],
+    labels: ["0 s", "0.01 s", "0.02 s", "0.03 s"],
+  });
+  assertEquals(timeAxis(600), {
+    ticks: [0, 300, 600],
+    labels: ["0 min", "5 min", "10 min"],
+  });
+  assertEquals(timeAxis(9000).labels, ["0 h", "1 h", "2 h", "3 h"]);
   assertEquals(formatDuration(0.0015), "2 ms");
   assertEquals(formatDuration(2.25), "2.25 s");
   assertEquals(formatDuration(90), "1.5 min");
