@@ -63,6 +63,16 @@ browserTest(
         headers: auth,
       });
       assertEquals(zip.headers.get("content-type"), "application/zip");
+      // A clean record: the integrity check finds nothing, and says how much it read.
+      const wire = await fetch(`${server.base}/api/vis/sessions/${hash}/${id}/wire`, {
+        headers: auth,
+      }).then((r) => r.json());
+      assertEquals(wire.skipped, 0);
+      await page.click("#vis-tab-integrity");
+      assertEquals(
+        (await waitForText(page, ".vis-integrity-ok", "No problem found")).trim(),
+        `No problem found in ${wire.total} records.`,
+      );
       const form = new FormData();
       form.append("file", new File([await zip.arrayBuffer()], "s.zip"));
       const imported = await fetch(`${server.base}/api/vis/sessions/import`, {
