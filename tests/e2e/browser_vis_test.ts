@@ -1,8 +1,8 @@
 /**
  * `kimi vis` in a real browser: a session recorded by a print run (text, a Shell call and its
  * result) shows in the explorer under its work dir; opening it shows its turns, steps and tool
- * calls; the token from the banner is moved out of the address bar; without the token the API
- * refuses and the page says what to do.
+ * calls, and its integrity view finds no problem; the token from the banner is moved out of the
+ * address bar; without the token the API refuses and the page says what to do.
  *
  * @module
  */
