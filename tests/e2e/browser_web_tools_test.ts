@@ -67,6 +67,22 @@ browserTest(
         await page.$eval('[role="alertdialog"]', (e: Element) => e.scrollWidth <= e.clientWidth),
         true,
       );
+      // On a phone the long command scrolls inside the card and its buttons stay in sight.
+      await page.setViewport({ width: 360, height: 740 });
+      await page.waitForFunction(() => document.documentElement.clientWidth === 360);
+      assertEquals(
+        await page.$eval('[role="alertdialog"]', (card: Element) => {
+          const box = card.getBoundingClientRect();
+          return [...card.querySelectorAll(".actions button")].map((b) => {
+            const r = b.getBoundingClientRect();
+            return card.scrollHeight > card.clientHeight && r.top >= box.top &&
+              r.bottom <= box.bottom && r.bottom <= document.documentElement.clientHeight;
+          });
+        }),
+        [true, true, true, true],
+      );
+      await page.setViewport({ width: 1280, height: 860 });
+      await page.waitForFunction(() => document.documentElement.clientWidth === 1280);
       await page.click('[role="alertdialog"] button.primary');
       await waitForText(page, ".tool-card .shell-output", "first-ok");
       await waitForText(page, ".notice.approval-note", "Approved · Shell");
