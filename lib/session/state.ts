@@ -56,11 +56,16 @@ export const SessionStateSchema = z.object({
    * when true, so other sessions' state.json stays as the reference writes it.
    */
   print_run: z.boolean().optional(),
+  /**
+   * Pinned in `kimi web`'s session list. Not a reference field: written only when true, so
+   * other sessions' state.json stays as the reference writes it.
+   */
+  pinned: z.boolean().optional(),
 });
 /** The session state. */
 export type SessionState = z.infer<typeof SessionStateSchema>;
 
-/** Fields other processes (title generation, archiving) may change behind a running session. */
+/** Fields other processes (title generation, archiving, pinning) may change behind a running session. */
 const EXTERNAL_FIELDS = [
   "custom_title",
   "title_generated",
@@ -68,6 +73,7 @@ const EXTERNAL_FIELDS = [
   "archived",
   "archived_at",
   "auto_archive_exempt",
+  "pinned",
 ] as const;
 
 /** A fresh default state. */

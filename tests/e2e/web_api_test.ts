@@ -63,6 +63,20 @@ Deno.test({
         (await patch.json()).detail,
         "Session is busy. Please wait for it to complete before modifying.",
       );
+      // pinning is a list preference: allowed while a turn runs
+      const pinBusy = await web.api(`/api/sessions/${id}`, {
+        method: "PATCH",
+        ...json({ pinned: true }),
+      });
+      assertEquals(pinBusy.status, 200);
+      assertEquals((await pinBusy.json()).pinned, true);
+      // ...but not together with a title change
+      const pinAndTitle = await web.api(`/api/sessions/${id}`, {
+        method: "PATCH",
+        ...json({ pinned: false, title: "x" }),
+      });
+      assertEquals(pinAndTitle.status, 400);
+      assertEquals((await web.api(`/api/sessions/${id}`).then((r) => r.json())).pinned, true);
       ws.send({
         jsonrpc: "2.0",
         id: req.id,
@@ -521,6 +535,77 @@ Deno.test({
       assert(out.includes("from-tab-b"), out);
       a.close();
       b.close();
+    } finally {
+      assertEquals(await web.stop(), 0);
+      await sb.cleanup();
+    }
+  },
+});
+
+Deno.test({
+  name: "kimi web: pin and unpin a session (stored in state.json, listed, kept across restarts)",
+  ...opts,
+  fn: async () => {
+    const sb = await kimiSandbox();
+    const config = await sb.scriptedConfig(["text: hi"]);
+    let web = await startWeb(sb, { config });
+    try {
+      const a = await createSession(web, sb.workDir);
+      const b = await createSession(web, sb.workDir);
+      // a used session (the server does not keep empty ones across a restart)
+      const ws = await web.socket(a);
+      await ws.waitFor((f) => f.method === "session_status");
+      await ws.initialize();
+      assertEquals((await promptTo(ws, "hello")).result, { status: "finished" });
+      ws.close();
+      const info = await (await web.api(`/api/sessions/${a}`)).json();
+      assertEquals(info.pinned, false);
+      const statePath = `${info.session_dir}/state.json`;
+
+      const pin = await web.api(`/api/sessions/${a}`, {
+        method: "PATCH",
+        ...json({ pinned: true }),
+      });
+      assertEquals(pin.status, 200);
+      const pinned = await pin.json();
+      assertEquals([pinned.session_id, pinned.pinned, pinned.archived], [a, true, false]);
+      assertEquals(JSON.parse(await Deno.readTextFile(statePath)).pinned, true);
+      const list = await (await web.api("/api/sessions/")).json();
+      const flags = Object.fromEntries(
+        list.map((s: { session_id: string; pinned: boolean }) => [s.session_id, s.pinned]),
+      );
+      assertEquals(flags, { [a]: true, [b]: false });
+
+      // bad input: a precise 422, nothing changed
+      for (const body of [{ pinned: "yes" }, { pinned: null }, { pinned: 1 }]) {
+        const bad = await web.api(`/api/sessions/${a}`, { method: "PATCH", ...json(body) });
+        assertEquals(bad.status, 422);
+        assertEquals((await bad.json()).detail[0].loc, ["body", "pinned"]);
+      }
+      const unknown = await web.api(`/api/sessions/${crypto.randomUUID()}`, {
+        method: "PATCH",
+        ...json({ pinned: true }),
+      });
+      assertEquals(unknown.status, 404);
+      assertEquals(await unknown.json(), { detail: "Session not found" });
+      assertEquals((await (await web.api(`/api/sessions/${a}`)).json()).pinned, true);
+
+      // a title change keeps the pin
+      await web.api(`/api/sessions/${a}`, { method: "PATCH", ...json({ title: "kept" }) });
+      assertEquals((await (await web.api(`/api/sessions/${a}`)).json()).pinned, true);
+
+      // kept across a restart of the server
+      assertEquals(await web.stop(), 0);
+      web = await startWeb(sb, { config });
+      assertEquals((await (await web.api(`/api/sessions/${a}`)).json()).pinned, true);
+
+      // unpinned: the field leaves state.json (it is not a reference field)
+      const unpin = await web.api(`/api/sessions/${a}`, {
+        method: "PATCH",
+        ...json({ pinned: false }),
+      });
+      assertEquals((await unpin.json()).pinned, false);
+      assertEquals("pinned" in JSON.parse(await Deno.readTextFile(statePath)), false);
     } finally {
       assertEquals(await web.stop(), 0);
       await sb.cleanup();

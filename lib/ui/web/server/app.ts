@@ -275,7 +275,7 @@ export function createWebApp(
   doc({
     method: "patch",
     path: "/api/sessions/{id}",
-    summary: "Rename or (un)archive a session",
+    summary: "Rename, (un)archive or (un)pin a session",
     body: UpdateSessionBodySchema,
     response: SessionSchema,
     errors: [400, 404, 413, 422],

@@ -38,6 +38,7 @@ export const SessionSchema = z.object({
   work_dir: z.string(),
   session_dir: z.string(),
   archived: z.boolean(),
+  pinned: z.boolean().meta({ description: "Pinned to the top of kimi web's session list" }),
 }).meta({ id: "Session" });
 /** A session as listed. */
 export type SessionInfo = z.infer<typeof SessionSchema>;
@@ -60,6 +61,7 @@ export const CreateSessionBodySchema = z.object({
 export const UpdateSessionBodySchema = z.object({
   title: z.string().min(1).max(200).optional(),
   archived: z.boolean().optional(),
+  pinned: z.boolean().optional(),
 }).meta({ id: "UpdateSessionRequest" });
 
 /** Body of `POST /api/sessions/{id}/fork`. */

@@ -136,6 +136,7 @@ export class SessionRegistry {
       work_dir: session.workDir,
       session_dir: session.dir,
       archived: state.archived,
+      pinned: state.pinned === true,
     };
   }
 
@@ -202,9 +203,15 @@ export class SessionRegistry {
     if (this.#hosts.get(session.id)?.busy) throw new SessionBusyError();
   }
 
-  /** Rename and/or (un)archive a session. */
-  async update(session: Session, patch: { title?: string; archived?: boolean }): Promise<void> {
-    this.assertEditable(session);
+  /**
+   * Rename, (un)archive and/or (un)pin a session. Pinning alone is a list preference and is
+   * allowed while a turn runs; a title or archive change is not.
+   */
+  async update(
+    session: Session,
+    patch: { title?: string; archived?: boolean; pinned?: boolean },
+  ): Promise<void> {
+    if (patch.title !== undefined || patch.archived !== undefined) this.assertEditable(session);
     const state = await updateState(session.dir, (st) => {
       if (patch.title !== undefined) {
         st.custom_title = patch.title;
@@ -219,6 +226,9 @@ export class SessionRegistry {
         st.archived_at = null;
         st.auto_archive_exempt = true;
       }
+      // Written only while true (not a reference field).
+      if (patch.pinned === true) st.pinned = true;
+      else if (patch.pinned === false) delete st.pinned;
     });
     session.state = { ...session.state, ...pickExternal(state) };
     const running = this.#hosts.get(session.id)?.app?.session;
@@ -263,6 +273,7 @@ function pickExternal(st: Awaited<ReturnType<typeof loadState>>) {
     archived: st.archived,
     archived_at: st.archived_at,
     auto_archive_exempt: st.auto_archive_exempt,
+    pinned: st.pinned,
   };
 }
 
