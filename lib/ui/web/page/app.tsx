@@ -18,6 +18,7 @@ import { Composer } from "./composer.tsx";
 import { FilesPanel, GitPanel, SettingsPanel } from "./panels.tsx";
 import { SessionStream, type StreamSnapshot } from "./session_stream.ts";
 import { displayTitle, type SessionInfo, Sidebar } from "./sidebar.tsx";
+import { SidebarSplitter } from "./splitter.tsx";
 import { VisApp } from "./vis.tsx";
 
 type AuthState = "checking" | "ok" | "missing" | "refused";
@@ -189,10 +190,11 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
     if (snap?.fatal?.kind === "auth") onAuthFailed();
   }, [snap?.fatal]);
 
-  // A finished turn may have titled the session: refresh the list.
+  // A finished turn may have titled the session: refresh the list (also once the stream is
+  // live: the open session's latest time then counts as seen).
   useEffect(() => {
     if (snap && !snap.busy) setRefreshKey((k) => k + 1);
-  }, [snap?.busy]);
+  }, [snap?.busy, snap?.link === "live"]);
 
   const select = useCallback((id: string | null) => {
     setCurrent(id);
@@ -249,6 +251,7 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
           onError={onError}
         />
       </aside>
+      <SidebarSplitter />
       {drawer && <div class="scrim" onClick={() => setDrawer(false)} aria-hidden="true" />}
       <main class="main">
         <header class="topbar">

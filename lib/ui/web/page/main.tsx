@@ -7,5 +7,7 @@
  * @module
  */
 import { mount } from "./app.tsx";
+import { applyStoredLayout } from "./layout_prefs.ts";
 
+applyStoredLayout();
 mount();

@@ -5,13 +5,14 @@
 /// <reference lib="esnext" />
 /**
  * Side panels of a session: the work dir's files (browse, download), the git changes summary,
- * and the settings (default model, thinking, theme, notifications).
+ * and the settings (default model, thinking, theme, text size, notifications).
  *
  * @module
  */
 import type { JSX } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api, tokenUrl } from "./api.ts";
+import { FONT_SIZES, type FontSize, saveFontSize, storedFontSize } from "./layout_prefs.ts";
 
 interface Entry {
   name: string;
@@ -164,7 +165,31 @@ interface ConfigView {
   models: { name: string; provider: string; model: string; max_context_size: number }[];
 }
 
-/** Settings: default model, thinking, theme and notifications. */
+/** The text size setting (kept in this browser). */
+export function FontSizeField(): JSX.Element {
+  const [size, setSize] = useState<FontSize>(storedFontSize);
+  const labels: Record<FontSize, string> = { small: "Small", normal: "Normal", large: "Large" };
+  return (
+    <label class="field">
+      <span>Text size</span>
+      <select
+        name="font_size"
+        value={size}
+        onChange={(e) => {
+          const next = (e.target as HTMLSelectElement).value as FontSize;
+          setSize(next);
+          saveFontSize(next);
+        }}
+      >
+        {(Object.keys(FONT_SIZES) as FontSize[]).map((k) => (
+          <option key={k} value={k}>{labels[k]}</option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+/** Settings: default model, thinking, theme, text size and notifications. */
 export function SettingsPanel(
   { theme, setTheme, notify, setNotify }: {
     theme: string;
@@ -202,6 +227,7 @@ export function SettingsPanel(
           <option value="light">Light</option>
         </select>
       </label>
+      <FontSizeField />
       <label class="field row">
         <input
           type="checkbox"

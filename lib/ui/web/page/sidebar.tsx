@@ -4,9 +4,10 @@
 /// <reference lib="dom" />
 /// <reference lib="esnext" />
 /**
- * The session sidebar (search, grouped by work dir or flat, archived section, rename, archive,
- * delete, multi-select) and the create-session dialog (startup dir, recent work dirs, create a
- * missing directory on request).
+ * The session sidebar (search, grouped by work dir or flat, a "Pinned" group first, archived
+ * section, rename, archive, pin, delete, multi-select, unread dots), the create-session dialog
+ * (startup dir, recent work dirs, create a missing directory on request) and the address bar's
+ * `?action=create` / `?action=create-in-dir&workDir=<path>` links.
  *
  * @module
  */
@@ -14,6 +15,10 @@ import type { JSX } from "preact";
 import { memo } from "preact/compat";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError } from "./api.ts";
+import { loadSeen, markSeen, saveSeen, trackActivity } from "./unread.ts";
+
+/** How often the list is refreshed while the page is visible (ms), for dots of other sessions. */
+export const LIST_POLL_MS = 3000;
 
 /** A session as `GET /api/sessions/` lists it (reference §A3). */
 export interface SessionInfo {
@@ -33,6 +38,62 @@ export interface SessionInfo {
   session_dir: string;
   /** Whether archived. */
   archived: boolean;
+  /** Whether pinned to the top of the list. */
+  pinned: boolean;
+}
+
+/** What the create dialog opens with (a `?action=create-in-dir` that failed fills it in). */
+export interface CreateRequest {
+  /** Work directory to propose. */
+  dir?: string;
+  /** Error to show. */
+  error?: string;
+  /** The directory is missing: offer to create it. */
+  missing?: boolean;
+}
+
+/** Group key of the pinned sessions (not a path). */
+const PINNED = "\u0000pinned";
+
+/**
+ * The list's groups in display order: pinned sessions first (as "Pinned"), then by work dir
+ * when `byFolder`, else one unnamed group. Order within a group is the list's order.
+ */
+export function groupSessions(
+  sessions: readonly SessionInfo[],
+  byFolder: boolean,
+): { key: string; label: string | null; title?: string; sessions: SessionInfo[] }[] {
+  const groups = new Map<string, SessionInfo[]>();
+  const pinned = sessions.filter((s) => s.pinned);
+  if (pinned.length) groups.set(PINNED, pinned);
+  for (const s of sessions) {
+    if (s.pinned) continue;
+    const key = byFolder ? s.work_dir : "";
+    groups.set(key, [...(groups.get(key) ?? []), s]);
+  }
+  return [...groups].map(([key, list]) => ({
+    key,
+    label: key === PINNED ? "Pinned" : key ? basename(key) : null,
+    title: key === PINNED || !key ? undefined : key,
+    sessions: list,
+  }));
+}
+
+/** Read and remove `?action=` (and `workDir`) from the address bar (history entry replaced). */
+function takeUrlAction(): { action: string; workDir: string | null } | null {
+  const params = new URLSearchParams(location.search);
+  const action = params.get("action");
+  if (action === null) return null;
+  const workDir = params.get("workDir");
+  params.delete("action");
+  params.delete("workDir");
+  const query = params.toString();
+  history.replaceState(
+    history.state,
+    "",
+    location.pathname + (query ? `?${query}` : "") + location.hash,
+  );
+  return { action, workDir };
 }
 
 /** Props of {@link Sidebar}. */
@@ -77,8 +138,82 @@ export const Sidebar = memo(function Sidebar(props: SidebarProps): JSX.Element {
   const [sessions, setSessions] = useState<SessionInfo[]>([]);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [renaming, setRenaming] = useState<string | null>(null);
-  const [creating, setCreating] = useState(false);
+  const [creating, setCreating] = useState<CreateRequest | null>(null);
   const [tick, setTick] = useState(0);
+  const [poll, setPoll] = useState(0);
+  const [unread, setUnread] = useState<Set<string>>(new Set());
+  const busyRef = useRef<Set<string>>(new Set());
+
+  // Other sessions' activity (unread dots, busy dots) shows without a reload.
+  useEffect(() => {
+    const timer = setInterval(() => {
+      if (document.visibilityState === "visible") setPoll((p) => p + 1);
+    }, LIST_POLL_MS);
+    return () => clearInterval(timer);
+  }, []);
+
+  // The seen times are re-read each time: another tab may have opened a session meanwhile.
+  // A session just left counts as open until its latest time is known (what it wrote while
+  // open, after the last look at the list, is not new activity).
+  const leaving = useRef<Set<string>>(new Set());
+  const [left, setLeft] = useState(0);
+  useEffect(() => {
+    const r = trackActivity({
+      seen: loadSeen(),
+      sessions,
+      current: props.current,
+      open: leaving.current,
+      busy: busyRef.current,
+    });
+    busyRef.current = r.busy;
+    saveSeen(r.seen);
+    setUnread(r.unread);
+  }, [sessions, props.current, left]);
+  useEffect(() => {
+    const id = props.current;
+    if (!id) return;
+    return () => {
+      leaving.current.add(id);
+      api<SessionInfo | null>("GET", `/api/sessions/${id}`).then((s) => {
+        if (s) saveSeen(markSeen(loadSeen(), s));
+      }, () => {}).finally(() => {
+        leaving.current.delete(id);
+        setLeft((n) => n + 1);
+      });
+    };
+  }, [props.current]);
+
+  // `?action=create` opens the dialog; `?action=create-in-dir&workDir=<p>` creates a session in
+  // <p> and opens it. The parameters leave the address bar first, so a reload does not repeat it.
+  useEffect(() => {
+    const taken = takeUrlAction();
+    if (!taken) return;
+    const { action, workDir } = taken;
+    if (action === "create") {
+      setCreating({ dir: workDir ?? undefined });
+    } else if (action === "create-in-dir") {
+      if (!workDir?.trim()) {
+        setCreating({
+          error: "The link has action=create-in-dir but no workDir: pick a work directory.",
+        });
+        return;
+      }
+      api<SessionInfo>("POST", "/api/sessions/", { work_dir: workDir.trim() }).then((s) => {
+        reload();
+        props.onSelect(s.session_id);
+      }, (err: Error) => {
+        setCreating({
+          dir: workDir.trim(),
+          error: err.message,
+          missing: err instanceof ApiError && err.status === 404,
+        });
+      });
+    } else {
+      props.onError(
+        `Unknown action “${action}” in the address: use ?action=create or ?action=create-in-dir&workDir=<path>.`,
+      );
+    }
+  }, []);
 
   useEffect(() => {
     let live = true;
@@ -92,7 +227,7 @@ export const Sidebar = memo(function Sidebar(props: SidebarProps): JSX.Element {
     return () => {
       live = false;
     };
-  }, [q, archived, props.refreshKey, tick]);
+  }, [q, archived, props.refreshKey, tick, poll]);
 
   const reload = (deleted?: string) => {
     setTick((t) => t + 1);
@@ -125,16 +260,12 @@ export const Sidebar = memo(function Sidebar(props: SidebarProps): JSX.Element {
     );
   };
 
-  const groups = new Map<string, SessionInfo[]>();
-  for (const s of sessions) {
-    const key = grouped ? s.work_dir : "";
-    groups.set(key, [...(groups.get(key) ?? []), s]);
-  }
+  const groups = groupSessions(sessions, grouped);
 
   return (
     <nav class="sidebar-inner" aria-label="Sessions">
       <div class="sidebar-head">
-        <button type="button" class="primary wide" onClick={() => setCreating(true)}>
+        <button type="button" class="primary wide" onClick={() => setCreating({})}>
           + New session
         </button>
         <label>
@@ -191,11 +322,15 @@ export const Sidebar = memo(function Sidebar(props: SidebarProps): JSX.Element {
             {q ? "No session matches." : archived ? "No archived session." : "No session yet."}
           </p>
         )}
-        {[...groups].map(([dir, list]) => (
-          <section key={dir} class="group" aria-label={dir ? `Folder ${dir}` : "Sessions"}>
-            {dir && <h3 title={dir}>{basename(dir)}</h3>}
+        {groups.map((g) => (
+          <section
+            key={g.key}
+            class={g.key === PINNED ? "group pinned" : "group"}
+            aria-label={g.title ? `Folder ${g.title}` : g.label ?? "Sessions"}
+          >
+            {g.label && <h3 title={g.title}>{g.label}</h3>}
             <ul>
-              {list.map((s) => (
+              {g.sessions.map((s) => (
                 <li
                   key={s.session_id}
                   class={`session ${s.session_id === props.current ? "current" : ""}`}
@@ -233,6 +368,11 @@ export const Sidebar = memo(function Sidebar(props: SidebarProps): JSX.Element {
                       >
                         <span class="session-title">{displayTitle(s.title)}</span>
                         {s.status?.state === "busy" && <span class="dot busy" aria-label="busy" />}
+                        {unread.has(s.session_id) && s.session_id !== props.current && (
+                          <span class="dot unread">
+                            <span class="sr-only">new activity</span>
+                          </span>
+                        )}
                       </button>
                     )}
                   <details class="session-menu">
@@ -240,8 +380,7 @@ export const Sidebar = memo(function Sidebar(props: SidebarProps): JSX.Element {
                     <div class="menu" onClick={closeMenu}>
                       <button
                         type="button"
-                        onClick={() =>
-                          setRenaming(s.session_id)}
+                        onClick={() => setRenaming(s.session_id)}
                       >
                         Rename
                       </button>
@@ -256,11 +395,20 @@ export const Sidebar = memo(function Sidebar(props: SidebarProps): JSX.Element {
                       </button>
                       <button
                         type="button"
+                        class="pin"
+                        onClick={() =>
+                          act(() =>
+                            api("PATCH", `/api/sessions/${s.session_id}`, { pinned: !s.pinned })
+                          )}
+                      >
+                        {s.pinned ? "Unpin" : "Pin"}
+                      </button>
+                      <button
+                        type="button"
                         class="danger"
                         onClick={() => {
                           if (confirm(`Delete “${s.title}”? This cannot be undone.`)) {
-                            act(() =>
-                              api("DELETE", `/api/sessions/${s.session_id}`), s.session_id);
+                            act(() => api("DELETE", `/api/sessions/${s.session_id}`), s.session_id);
                           }
                         }}
                       >
@@ -276,9 +424,12 @@ export const Sidebar = memo(function Sidebar(props: SidebarProps): JSX.Element {
       </div>
       {creating && (
         <CreateDialog
-          onClose={() => setCreating(false)}
+          initialDir={creating.dir}
+          initialError={creating.error}
+          initialMissing={creating.missing}
+          onClose={() => setCreating(null)}
           onCreated={(id) => {
-            setCreating(false);
+            setCreating(null);
             reload();
             props.onSelect(id);
           }}
@@ -316,17 +467,19 @@ function RenameForm(
 
 /** The create-session dialog. */
 export function CreateDialog(
-  { onClose, onCreated, initialDir }: {
+  { onClose, onCreated, initialDir, initialError, initialMissing }: {
     onClose: () => void;
     onCreated: (id: string) => void;
     initialDir?: string;
+    initialError?: string;
+    initialMissing?: boolean;
   },
 ): JSX.Element {
   const [dir, setDir] = useState(initialDir ?? "");
   const [recent, setRecent] = useState<string[]>([]);
   const [startup, setStartup] = useState("");
-  const [error, setError] = useState<string | null>(null);
-  const [missing, setMissing] = useState(false);
+  const [error, setError] = useState<string | null>(initialError ?? null);
+  const [missing, setMissing] = useState(initialMissing ?? false);
   const [busy, setBusy] = useState(false);
   const dialog = useRef<HTMLDialogElement>(null);
   // Once the user has typed or picked a directory, the late default never replaces it.
