@@ -1,8 +1,9 @@
 /**
  * The composer's controls and the in-chat search of `kimi web`'s page in headless chromium,
  * through `main.ts web --no-open`:
- * - steer: text sent with "Steer" while the model holds its answer reaches the model inside the
- *   same turn (the next request carries it as a user message) and the chat shows it once;
+ * - steer: text sent with "Steer" while the model holds its answer waits under the composer,
+ *   then reaches the model inside the same turn (the next request carries it as a user
+ *   message) and the chat shows it once, after a reload too;
  * - plan toggle: switching it on puts the plan-mode reminder in the next request, and the
  *   checkbox shows the server's state after a reload (on, then off again);
  * - model and thinking picker: the next request goes to the picked model with thinking on as
@@ -111,6 +112,8 @@ browserTest(
       await page.waitForFunction(() =>
         (document.querySelector(".composer textarea") as HTMLTextAreaElement).value === ""
       );
+      // Until the step ends the steer waits, shown under the composer (not yet in the chat).
+      await waitForText(page, ".queue.steering li", "Steer: also check the tests");
       hold.resolve();
       await waitForText(page, ".md", "Checked the tests too.");
       await waitForText(page, ".link-state", "ready");
@@ -138,6 +141,7 @@ browserTest(
       assertEquals(await count(page, ".msg.user"), 1);
       assertEquals(await count(page, "section.turn"), 1);
       assertEquals(await steerShown(), 1);
+      assertEquals(await count(page, ".queue.steering li"), 0);
       // A reload replays it once as well.
       await page.reload();
       await waitForText(page, ".md", "Checked the tests too.");
