@@ -330,15 +330,6 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
               <>
                 <button
                   type="button"
-                  aria-pressed={searchOpen}
-                  aria-keyshortcuts="Control+F Meta+F Control+K Meta+K"
-                  title="Search in this conversation (Ctrl+F)"
-                  onClick={() => (searchOpen ? closeSearch() : openSearch())}
-                >
-                  Search
-                </button>
-                <button
-                  type="button"
                   aria-pressed={panel === "files"}
                   onClick={() => setPanel(panel === "files" ? null : "files")}
                 >
@@ -360,6 +351,17 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
             >
               Settings
             </button>
+            {current && (
+              <button
+                type="button"
+                aria-pressed={searchOpen}
+                aria-keyshortcuts="Control+F Meta+F Control+K Meta+K"
+                title="Search in this conversation (Ctrl+F)"
+                onClick={() => (searchOpen ? closeSearch() : openSearch())}
+              >
+                Search
+              </button>
+            )}
             <button
               type="button"
               class="icon"
