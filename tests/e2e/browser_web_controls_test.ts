@@ -23,9 +23,7 @@ import type { Page } from "puppeteer-core";
 type ChatMessage = { role: string; content: string | { type: string; text?: string }[] };
 
 function textOf(m: ChatMessage): string {
-  return typeof m.content === "string"
-    ? m.content
-    : m.content.map((p) => p.text ?? "").join("\n");
+  return typeof m.content === "string" ? m.content : m.content.map((p) => p.text ?? "").join("\n");
 }
 
 async function checkbox(page: Page, label: string): Promise<boolean> {
@@ -255,7 +253,13 @@ function searchWire(turns: number): string {
       });
       rec("ToolResult", {
         tool_call_id: "tc-zebra",
-        return_value: { is_error: false, output: "zebra\n", message: "", display: [], extras: null },
+        return_value: {
+          is_error: false,
+          output: "zebra\n",
+          message: "",
+          display: [],
+          extras: null,
+        },
       });
     }
     rec("ContentPart", {
@@ -417,13 +421,15 @@ browserTest(
       assertEquals(await count(page, 'section.turn[data-turn="5"]'), 1);
 
       // The topbar button opens it too (Ctrl+K is the other shortcut).
-      await page.click('.topbar button[aria-keyshortcuts]');
+      await page.click(".topbar button[aria-keyshortcuts]");
       await page.waitForFunction(() =>
         document.activeElement?.matches(".chat-search input[type=search]") ?? false
       );
       assertEquals(
-        await page.$eval(".topbar button[aria-keyshortcuts]", (e: Element) =>
-          e.getAttribute("aria-pressed")),
+        await page.$eval(
+          ".topbar button[aria-keyshortcuts]",
+          (e: Element) => e.getAttribute("aria-pressed"),
+        ),
         "true",
       );
       await page.keyboard.press("Escape");

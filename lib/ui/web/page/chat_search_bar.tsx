@@ -16,7 +16,13 @@
  */
 import type { JSX } from "preact";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { findMatches, matchLabel, occurrences, type SearchMatch, stepMatch } from "./chat_search.ts";
+import {
+  findMatches,
+  matchLabel,
+  occurrences,
+  type SearchMatch,
+  stepMatch,
+} from "./chat_search.ts";
 import { renderMarkdown } from "./markdown.ts";
 import type { Turn } from "./transcript.ts";
 
