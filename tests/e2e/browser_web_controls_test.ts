@@ -404,10 +404,20 @@ browserTest(
         (e as HTMLInputElement).value = "";
         e.dispatchEvent(new Event("input", { bubbles: true }));
       });
+      // A new query starts at the first match from the top of the view: turn 114 at the top.
+      await page.evaluate(() =>
+        document.querySelector('section.turn[data-turn="114"]').scrollIntoView({ block: "start" })
+      );
       await page.focus(".chat-search input");
       await page.keyboard.type("part 11");
-      // "Part 11" and "Part 110" … "Part 119" (headings of the markdown).
-      await waitForText(page, ".search-count", "1 of 11");
+      // "Part 11" and "Part 110" … "Part 119" (headings of the markdown): "Part 114" is the 6th.
+      await page.waitForFunction(() =>
+        document.querySelector(".search-count")?.textContent === "6 of 11" &&
+        document.querySelector(".search-current")?.closest("section.turn")
+            ?.getAttribute("data-turn") === "114"
+      );
+      await page.keyboard.press("Enter");
+      await expectAt("7 of 11", "115", "md", "Part 11");
 
       // Escape closes the box, clears the marks and gives the focus back to the composer.
       await page.keyboard.press("Escape");

@@ -143,6 +143,17 @@ function applyMarks(
   return true;
 }
 
+/** The index of the first turn shown in the chat's viewport (0 when none is). */
+function firstVisibleTurn(): number {
+  const chat = document.querySelector<HTMLElement>(".chat");
+  if (!chat) return 0;
+  const top = chat.getBoundingClientRect().top;
+  for (const el of chat.querySelectorAll<HTMLElement>("section.turn[data-turn]")) {
+    if (el.getBoundingClientRect().bottom > top) return Number(el.dataset.turn);
+  }
+  return 0;
+}
+
 /** Properties of {@link ChatSearchBar}. */
 export interface ChatSearchBarProps {
   /** The transcript's turns. */
@@ -162,7 +173,9 @@ export function ChatSearchBar(
   { turns, version, focusTick, onReveal, onClose }: ChatSearchBarProps,
 ): JSX.Element {
   const [query, setQuery] = useState("");
+  // -1: the first match from the top of the chat's viewport on (`anchor`), like a browser's find.
   const [current, setCurrent] = useState(-1);
+  const [anchor, setAnchor] = useState(0);
   const [moved, setMoved] = useState(0);
   const input = useRef<HTMLInputElement>(null);
   const cache = useRef(new Map<string, string>());
@@ -180,7 +193,11 @@ export function ChatSearchBar(
 
   const matches = useMemo(() => findMatches(turns, query, plain), [turns, query, version]);
   const total = matches.length;
-  const index = total === 0 ? -1 : Math.min(Math.max(current, 0), total - 1);
+  const index = total === 0
+    ? -1
+    : current >= 0
+    ? Math.min(current, total - 1)
+    : Math.max(0, matches.findIndex((m) => m.turn >= anchor));
   const target = index >= 0 ? matches[index] : null;
 
   useEffect(() => {
@@ -232,8 +249,10 @@ export function ChatSearchBar(
           value={query}
           aria-describedby="chat-search-count"
           onInput={(e) => {
+            // A new search starts from the view; typing on refines it from the same place.
+            if (!query) setAnchor(firstVisibleTurn());
             setQuery((e.target as HTMLInputElement).value);
-            setCurrent(0);
+            setCurrent(-1);
             setMoved((n) => n + 1);
           }}
           onKeyDown={(e) => {
