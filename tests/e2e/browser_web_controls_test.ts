@@ -262,6 +262,19 @@ function searchWire(turns: number): string {
         },
       });
     }
+    if (i === 112) {
+      // Its card shows neither the arguments nor the output: only the card can be marked.
+      rec("ToolCall", {
+        type: "function",
+        id: "tc-todo",
+        function: { name: "SetTodoList", arguments: '{"todos": [{"title": "feed the zebra"}]}' },
+        extras: null,
+      });
+      rec("ToolResult", {
+        tool_call_id: "tc-todo",
+        return_value: { is_error: false, output: "", message: "", display: [], extras: null },
+      });
+    }
     rec("ContentPart", {
       type: "text",
       text: i === 5 ? "The **zebra** is in the zoo." : `## Part ${i}\n\n- step one\n- step two\n`,
@@ -349,7 +362,7 @@ browserTest(
       };
       await page.keyboard.type("zebra");
       // The first match is in turn 6 (index 5), hidden until now: revealed.
-      await expectAt("1 of 5", "5", "user-text", "Zebra");
+      await expectAt("1 of 6", "5", "user-text", "Zebra");
       assertEquals(await count(page, 'section.turn[data-turn="5"]'), 1);
       // The markdown around the match is intact: the bold word is still a <strong>.
       assertEquals(
@@ -360,10 +373,10 @@ browserTest(
         "zebra",
       );
       await page.keyboard.press("Enter");
-      await expectAt("2 of 5", "5", "md", "zebra");
+      await expectAt("2 of 6", "5", "md", "zebra");
       await page.keyboard.press("Enter");
       // Thinking: its collapsed details open to show the match.
-      await expectAt("3 of 5", "110", "think-text", "ZEBRA");
+      await expectAt("3 of 6", "110", "think-text", "ZEBRA");
       assertEquals(
         await page.$eval(
           'section.turn[data-turn="110"] details.think',
@@ -371,25 +384,40 @@ browserTest(
         ),
         true,
       );
+      // A match in what a card does not show (its arguments): the card is marked, in view.
       await page.keyboard.press("Enter");
-      await expectAt("4 of 5", "115", "tool-arg", "zebra");
+      const cardMarked = () =>
+        page.waitForFunction(() => {
+          const card = document.querySelector(".search-current");
+          const r = card?.getBoundingClientRect();
+          const chat = document.querySelector(".chat")!.getBoundingClientRect();
+          return document.querySelector(".search-count")?.textContent === "4 of 6" &&
+            card.matches('section.turn[data-turn="112"] .tool-card.tool-SetTodoList') &&
+            !CSS.highlights.has("kimi-search-current") &&
+            r.height > 0 && r.top >= chat.top && r.bottom <= chat.bottom;
+        });
+      await cardMarked();
       await page.keyboard.press("Enter");
-      await expectAt("5 of 5", "115", "shell-output", "zebra");
-      // Every match shown is highlighted.
+      await expectAt("5 of 6", "115", "tool-arg", "zebra");
+      await page.keyboard.press("Enter");
+      await expectAt("6 of 6", "115", "shell-output", "zebra");
+      // Every match the page shows as text is highlighted.
       assertEquals(
         await page.evaluate(() => CSS.highlights.get("kimi-search")?.size ?? 0),
         5,
       );
       await page.keyboard.press("Enter");
-      await expectAt("1 of 5", "5", "user-text", "Zebra");
+      await expectAt("1 of 6", "5", "user-text", "Zebra");
       await page.keyboard.down("Shift");
       await page.keyboard.press("Enter");
       await page.keyboard.up("Shift");
-      await expectAt("5 of 5", "115", "shell-output", "zebra");
+      await expectAt("6 of 6", "115", "shell-output", "zebra");
       await page.click('.chat-search button[aria-label="Previous match"]');
-      await expectAt("4 of 5", "115", "tool-arg", "zebra");
+      await expectAt("5 of 6", "115", "tool-arg", "zebra");
+      await page.click('.chat-search button[aria-label="Previous match"]');
+      await cardMarked();
       await page.click('.chat-search button[aria-label="Next match"]');
-      await expectAt("5 of 5", "115", "shell-output", "zebra");
+      await expectAt("5 of 6", "115", "tool-arg", "zebra");
 
       // Another query: counted anew; none found says so.
       await page.$eval(".chat-search input", (e: Element) => {
@@ -405,9 +433,15 @@ browserTest(
         e.dispatchEvent(new Event("input", { bubbles: true }));
       });
       // A new query starts at the first match from the top of the view: turn 114 at the top.
-      await page.evaluate(() =>
-        document.querySelector('section.turn[data-turn="114"]').scrollIntoView({ block: "start" })
-      );
+      await page.waitForFunction(() => {
+        const turn = document.querySelector('section.turn[data-turn="114"]');
+        const chat = document.querySelector(".chat");
+        turn.scrollIntoView({ block: "start" });
+        chat.scrollTop += 40;
+        const top = chat.getBoundingClientRect().top;
+        const r = turn.getBoundingClientRect();
+        return r.top < top - 20 && r.bottom > top + 20;
+      });
       await page.focus(".chat-search input");
       await page.keyboard.type("part 11");
       // "Part 11" and "Part 110" … "Part 119" (headings of the markdown): "Part 114" is the 6th.

@@ -46,6 +46,11 @@ export function textRanges(root: Node, query: string): Range[] {
     while (i > 0 && (end ? nodes[i].start >= offset : nodes[i].start > offset)) i--;
     return { node: nodes[i].node, offset: offset - nodes[i].start };
   };
+  // Offsets are found in the lower-cased text: exact only where lower-casing keeps lengths
+  // (not so for a few letters, e.g. "İ"); elsewhere the caller marks the whole message.
+  if (text.toLowerCase().length !== text.length || query.toLowerCase().length !== query.length) {
+    return [];
+  }
   return occurrences(text, query).map((at) => {
     const range = document.createRange();
     const a = locate(at, false);
@@ -149,7 +154,8 @@ function firstVisibleTurn(): number {
   if (!chat) return 0;
   const top = chat.getBoundingClientRect().top;
   for (const el of chat.querySelectorAll<HTMLElement>("section.turn[data-turn]")) {
-    if (el.getBoundingClientRect().bottom > top) return Number(el.dataset.turn);
+    // (A pixel of slack: the turn above may end a fraction of a pixel below the edge.)
+    if (el.getBoundingClientRect().bottom > top + 1) return Number(el.dataset.turn);
   }
   return 0;
 }
