@@ -3,7 +3,8 @@
  * through `main.ts web --no-open`:
  * - steer: text sent with "Steer" while the model holds its answer waits under the composer,
  *   then reaches the model inside the same turn (the next request carries it as a user
- *   message) and the chat shows it once, after a reload too;
+ *   message) and the chat shows it once, after a reload too; a steer the turn ends before taking
+ *   in (Stop) runs as the next turn;
  * - plan toggle: switching it on puts the plan-mode reminder in the next request, and the
  *   checkbox shows the server's state after a reload (on, then off again);
  * - model and thinking picker: the next request goes to the picked model with thinking on as
@@ -59,6 +60,8 @@ browserTest(
       { text: "Checked the tests too." },
       { text: "Here is the plan." },
       { text: "Answered by the other model." },
+      { text: "Still going", stall: true },
+      { text: "The steer ran as a turn of its own." },
     );
     const configPath = `${sb.root}/controls-config.json`;
     const models = (model: string) => ({
@@ -224,6 +227,43 @@ browserTest(
           "other"
       );
       assertEquals(await checkbox(page, "Thinking"), true);
+
+      // A steer the turn ends before taking in (here: Stop) runs as the next turn.
+      await page.type(".composer textarea", "a long one");
+      await page.keyboard.press("Enter");
+      await waitForText(page, ".md", "Still going");
+      await waitForText(page, ".link-state", "working");
+      await page.type(".composer textarea", "then summarise");
+      await page.$$eval(
+        ".composer-row button",
+        (els: Element[]) =>
+          (els.find((e) => e.textContent?.trim() === "Steer") as HTMLElement).click(),
+      );
+      await waitForText(page, ".queue.steering li", "Steer: then summarise");
+      await page.click(".composer button.danger");
+      await waitForText(page, ".md", "The steer ran as a turn of its own.");
+      await waitForText(page, ".link-state", "ready");
+      assertEquals(chats().length, 6);
+      const rerun = chats()[5].body.messages as ChatMessage[];
+      // The last user message ends with it (after the interrupted turn's note), once.
+      assert(textOf(rerun.findLast((m) => m.role === "user")!).endsWith("then summarise"));
+      assertEquals(JSON.stringify(rerun).split("then summarise").length, 2);
+      assertEquals(
+        await page.$$eval(
+          ".msg.user .user-text",
+          (els: Element[]) => els.map((e) => e.textContent),
+        ),
+        ["review the code", "plan the refactor", "and now?", "a long one", "then summarise"],
+      );
+      assertEquals(await count(page, ".queue li"), 0);
+      assertEquals(
+        await page.$$eval(
+          ".notice",
+          (els: Element[]) =>
+            els.filter((e) => (e.textContent ?? "").includes("then summarise")).length,
+        ),
+        0,
+      );
       assertEquals(ctx.pageErrors, []);
     } finally {
       hold.resolve();

@@ -291,8 +291,17 @@ export class SessionStream {
         t.questions = t.questions.filter((q) => !this.#replayedRequests.has(q.id));
         this.#replayedRequests.clear();
       } else if (busy) this.#replayedRequests.clear();
-      // A turn that ended no longer takes steers in: the ones not taken are dropped.
-      this.#set({ state, busy, ...(busy ? {} : { steering: [] }) });
+      // A turn that ended no longer takes steers in: the ones it did not take run as the next
+      // turn (as in the shell), before the prompts queued meanwhile.
+      if (busy) this.#set({ state, busy });
+      else {
+        this.#set({
+          state,
+          busy,
+          steering: [],
+          queue: [...this.#snap.steering, ...this.#snap.queue],
+        });
+      }
       if (state === "error" && typeof p.detail === "string" && p.detail) {
         this.#set({ error: `Session error: ${p.detail}` });
       }
@@ -335,10 +344,14 @@ export class SessionStream {
     if (err) {
       this.#promptIds.delete(id);
       const at = steered === undefined ? -1 : this.#snap.steering.indexOf(steered);
-      this.#set({
-        error: err.message ?? "Request failed",
-        ...(at >= 0 ? { steering: this.#snap.steering.filter((_, i) => i !== at) } : {}),
-      });
+      if (at >= 0) {
+        // The turn ended before the steer arrived: it runs as the next turn instead.
+        this.#set({ steering: this.#snap.steering.filter((_, i) => i !== at) });
+        this.prompt(steered!);
+        return;
+      }
+      // (A steer moved to the queue when its turn ended needs nothing more.)
+      if (steered === undefined) this.#set({ error: err.message ?? "Request failed" });
       return;
     }
     if (this.#promptIds.delete(id)) {
