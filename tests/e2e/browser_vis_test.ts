@@ -1,8 +1,8 @@
 /**
  * `kimi vis` in a real browser: a session recorded by a print run (text, a Shell call and its
  * result) shows in the explorer under its work dir; opening it shows its turns, steps and tool
- * calls; the token from the banner is moved out of the address bar; without the token the API
- * refuses and the page says what to do.
+ * calls, and its integrity view finds no problem; the token from the banner is moved out of the
+ * address bar; without the token the API refuses and the page says what to do.
  *
  * @module
  */
@@ -53,7 +53,7 @@ browserTest(
       const summary = await waitForText(page, ".summary", "tool calls1");
       assertStringIncludes(summary, "tool calls1");
       // Context viewer shows the conversation.
-      await page.click('[role="tab"]:nth-child(2)');
+      await page.click("#vis-tab-context");
       await waitForText(page, ".context", "All done here.");
       assert(page.url().includes("/vis/sessions/"));
       // ZIP export, then import: the copy is listed as imported, with the same records.
@@ -63,6 +63,16 @@ browserTest(
         headers: auth,
       });
       assertEquals(zip.headers.get("content-type"), "application/zip");
+      // A clean record: the integrity check finds nothing, and says how much it read.
+      const wire = await fetch(`${server.base}/api/vis/sessions/${hash}/${id}/wire`, {
+        headers: auth,
+      }).then((r) => r.json());
+      assertEquals(wire.skipped, 0);
+      await page.click("#vis-tab-integrity");
+      assertEquals(
+        (await waitForText(page, ".vis-integrity-ok", "No problem found")).trim(),
+        `No problem found in ${wire.total} records.`,
+      );
       const form = new FormData();
       form.append("file", new File([await zip.arrayBuffer()], "s.zip"));
       const imported = await fetch(`${server.base}/api/vis/sessions/import`, {

@@ -7,32 +7,10 @@
  *
  * @module
  */
-import axe from "axe-core";
-import type { Page } from "puppeteer-core";
 import { assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { startMockOpenAI } from "../helpers/mock_openai.ts";
 import { browserTest, startKimiServer, waitForText } from "../helpers/browser.ts";
-
-interface Violation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
-
-/** Serious and critical axe violations of the page as it is now. */
-async function seriousViolations(page: Page): Promise<string[]> {
-  if (!(await page.evaluate(() => "axe" in globalThis))) {
-    await page.addScriptTag({ content: (axe as unknown as { source: string }).source });
-  }
-  const violations = await page.evaluate(async () => {
-    // deno-lint-ignore no-explicit-any
-    const r = await (globalThis as any).axe.run(document, { resultTypes: ["violations"] });
-    return r.violations as Violation[];
-  });
-  return violations.filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${v.id} (${v.help}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-}
+import { seriousViolations } from "../helpers/axe.ts";
 
 browserTest(
   "browser: token screens and no serious accessibility violation on the main views",

@@ -231,6 +231,14 @@ browserTest(
           await page.$eval(".side-panel", (e: Element) => e.textContent ?? ""),
           "+1",
         );
+        // README.md only gained a line: git calls it modified (M), not added.
+        assertEquals(
+          await page.$eval(
+            ".side-panel .files li",
+            (e: Element) => (e.textContent ?? "").replace(/\s+/g, " ").trim(),
+          ),
+          "M README.md +1 -0",
+        );
       } else {
         await waitForText(page, ".side-panel", "not a git repository");
       }

@@ -19,7 +19,8 @@ browserTest(
     const { sb, page } = ctx;
     const mock = await startMockOpenAI();
     mock.enqueue(
-      shell("tc-1", "echo first-ok"),
+      // A long unbroken word: the card must wrap it, not overflow sideways.
+      shell("tc-1", `echo first-ok # ${"x".repeat(300)}`),
       shell("tc-2", "echo second-ok"),
       {
         toolCalls: [{
@@ -62,6 +63,26 @@ browserTest(
       // 1: approve with the button.
       const card1 = await waitForText(page, '[role="alertdialog"]', "echo first-ok");
       assertStringIncludes(card1, "Shell");
+      assertEquals(
+        await page.$eval('[role="alertdialog"]', (e: Element) => e.scrollWidth <= e.clientWidth),
+        true,
+      );
+      // On a phone the long command scrolls inside the card and its buttons stay in sight.
+      await page.setViewport({ width: 360, height: 740 });
+      await page.waitForFunction(() => document.documentElement.clientWidth === 360);
+      assertEquals(
+        await page.$eval('[role="alertdialog"]', (card: Element) => {
+          const box = card.getBoundingClientRect();
+          return [...card.querySelectorAll(".actions button")].map((b) => {
+            const r = b.getBoundingClientRect();
+            return card.scrollHeight > card.clientHeight && r.top >= box.top &&
+              r.bottom <= box.bottom && r.bottom <= document.documentElement.clientHeight;
+          });
+        }),
+        [true, true, true, true],
+      );
+      await page.setViewport({ width: 1280, height: 860 });
+      await page.waitForFunction(() => document.documentElement.clientWidth === 1280);
       await page.click('[role="alertdialog"] button.primary');
       await waitForText(page, ".tool-card .shell-output", "first-ok");
       await waitForText(page, ".notice.approval-note", "Approved · Shell");

@@ -410,19 +410,39 @@ Deno.test({
       assertEquals(notRepo.is_git_repo, false);
       await git("init", "-q");
       await Deno.writeTextFile(`${sb.workDir}/a.txt`, "one\ntwo\n");
-      await git("add", "a.txt");
+      await Deno.writeTextFile(`${sb.workDir}/b.txt`, "x\n");
+      await Deno.writeTextFile(`${sb.workDir}/c.txt`, "gone\n");
+      await Deno.writeTextFile(`${sb.workDir}/r.txt`, "moved\nas\nis\n");
+      await git("add", "a.txt", "b.txt", "c.txt", "r.txt");
       await git("commit", "-q", "-m", "init");
       await Deno.writeTextFile(`${sb.workDir}/a.txt`, "one\nthree\nfour\n");
+      await Deno.writeTextFile(`${sb.workDir}/b.txt`, "x\ny\n");
+      await Deno.remove(`${sb.workDir}/c.txt`);
+      await Deno.writeTextFile(`${sb.workDir}/d.txt`, "staged\n");
+      await git("add", "d.txt");
+      await git("mv", "r.txt", "s.txt");
       await Deno.writeTextFile(`${sb.workDir}/new.txt`, "x\n");
       const diff = await (await web.api(`/api/sessions/${id}/git-diff`)).json();
+      // `status` is the reference's guess from the line counts (b.txt only gained lines);
+      // `change` is what git says.
       assertEquals(diff, {
         is_git_repo: true,
         has_changes: true,
-        total_additions: 2,
-        total_deletions: 1,
+        total_additions: 4,
+        total_deletions: 2,
         files: [
-          { path: "a.txt", additions: 2, deletions: 1, status: "modified" },
-          { path: "new.txt", additions: 0, deletions: 0, status: "added" },
+          { path: "a.txt", additions: 2, deletions: 1, status: "modified", change: "modified" },
+          { path: "b.txt", additions: 1, deletions: 0, status: "added", change: "modified" },
+          { path: "c.txt", additions: 0, deletions: 1, status: "deleted", change: "deleted" },
+          { path: "d.txt", additions: 1, deletions: 0, status: "added", change: "added" },
+          {
+            path: "r.txt => s.txt",
+            additions: 0,
+            deletions: 0,
+            status: "modified",
+            change: "renamed",
+          },
+          { path: "new.txt", additions: 0, deletions: 0, status: "added", change: "untracked" },
         ],
         error: null,
       });

@@ -150,27 +150,45 @@ export async function resolveSession(
 
 /** The records of a JSON-lines file (malformed lines skipped). */
 async function readRecords(path: string): Promise<unknown[]> {
-  const out: unknown[] = [];
+  return (await readRecordsCounted(path)).records;
+}
+
+/** The records of a JSON-lines file and how many of its lines were not valid JSON. */
+async function readRecordsCounted(path: string): Promise<{ records: unknown[]; skipped: number }> {
+  const records: unknown[] = [];
+  let skipped = 0;
   try {
     for await (const line of readJsonlLines(path)) {
       const v = parseJsonLine(line);
-      if (v !== undefined) out.push(v);
+      if (v !== undefined) records.push(v);
+      else skipped++;
     }
   } catch {
     // Missing or unreadable: no records.
   }
-  return out;
+  return { records, skipped };
 }
 
 function isObj(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** The wire records of a session directory. */
-export async function readWire(dir: string): Promise<{ total: number; events: VisWireEvent[] }> {
+/**
+ * The wire records of a session directory, and how many lines were skipped: not valid JSON
+ * (malformed, or a torn last line) or not a wire record.
+ */
+export async function readWire(
+  dir: string,
+): Promise<{ total: number; skipped: number; events: VisWireEvent[] }> {
   const events: VisWireEvent[] = [];
-  for (const rec of await readRecords(join(dir, "wire.jsonl"))) {
-    if (!isObj(rec) || rec.type === "metadata" || !isObj(rec.message)) continue;
+  const read = await readRecordsCounted(join(dir, "wire.jsonl"));
+  let skipped = read.skipped;
+  for (const rec of read.records) {
+    if (isObj(rec) && rec.type === "metadata") continue;
+    if (!isObj(rec) || !isObj(rec.message)) {
+      skipped++;
+      continue;
+    }
     events.push({
       index: events.length,
       timestamp: typeof rec.timestamp === "number" ? rec.timestamp : 0,
@@ -178,7 +196,7 @@ export async function readWire(dir: string): Promise<{ total: number; events: Vi
       payload: rec.message.payload ?? null,
     });
   }
-  return { total: events.length, events };
+  return { total: events.length, skipped, events };
 }
 
 /** The context messages of a session directory. */

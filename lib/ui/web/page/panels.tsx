@@ -88,12 +88,28 @@ function formatSize(n: number): string {
   return `${(n / 1024 / 1024).toFixed(1)} MB`;
 }
 
+/** git's own letters (`git status --short`), `?` for a file git does not track yet. */
+const CHANGE_LETTER: Record<string, string> = {
+  untracked: "?",
+  added: "A",
+  modified: "M",
+  deleted: "D",
+  renamed: "R",
+  typechange: "T",
+};
+
 interface GitStats {
   is_git_repo: boolean;
   has_changes: boolean;
   total_additions: number;
   total_deletions: number;
-  files: { path: string; additions: number; deletions: number; status: string }[];
+  files: {
+    path: string;
+    additions: number;
+    deletions: number;
+    status: string;
+    change?: string;
+  }[];
   error: string | null;
 }
 
@@ -127,7 +143,10 @@ export function GitPanel(
       <ul class="files">
         {stats.files.map((f) => (
           <li key={f.path}>
-            <span class={`git-${f.status}`}>{f.status[0].toUpperCase()}</span> {f.path}{" "}
+            <abbr class={`git-${f.change ?? f.status}`} title={f.change ?? f.status}>
+              {CHANGE_LETTER[f.change ?? f.status] ?? "M"}
+            </abbr>{" "}
+            {f.path}{" "}
             <small>
               <span class="stat add">+{f.additions}</span>{" "}
               <span class="stat del">-{f.deletions}</span>

@@ -45,6 +45,8 @@ export interface VisTurn {
   end: number;
   /** Steps. */
   steps: VisStep[];
+  /** Records of the turn outside any step (before its first step or after its end). */
+  loose: VisEvent[];
 }
 
 function text(input: unknown): string {
@@ -69,27 +71,30 @@ export function buildTimeline(events: VisEvent[]): VisTurn[] {
   };
   for (const e of events) {
     if (e.type === "metadata") continue;
+    // A record's payload may be anything (the file is input): read it as an object or nothing.
+    const p: Record<string, unknown> = e.payload && typeof e.payload === "object" ? e.payload : {};
     if (e.type === "TurnBegin") {
       close(e.timestamp);
       if (turn && !turn.end) turn.end = e.timestamp;
       turn = {
         n: turns.length + 1,
-        input: text(e.payload.user_input),
+        input: text(p.user_input),
         start: e.timestamp,
         end: 0,
         steps: [],
+        loose: [],
       };
       turns.push(turn);
       continue;
     }
     if (!turn) {
-      turn = { n: turns.length + 1, input: "", start: e.timestamp, end: 0, steps: [] };
+      turn = { n: turns.length + 1, input: "", start: e.timestamp, end: 0, steps: [], loose: [] };
       turns.push(turn);
     }
     if (e.type === "StepBegin") {
       close(e.timestamp);
       step = {
-        n: typeof e.payload.n === "number" ? e.payload.n : turn.steps.length + 1,
+        n: typeof p.n === "number" ? p.n : turn.steps.length + 1,
         start: e.timestamp,
         end: e.timestamp,
         events: [],
@@ -105,18 +110,21 @@ export function buildTimeline(events: VisEvent[]): VisTurn[] {
       continue;
     }
     const s = step as VisStep | null;
-    if (!s) continue;
+    if (!s) {
+      turn.loose.push(e);
+      continue;
+    }
     s.events.push(e);
     s.end = Math.max(s.end, e.timestamp);
     if (e.type === "ToolCall") {
-      const fn = (e.payload.function ?? {}) as { name?: string };
-      s.tools.push({ id: String(e.payload.id ?? ""), name: String(fn.name ?? "?"), error: null });
+      const fn = (p.function ?? {}) as { name?: string };
+      s.tools.push({ id: String(p.id ?? ""), name: String(fn.name ?? "?"), error: null });
     } else if (e.type === "ToolResult") {
-      const call = s.tools.find((t) => t.id === e.payload.tool_call_id);
-      const rv = (e.payload.return_value ?? {}) as { is_error?: boolean };
+      const call = s.tools.find((t) => t.id === p.tool_call_id);
+      const rv = (p.return_value ?? {}) as { is_error?: boolean };
       if (call) call.error = rv.is_error === true;
-    } else if (e.type === "StatusUpdate" && e.payload.token_usage) {
-      const u = e.payload.token_usage as Record<string, number>;
+    } else if (e.type === "StatusUpdate" && p.token_usage) {
+      const u = p.token_usage as Record<string, number>;
       s.tokens = {
         input: (u.input_other ?? 0) + (u.input_cache_read ?? 0) + (u.input_cache_creation ?? 0),
         output: u.output ?? 0,

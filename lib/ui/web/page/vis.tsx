@@ -15,6 +15,7 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import { api, AuthError, currentToken, tokenUrl } from "./api.ts";
 import { Markdown } from "./chat.tsx";
 import { buildTimeline, type VisEvent, type VisTurn } from "./timeline.ts";
+import { DecisionPathView, IntegrityView, ToolStatsView, UsageView } from "./vis_views.tsx";
 
 /** A session as `GET /api/vis/sessions` lists it. */
 export interface VisSession {
@@ -247,22 +248,52 @@ function VisExplorer(
   );
 }
 
+type VisTab =
+  | "timeline"
+  | "decisions"
+  | "integrity"
+  | "tools"
+  | "usage"
+  | "context"
+  | "dual"
+  | "state"
+  | "subagents";
+
+const TABS: readonly [VisTab, string][] = [
+  ["timeline", "Timeline"],
+  ["decisions", "Decision path"],
+  ["integrity", "Integrity"],
+  ["tools", "Tools"],
+  ["usage", "Usage"],
+  ["context", "Context"],
+  ["dual", "Dual view"],
+  ["state", "State"],
+  ["subagents", "Subagents"],
+];
+
+/** A record to reveal in the timeline (`seq` makes a second click on the same record count). */
+interface Reveal {
+  index: number;
+  seq: number;
+}
+
 function VisSessionView(
   { hash, id, onError }: { hash: string; id: string; onError: (e: Error) => void },
 ): JSX.Element {
   const base = `/api/vis/sessions/${encodeURIComponent(hash)}/${encodeURIComponent(id)}`;
-  const [tab, setTab] = useState<"timeline" | "context" | "state" | "subagents">("timeline");
-  const [events, setEvents] = useState<VisEvent[] | null>(null);
+  const [tab, setTab] = useState<VisTab>("timeline");
+  const [wire, setWire] = useState<{ events: VisEvent[]; skipped: number } | null>(null);
   const [summary, setSummary] = useState<Record<string, unknown> | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [title, setTitle] = useState(id);
+  const [reveal, setReveal] = useState<Reveal | null>(null);
   useEffect(() => {
     api<VisSession[]>("GET", "/api/vis/sessions").then((list) => {
       const s = list.find((x) => x.session_id === id && x.work_dir_hash === hash);
       if (s) setTitle(s.title);
     }, () => {});
-    api<{ events: VisEvent[] }>("GET", `${base}/wire`).then(
-      (w) => setEvents(w.events),
+    api<{ events: VisEvent[]; skipped?: number }>("GET", `${base}/wire`).then(
+      (w) => setWire({ events: w.events, skipped: w.skipped ?? 0 }),
       (e: Error) => {
         setError(e.message);
         onError(e);
@@ -270,7 +301,30 @@ function VisSessionView(
     );
     api<Record<string, unknown>>("GET", `${base}/summary`).then(setSummary, () => {});
   }, [base]);
+  const events = wire?.events ?? null;
   const turns = useMemo(() => buildTimeline(events ?? []), [events]);
+  const show = (index: number) => {
+    setReveal((r) => ({ index, seq: (r?.seq ?? 0) + 1 }));
+    setTab("timeline");
+  };
+  const onTabKey = (e: KeyboardEvent) => {
+    const at = TABS.findIndex(([t]) => t === tab);
+    const next = e.key === "ArrowRight"
+      ? (at + 1) % TABS.length
+      : e.key === "ArrowLeft"
+      ? (at + TABS.length - 1) % TABS.length
+      : e.key === "Home"
+      ? 0
+      : e.key === "End"
+      ? TABS.length - 1
+      : -1;
+    if (next < 0) return;
+    e.preventDefault();
+    setTab(TABS[next][0]);
+    document.getElementById(`vis-tab-${TABS[next][0]}`)?.focus();
+  };
+  const needsWire = tab !== "context" && tab !== "state" && tab !== "subagents" &&
+    tab !== "dual";
   return (
     <section aria-label="Session trace" class="vis-session">
       <h2 title={id}>{title}</h2>
@@ -286,34 +340,105 @@ function VisSessionView(
           ))}
         </dl>
       )}
-      <div role="tablist" aria-label="Trace views" class="tabs">
-        {(["timeline", "context", "state", "subagents"] as const).map((t) => (
-          <button
-            key={t}
-            type="button"
-            role="tab"
-            aria-selected={tab === t}
-            onClick={() => setTab(t)}
-          >
-            {t[0].toUpperCase() + t.slice(1)}
-          </button>
-        ))}
+      <div class="vis-tabbar">
+        <div role="tablist" aria-label="Trace views" class="tabs" onKeyDown={onTabKey}>
+          {TABS.map(([t, label]) => (
+            <button
+              key={t}
+              id={`vis-tab-${t}`}
+              type="button"
+              role="tab"
+              aria-selected={tab === t}
+              aria-controls="vis-panel"
+              tabIndex={tab === t ? 0 : -1}
+              onClick={() => setTab(t)}
+            >
+              {label}
+            </button>
+          ))}
+        </div>
         <a class="button" href={tokenUrl(`${base}/download`)}>Download ZIP</a>
       </div>
       {error && <p class="error" role="alert">{error}</p>}
-      {tab === "timeline" && events && <Timeline turns={turns} />}
-      {tab === "context" && <ContextView url={`${base}/context`} />}
-      {tab === "state" && <JsonView url={`${base}/state`} />}
-      {tab === "subagents" && <JsonView url={`${base}/subagents`} />}
+      <div
+        id="vis-panel"
+        role="tabpanel"
+        aria-labelledby={`vis-tab-${tab}`}
+        class={`vis-panel vis-panel-${tab}`}
+      >
+        {tab === "timeline" && events && (
+          <Timeline
+            turns={turns}
+            reveal={reveal}
+            onRevealed={() => setReveal(null)}
+          />
+        )}
+        {tab === "decisions" && events && <DecisionPathView events={events} onShow={show} />}
+        {tab === "integrity" && wire && (
+          <IntegrityView events={wire.events} skipped={wire.skipped} onShow={show} />
+        )}
+        {tab === "tools" && events && <ToolStatsView events={events} />}
+        {tab === "usage" && events && <UsageView events={events} />}
+        {tab === "context" && <ContextView url={`${base}/context`} />}
+        {tab === "dual" && (
+          <div class="vis-dual">
+            <section aria-label="Wire timeline">
+              <h3>Wire</h3>
+              {events
+                ? <Timeline turns={turns} reveal={null} onRevealed={() => {}} />
+                : <p class="muted">Loading…</p>}
+            </section>
+            <section aria-label="Context messages">
+              <h3>Context</h3>
+              <ContextView url={`${base}/context`} />
+            </section>
+          </div>
+        )}
+        {tab === "state" && <JsonView url={`${base}/state`} />}
+        {tab === "subagents" && <JsonView url={`${base}/subagents`} />}
+        {needsWire && !events && !error && <p class="muted">Loading…</p>}
+      </div>
     </section>
   );
 }
 
-function Timeline({ turns }: { turns: VisTurn[] }): JSX.Element {
+/** Open every `<details>` around `el` and its own, so that it shows. */
+function openAround(el: Element): void {
+  for (let d = el.closest("details"); d; d = d.parentElement?.closest("details") ?? null) {
+    d.open = true;
+  }
+  el.querySelector("details")?.setAttribute("open", "");
+}
+
+function Timeline(
+  { turns, reveal, onRevealed }: {
+    turns: VisTurn[];
+    reveal: Reveal | null;
+    onRevealed: () => void;
+  },
+): JSX.Element {
   const [filter, setFilter] = useState("");
+  const [highlight, setHighlight] = useState<number | null>(null);
+  useEffect(() => {
+    if (!reveal) return;
+    // Revealed once: coming back to the timeline later does not move the focus again.
+    onRevealed();
+    setFilter("");
+    // The record itself or, for a TurnBegin or StepBegin (which head their turn or step rather
+    // than show in it), the first record after it.
+    const all = [...document.querySelectorAll<HTMLElement>(".timeline [data-index]")];
+    const at = (el: HTMLElement) => Number(el.dataset.index);
+    const after = all.filter((el) => at(el) >= reveal.index).sort((a, b) => at(a) - at(b));
+    const target = after[0] ?? all.at(-1);
+    if (!target) return;
+    setHighlight(Number(target.dataset.index));
+    openAround(target);
+    target.scrollIntoView({ block: "center" });
+    target.querySelector<HTMLElement>("summary")?.focus();
+  }, [reveal?.seq]);
   if (turns.length === 0) return <p class="muted">This session has no recorded turn.</p>;
   return (
-    <div class="timeline" role="tabpanel" aria-label="Timeline">
+    <div class="timeline">
       <label>
         <span class="sr-only">Filter events by type</span>
         <input
@@ -345,26 +470,59 @@ function Timeline({ turns }: { turns: VisTurn[] }): JSX.Element {
                   ))}
                 </ul>
               )}
-              <ol class="vis-events">
-                {s.events.filter((e) =>
-                  !filter || e.type.toLowerCase().includes(filter.toLowerCase())
-                )
-                  .map((e) => (
-                    <li key={e.index}>
-                      <details>
-                        <summary>
-                          <code>{e.type}</code> <small>+{secs(s.start, e.timestamp)}</small>
-                        </summary>
-                        <pre>{JSON.stringify(e.payload, null, 2)}</pre>
-                      </details>
-                    </li>
-                  ))}
-              </ol>
+              <EventList
+                events={s.events}
+                start={s.start}
+                filter={filter}
+                highlight={highlight}
+              />
             </div>
           ))}
+          {t.loose.length > 0 && (
+            <div class="vis-step loose">
+              <h4>Outside any step</h4>
+              <EventList
+                events={t.loose}
+                start={t.start}
+                filter={filter}
+                highlight={highlight}
+              />
+            </div>
+          )}
         </details>
       ))}
     </div>
+  );
+}
+
+function EventList(
+  { events, start, filter, highlight }: {
+    events: VisEvent[];
+    start: number;
+    filter: string;
+    highlight: number | null;
+  },
+): JSX.Element {
+  return (
+    <ol class="vis-events">
+      {events.filter((e) => !filter || e.type.toLowerCase().includes(filter.toLowerCase()))
+        .map((e) => (
+          <li
+            key={e.index}
+            id={`vis-ev-${e.index}`}
+            data-index={e.index}
+            class={highlight === e.index ? "vis-hl" : undefined}
+            aria-current={highlight === e.index ? "true" : undefined}
+          >
+            <details>
+              <summary>
+                <code>{e.type}</code> <small>#{e.index} · +{secs(start, e.timestamp)}</small>
+              </summary>
+              <pre>{JSON.stringify(e.payload, null, 2)}</pre>
+            </details>
+          </li>
+        ))}
+    </ol>
   );
 }
 
@@ -380,7 +538,7 @@ function ContextView({ url }: { url: string }): JSX.Element {
   if (error) return <p class="error">{error}</p>;
   if (!messages) return <p class="muted">Loading…</p>;
   return (
-    <div role="tabpanel" aria-label="Context">
+    <div class="context-view">
       <ol class="context">
         {messages.map((m, i) => (
           <li key={i} class={`ctx ${String(m.role ?? "")}`}>
@@ -403,9 +561,7 @@ function JsonView({ url }: { url: string }): JSX.Element {
     api("GET", url).then(setData, (e: Error) => setError(e.message));
   }, [url]);
   if (error) return <p class="error">{error}</p>;
-  return (
-    <pre role="tabpanel">{data === undefined ? "Loading…" : JSON.stringify(data, null, 2)}</pre>
-  );
+  return <pre>{data === undefined ? "Loading…" : JSON.stringify(data, null, 2)}</pre>;
 }
 
 function VisStats({ onError }: { onError: (e: Error) => void }): JSX.Element {

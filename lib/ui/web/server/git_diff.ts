@@ -38,6 +38,35 @@ async function git(cwd: string, args: string[], signal: AbortSignal): Promise<st
   }
 }
 
+type Change = GitDiffStats["files"][number]["change"];
+
+const NAME_STATUS: Record<string, Change> = {
+  A: "added",
+  M: "modified",
+  D: "deleted",
+  T: "typechange",
+  R: "renamed",
+  C: "added",
+};
+
+/**
+ * `git diff --name-status` lines → path → change. A rename or copy is keyed by the path
+ * `--numstat` prints for it (`old => new`, with git's `{a => b}` shortening when the two share a
+ * prefix or suffix): a rename found here but printed differently there falls back to the
+ * `=>` test of the caller.
+ */
+export function parseNameStatus(out: string): Map<string, Change> {
+  const map = new Map<string, Change>();
+  for (const line of out.split("\n")) {
+    const parts = line.split("\t");
+    if (parts.length < 2) continue;
+    const change = NAME_STATUS[parts[0][0]] ?? "modified";
+    if (parts.length >= 3) map.set(`${parts[1]} => ${parts[2]}`, change);
+    else map.set(parts[1], change);
+  }
+  return map;
+}
+
 /** The change statistics of `workDir` (`is_git_repo` only when `<workDir>/.git` exists). */
 export async function gitDiffStats(workDir: string): Promise<GitDiffStats> {
   const empty: GitDiffStats = {
@@ -58,8 +87,12 @@ export async function gitDiffStats(workDir: string): Promise<GitDiffStats> {
   try {
     const hasHead = (await git(workDir, ["rev-parse", "--verify", "HEAD"], signal)) !== null;
     if (hasHead) {
-      const numstat = await git(workDir, ["diff", "--numstat", "HEAD"], signal) ?? "";
-      for (const line of numstat.split("\n")) {
+      const [numstat, nameStatus] = await Promise.all([
+        git(workDir, ["diff", "--numstat", "HEAD"], signal),
+        git(workDir, ["diff", "--name-status", "HEAD"], signal),
+      ]);
+      const changes = parseNameStatus(nameStatus ?? "");
+      for (const line of (numstat ?? "").split("\n")) {
         const m = /^(\d+|-)\t(\d+|-)\t(.+)$/.exec(line);
         if (!m) continue;
         const additions = m[1] === "-" ? 0 : Number(m[1]);
@@ -69,7 +102,8 @@ export async function gitDiffStats(workDir: string): Promise<GitDiffStats> {
           : additions === 0 && deletions > 0
           ? "deleted"
           : "modified";
-        stats.files.push({ path: m[3], additions, deletions, status });
+        const change = changes.get(m[3]) ?? (m[3].includes(" => ") ? "renamed" : "modified");
+        stats.files.push({ path: m[3], additions, deletions, status, change });
         stats.total_additions += additions;
         stats.total_deletions += deletions;
       }
@@ -77,7 +111,15 @@ export async function gitDiffStats(workDir: string): Promise<GitDiffStats> {
     const untracked = await git(workDir, ["ls-files", "--others", "--exclude-standard"], signal) ??
       "";
     for (const path of untracked.split("\n")) {
-      if (path) stats.files.push({ path, additions: 0, deletions: 0, status: "added" });
+      if (path) {
+        stats.files.push({
+          path,
+          additions: 0,
+          deletions: 0,
+          status: "added",
+          change: "untracked",
+        });
+      }
     }
   } catch (err) {
     if (err instanceof GitTimeout) return { ...stats, error: "Git command timed out" };

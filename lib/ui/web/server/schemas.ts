@@ -95,7 +95,14 @@ export const GitFileDiffSchema = z.object({
   path: z.string(),
   additions: z.number().int(),
   deletions: z.number().int(),
+  /** The reference's guess from the line counts (only additions → added), kept for its clients. */
   status: z.enum(["added", "deleted", "modified"]),
+  /**
+   * What git says happened to the file: `untracked` (not in git yet), or, for a tracked path,
+   * `added` (new in the index), `modified` (content or mode), `deleted`, `renamed` (git's
+   * rename detection paired it with another path) or `typechange` (e.g. a file became a symlink).
+   */
+  change: z.enum(["untracked", "added", "modified", "deleted", "renamed", "typechange"]),
 });
 /** Answer of `git-diff`. */
 export const GitDiffStatsSchema = z.object({

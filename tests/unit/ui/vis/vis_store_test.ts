@@ -86,7 +86,9 @@ Deno.test("vis store: sessions, summary and timeline", async () => {
       [1, 2, 1, 1, 5, { input: 12, output: 5 }],
     );
     assertEquals(sum.tools, { Shell: { calls: 1, errors: 1 } });
-    const { events } = await readWire(dir);
+    const { events, skipped, total } = await readWire(dir);
+    // The fixture's "not json" line is counted, not returned.
+    assertEquals([total, skipped], [RECORDS.length, 1]);
     const turns = buildTimeline(
       events.map((e) => ({ ...e, payload: e.payload as Record<string, unknown> })),
     );
@@ -166,5 +168,30 @@ Deno.test("vis store: ZIP export and import round trip; bad archives are refused
     );
   } finally {
     await Deno.remove(share, { recursive: true });
+  }
+});
+
+Deno.test("vis store: /wire counts the lines it skips (malformed, not a record, torn last line)", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      `${dir}/wire.jsonl`,
+      [
+        JSON.stringify({ type: "metadata", protocol_version: "1.10" }),
+        JSON.stringify({ timestamp: 1, message: { type: "TurnBegin", payload: {} } }),
+        "[1, 2]",
+        JSON.stringify({ timestamp: 2, note: "no message" }),
+        JSON.stringify({ timestamp: 3, message: { type: "TurnEnd", payload: {} } }),
+        '{"timestamp": 4, "message": {"type": "Tu',
+      ].join("\n"),
+    );
+    const wire = await readWire(dir);
+    assertEquals(
+      [wire.total, wire.skipped, wire.events.map((e) => [e.index, e.type])],
+      [2, 3, [[0, "TurnBegin"], [1, "TurnEnd"]]],
+    );
+    assertEquals(await readWire(`${dir}/missing`), { total: 0, skipped: 0, events: [] });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
