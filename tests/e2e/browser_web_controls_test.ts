@@ -525,6 +525,15 @@ browserTest(
       await page.waitForFunction(() =>
         document.activeElement?.matches(".chat-search input[type=search]") ?? false
       );
+      // On a 360 px phone the box and its buttons fit.
+      await page.setViewport({ width: 360, height: 740 });
+      await page.keyboard.type("zebra");
+      await waitForText(page, ".search-count", " of 6");
+      await page.waitForFunction(() => {
+        const close = document.querySelector('.chat-search button[aria-label="Close search"]');
+        return close.getBoundingClientRect().right <= document.documentElement.clientWidth &&
+          document.documentElement.scrollWidth === document.documentElement.clientWidth;
+      });
       assertEquals(ctx.pageErrors, []);
     } finally {
       ctx.afterScreenshots(() => server.stop());
