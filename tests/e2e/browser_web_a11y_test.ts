@@ -96,6 +96,17 @@ browserTest(
       await waitForText(page, ".tool-card .shell-output", "a11y");
       await waitForText(page, ".link-state", "ready");
 
+      // The in-chat search box, with a match.
+      await page.keyboard.down("Control");
+      await page.keyboard.press("f");
+      await page.keyboard.up("Control");
+      await page.waitForSelector(".chat-search input");
+      await page.type(".chat-search input", "a11y");
+      await waitForText(page, ".search-count", "of");
+      assertEquals(await seriousViolations(page), []);
+      await page.keyboard.press("Escape");
+      await page.waitForFunction(() => !document.querySelector(".chat-search"));
+
       // Settings panel, then the dark theme.
       await page.click("nav.tools button:nth-child(3)");
       await waitForText(page, ".side-panel h2", "Settings");

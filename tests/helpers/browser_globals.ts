@@ -34,6 +34,14 @@ declare global {
   type HTMLTextAreaElement = Loose;
   /** A link. */
   type HTMLAnchorElement = Loose;
+  /** A select box. */
+  type HTMLSelectElement = Loose;
+  /** A details element. */
+  type HTMLDetailsElement = Loose;
+  /** A DOM range. */
+  type Range = Loose;
+  /** The page's CSS namespace (the Custom Highlight registry is `CSS.highlights`). */
+  const CSS: Loose;
 }
 
 export {};

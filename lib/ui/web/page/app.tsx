@@ -14,6 +14,7 @@ import { type JSX, render } from "preact";
 import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { adoptTokenFromLocation, api, AuthError, clearToken, saveToken } from "./api.ts";
 import { ApprovalCard, QuestionCard, TurnView } from "./chat.tsx";
+import { ChatSearchBar } from "./chat_search_bar.tsx";
 import { Composer } from "./composer.tsx";
 import { FilesPanel, GitPanel, SettingsPanel } from "./panels.tsx";
 import { SessionStream, type StreamSnapshot } from "./session_stream.ts";
@@ -159,6 +160,48 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
   const [notifyPref, setNotifyPref] = usePref("kimi.notify", "on");
   const notify = notifyPref === "on";
   const [stream, snap, version] = useStream(current, notify);
+  const [searchOpen, setSearchOpen] = useState(false);
+  const [searchTick, setSearchTick] = useState(0);
+  const [reveal, setReveal] = useState<number | null>(null);
+  const searchReturn = useRef<HTMLElement | null>(null);
+
+  const openSearch = useCallback(() => {
+    const active = document.activeElement as HTMLElement | null;
+    if (!active?.closest(".chat-search")) searchReturn.current = active;
+    setSearchOpen(true);
+    setSearchTick((n) => n + 1);
+  }, []);
+
+  const closeSearch = useCallback(() => {
+    setSearchOpen(false);
+    setReveal(null);
+    const back = searchReturn.current;
+    searchReturn.current = null;
+    const target = back?.isConnected && back !== document.body
+      ? back
+      : document.querySelector<HTMLElement>(".composer textarea");
+    // After the box is gone, so focus does not land on a removed element.
+    requestAnimationFrame(() => target?.focus());
+  }, []);
+
+  // Ctrl/Cmd+F and Ctrl/Cmd+K search the open session instead of the browser's page search.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (!(e.ctrlKey || e.metaKey) || e.altKey || e.shiftKey) return;
+      const key = e.key.toLowerCase();
+      if ((key !== "f" && key !== "k") || !currentRef.current) return;
+      e.preventDefault();
+      openSearch();
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, []);
+
+  // Another session: its own search.
+  useEffect(() => {
+    setSearchOpen(false);
+    setReveal(null);
+  }, [current]);
 
   useEffect(() => {
     document.documentElement.dataset.theme = theme;
@@ -311,6 +354,17 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
             >
               Settings
             </button>
+            {current && (
+              <button
+                type="button"
+                aria-pressed={searchOpen}
+                aria-keyshortcuts="Control+F Meta+F Control+K Meta+K"
+                title="Search in this conversation (Ctrl+F)"
+                onClick={() => (searchOpen ? closeSearch() : openSearch())}
+              >
+                Search
+              </button>
+            )}
             <button
               type="button"
               class="icon"
@@ -365,7 +419,22 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
                 </ul>
               </details>
             )}
-            <ChatLog turns={turns} version={version} onFork={fork} link={snap.link} />
+            {searchOpen && (
+              <ChatSearchBar
+                turns={turns}
+                version={version}
+                focusTick={searchTick}
+                onReveal={setReveal}
+                onClose={closeSearch}
+              />
+            )}
+            <ChatLog
+              turns={turns}
+              version={version}
+              onFork={fork}
+              link={snap.link}
+              reveal={reveal}
+            />
             {snap.transcript.approvals.slice(0, 1).map((a) => (
               <ApprovalCard
                 key={a.id}
@@ -419,11 +488,13 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
 const TURN_WINDOW = 100;
 
 function ChatLog(
-  { turns, version, onFork, link }: {
+  { turns, version, onFork, link, reveal }: {
     turns: StreamSnapshot["transcript"]["turns"];
     version: number;
     onFork: (i: number) => void;
     link: string;
+    /** A turn that must be rendered (the in-chat search's current match). */
+    reveal: number | null;
   },
 ): JSX.Element {
   const [el, setEl] = useState<HTMLElement | null>(null);
@@ -433,8 +504,14 @@ function ChatLog(
   }, [version, el]);
   // Long sessions open on their latest turns; earlier ones render on request.
   const [shown, setShown] = useState(TURN_WINDOW);
+  const revealAt = reveal === null ? -1 : turns.findIndex((t) => t.index === reveal);
+  const needed = revealAt < 0 ? 0 : turns.length - revealAt;
+  // A revealed turn stays shown once the search moves on or closes.
+  useEffect(() => {
+    if (needed > shown) setShown(Math.ceil(needed / TURN_WINDOW) * TURN_WINDOW);
+  }, [needed]);
   const last = turns.length - 1;
-  const first = Math.max(0, turns.length - shown);
+  const first = Math.max(0, turns.length - Math.max(shown, needed));
   const body = useMemo(
     () =>
       turns.slice(first).map((t) => (

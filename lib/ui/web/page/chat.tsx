@@ -88,7 +88,7 @@ export const TurnView = memo(function TurnView(
   },
 ): JSX.Element {
   return (
-    <section class="turn" aria-label={`Turn ${turn.index + 1}`}>
+    <section class="turn" data-turn={turn.index} aria-label={`Turn ${turn.index + 1}`}>
       {(turn.userText || turn.userImages.length > 0 || turn.userFiles.length > 0) && (
         <div class="msg user" aria-label="You">
           <div class="who" aria-hidden="true">You</div>

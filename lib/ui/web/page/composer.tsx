@@ -188,6 +188,16 @@ export function Composer(
           ))}
         </ol>
       )}
+      {snap.steering.length > 0 && (
+        <ol class="queue steering" aria-label="Steers waiting for the current step">
+          {snap.steering.map((q, i) => (
+            <li key={i}>
+              <span class="queued-text">Steer: {q}</span>
+              <span class="muted">taken in after the current step</span>
+            </li>
+          ))}
+        </ol>
+      )}
       {menu.length > 0 && (
         <ul class="popup" role="listbox" aria-label="Slash commands">
           {menu.map((c, i) => (

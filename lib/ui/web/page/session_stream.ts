@@ -17,6 +17,7 @@ import {
   markApprovalAnswered,
   resolveQuestion,
   type Transcript,
+  userInputView,
 } from "./transcript.ts";
 
 /** A slash command the server offers (from the `initialize` result). */
@@ -44,6 +45,8 @@ export interface StreamSnapshot {
   busy: boolean;
   /** Prompts waiting for the agent to be idle. */
   queue: string[];
+  /** Steers sent to the running turn that the agent has not taken in yet (end of its step). */
+  steering: string[];
   /** Slash commands from `initialize`. */
   slashCommands: SlashCommand[];
   /** A fatal problem (auth, unknown session) with what to do. */
@@ -77,6 +80,8 @@ export class SessionStream {
   #initId = "";
   #initTries = 0;
   #promptIds = new Set<string>();
+  /** Steer requests not answered yet, with their text. */
+  #steerIds = new Map<string, string>();
   /** Requests that came with the replayed history (may be stale if the agent no longer waits). */
   #replayedRequests = new Set<string>();
 
@@ -90,6 +95,7 @@ export class SessionStream {
       state: "stopped",
       busy: false,
       queue: [],
+      steering: [],
       slashCommands: [],
       fatal: null,
       error: null,
@@ -132,7 +138,8 @@ export class SessionStream {
 
   /** Send text to the running turn (`steer`). */
   steer(text: string): void {
-    this.#request("steer", { user_input: text });
+    this.#steerIds.set(this.#request("steer", { user_input: text }), text);
+    this.#set({ steering: [...this.#snap.steering, text] });
   }
 
   /** Cancel the running turn. */
@@ -284,7 +291,17 @@ export class SessionStream {
         t.questions = t.questions.filter((q) => !this.#replayedRequests.has(q.id));
         this.#replayedRequests.clear();
       } else if (busy) this.#replayedRequests.clear();
-      this.#set({ state, busy });
+      // A turn that ended no longer takes steers in: the ones it did not take run as the next
+      // turn (as in the shell), before the prompts queued meanwhile.
+      if (busy) this.#set({ state, busy });
+      else {
+        this.#set({
+          state,
+          busy,
+          steering: [],
+          queue: [...this.#snap.steering, ...this.#snap.queue],
+        });
+      }
       if (state === "error" && typeof p.detail === "string" && p.detail) {
         this.#set({ error: `Session error: ${p.detail}` });
       }
@@ -297,6 +314,9 @@ export class SessionStream {
       const before = target.approvals.length + target.questions.length;
       applyWireMessage(target, msg);
       if (!this.#pending) {
+        const taken = steerText(msg);
+        const at = taken === null ? -1 : this.#snap.steering.indexOf(taken);
+        if (at >= 0) this.#set({ steering: this.#snap.steering.filter((_, i) => i !== at) });
         this.#set({ transcript: target });
         const after = target.approvals.length + target.questions.length;
         if (after > before) this.#opts.onAttention?.(method === "request" ? "request" : "event");
@@ -319,9 +339,19 @@ export class SessionStream {
       this.#set({ slashCommands: Array.isArray(r.slash_commands) ? r.slash_commands : [] });
       return;
     }
+    const steered = this.#steerIds.get(id);
+    this.#steerIds.delete(id);
     if (err) {
       this.#promptIds.delete(id);
-      this.#set({ error: err.message ?? "Request failed" });
+      const at = steered === undefined ? -1 : this.#snap.steering.indexOf(steered);
+      if (at >= 0) {
+        // The turn ended before the steer arrived: it runs as the next turn instead.
+        this.#set({ steering: this.#snap.steering.filter((_, i) => i !== at) });
+        this.prompt(steered!);
+        return;
+      }
+      // (A steer moved to the queue when its turn ended needs nothing more.)
+      if (steered === undefined) this.#set({ error: err.message ?? "Request failed" });
       return;
     }
     if (this.#promptIds.delete(id)) {
@@ -344,4 +374,11 @@ export class SessionStream {
     this.#set({ queue: rest, busy: true });
     this.#sendPrompt(next);
   }
+}
+
+/** The text of a live `SteerInput` event, or null for any other frame. */
+function steerText(msg: Record<string, unknown>): string | null {
+  const params = msg.params as { type?: unknown; payload?: { user_input?: unknown } } | undefined;
+  if (msg.method !== "event" || params?.type !== "SteerInput") return null;
+  return userInputView(params.payload?.user_input).text;
 }
