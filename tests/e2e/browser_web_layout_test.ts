@@ -197,6 +197,16 @@ browserTest(
       assertEquals(await page.evaluate(() => location.pathname + location.search), "/");
       await clickText(page, "dialog .actions button", "Cancel");
       await page.waitForSelector("dialog.dialog[open]", { hidden: true });
+      // on a phone too, where the list (which holds the dialog) is a closed drawer
+      await page.setViewport({ width: 360, height: 740 });
+      await page.goto(`${server.base}/?action=create`);
+      await page.waitForSelector("dialog.dialog[open]", { visible: true });
+      assertEquals(
+        await page.$eval("dialog.dialog", (e: Element) => getComputedStyle(e).visibility),
+        "visible",
+      );
+      await clickText(page, "dialog .actions button", "Cancel");
+      await page.setViewport({ width: 1280, height: 860 });
 
       // --- ?action=create-in-dir creates a session there and opens it, once
       const third = `${sb.root}/third project`;
