@@ -84,6 +84,13 @@ Deno.test({
       });
       const done = await ws.waitFor((f) => f.id === "p1" && "result" in f);
       assertEquals(done.result, { status: "finished" });
+      // the running session's own state writes kept the pin
+      const after = await (await web.api(`/api/sessions/${id}`)).json();
+      assertEquals(after.pinned, true);
+      assertEquals(
+        JSON.parse(await Deno.readTextFile(`${after.session_dir}/state.json`)).pinned,
+        true,
+      );
       const result = ws.frames.find(isEvent("ToolResult"))!;
       const output = JSON.stringify((result.params as { payload: unknown }).payload);
       assert(output.includes("approved-run"), output);
