@@ -144,12 +144,22 @@ export const Sidebar = memo(function Sidebar(props: SidebarProps): JSX.Element {
   const [unread, setUnread] = useState<Set<string>>(new Set());
   const busyRef = useRef<Set<string>>(new Set());
 
-  // Other sessions' activity (unread dots, busy dots) shows without a reload.
+  // Other sessions' activity (unread dots, busy dots) shows without a reload: the list is
+  // fetched again while the tab is visible, and when it becomes visible. A failed background
+  // fetch is not reported (the next one retries; a user action reports its own errors).
+  const polled = useRef(false);
   useEffect(() => {
-    const timer = setInterval(() => {
-      if (document.visibilityState === "visible") setPoll((p) => p + 1);
-    }, LIST_POLL_MS);
-    return () => clearInterval(timer);
+    const refresh = () => {
+      if (document.visibilityState !== "visible") return;
+      polled.current = true;
+      setPoll((p) => p + 1);
+    };
+    const timer = setInterval(refresh, LIST_POLL_MS);
+    document.addEventListener("visibilitychange", refresh);
+    return () => {
+      clearInterval(timer);
+      document.removeEventListener("visibilitychange", refresh);
+    };
   }, []);
 
   // The seen times are re-read each time: another tab may have opened a session meanwhile.
@@ -217,12 +227,14 @@ export const Sidebar = memo(function Sidebar(props: SidebarProps): JSX.Element {
 
   useEffect(() => {
     let live = true;
+    const quiet = polled.current;
+    polled.current = false;
     const params = new URLSearchParams({ limit: "500" });
     if (q) params.set("q", q);
     if (archived) params.set("archived", "true");
     api<SessionInfo[]>("GET", `/api/sessions/?${params}`).then(
       (list) => live && setSessions(list ?? []),
-      (err: Error) => live && props.onError(err.message),
+      (err: Error) => live && !quiet && props.onError(err.message),
     );
     return () => {
       live = false;
