@@ -1,10 +1,8 @@
-/// <reference no-default-lib="true" />
-/// <reference lib="dom" />
-/// <reference lib="esnext" />
 /**
  * Layout preferences of the page kept in this browser: the sidebar's width (set by the
  * splitter) and the text size (Settings). Both live in `localStorage` and apply as CSS variables
- * on the root element (`--sidebar-width`, `--font-size`).
+ * on the root element (`--sidebar-width`, `--font-size`; `layout_apply.ts` sets them). No DOM
+ * here, so the rules are unit-tested under Deno.
  *
  * @module
  */
@@ -63,11 +61,6 @@ export function storedSidebarWidth(): number {
     : DEFAULT_SIDEBAR_WIDTH;
 }
 
-/** Apply a sidebar width to the page (CSS variable `--sidebar-width`). */
-export function applySidebarWidth(width: number): void {
-  document.documentElement.style.setProperty("--sidebar-width", `${width}px`);
-}
-
 /** Keep a sidebar width for later visits. */
 export function saveSidebarWidth(width: number): void {
   write(SIDEBAR_WIDTH_KEY, String(width));
@@ -79,21 +72,7 @@ export function storedFontSize(): FontSize {
   return v !== null && Object.hasOwn(FONT_SIZES, v) ? v as FontSize : "normal";
 }
 
-/** Apply a text size to the page (`--font-size` and `data-font-size` on the root). */
-export function applyFontSize(size: FontSize): void {
-  const root = document.documentElement;
-  root.style.setProperty("--font-size", FONT_SIZES[size]);
-  root.dataset.fontSize = size;
-}
-
-/** Apply and keep a text size. */
+/** Keep a text size for later visits. */
 export function saveFontSize(size: FontSize): void {
-  applyFontSize(size);
   write(FONT_SIZE_KEY, size);
-}
-
-/** Apply the stored preferences before the first render (no jump in size). */
-export function applyStoredLayout(): void {
-  applySidebarWidth(clampSidebarWidth(storedSidebarWidth(), innerWidth));
-  applyFontSize(storedFontSize());
 }

@@ -7,7 +7,7 @@
  * @module
  */
 import { mount } from "./app.tsx";
-import { applyStoredLayout } from "./layout_prefs.ts";
+import { applyStoredLayout } from "./layout_apply.ts";
 
 applyStoredLayout();
 mount();

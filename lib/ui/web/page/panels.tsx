@@ -12,7 +12,8 @@
 import type { JSX } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api, tokenUrl } from "./api.ts";
-import { FONT_SIZES, type FontSize, saveFontSize, storedFontSize } from "./layout_prefs.ts";
+import { FONT_SIZES, type FontSize, storedFontSize } from "./layout_prefs.ts";
+import { setFontSize } from "./layout_apply.ts";
 
 interface Entry {
   name: string;
@@ -178,7 +179,7 @@ export function FontSizeField(): JSX.Element {
         onChange={(e) => {
           const next = (e.target as HTMLSelectElement).value as FontSize;
           setSize(next);
-          saveFontSize(next);
+          setFontSize(next);
         }}
       >
         {(Object.keys(FONT_SIZES) as FontSize[]).map((k) => (

@@ -13,8 +13,8 @@
  */
 import type { JSX } from "preact";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { applySidebarWidth } from "./layout_apply.ts";
 import {
-  applySidebarWidth,
   clampSidebarWidth,
   DEFAULT_SIDEBAR_WIDTH,
   maxSidebarWidth,

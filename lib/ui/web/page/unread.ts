@@ -1,6 +1,3 @@
-/// <reference no-default-lib="true" />
-/// <reference lib="dom" />
-/// <reference lib="esnext" />
 /**
  * Unread dots of the session list. Per session, this browser keeps the last `last_updated` it
  * has seen while the session was open (`localStorage`); a session that is not open and whose
