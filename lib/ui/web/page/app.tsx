@@ -384,7 +384,11 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
         {!current && (
           <section class="empty">
             <h2>Pick a session or start a new one</h2>
-            <p>Sessions of every project on this machine are in the list on the left.</p>
+            <p>
+              Sessions of every project on this machine are in the list{" "}
+              <span class="wide-only">on the left</span>
+              <span class="narrow-only">behind the ☰ button</span>.
+            </p>
           </section>
         )}
         {current && snap?.fatal && snap.fatal.kind !== "auth" && (

@@ -12,6 +12,7 @@
 import type { ComponentChildren, JSX } from "preact";
 import { useMemo, useState } from "preact/hooks";
 import { diffLines } from "diff";
+import stripAnsi from "strip-ansi";
 import type { Block, DisplayBlock, ToolBlock } from "./transcript.ts";
 
 /** One line of a rendered diff. */
@@ -200,13 +201,13 @@ export function ToolCard(
         <span class={`badge ${state}`}>{state === "running" ? "running…" : state}</span>
       </header>
       {r && isShell && r.output
-        ? <pre class="shell-output" aria-label="Command output">{r.output}</pre>
+        ? <pre class="shell-output" aria-label="Command output">{stripAnsi(r.output)}</pre>
         : null}
       {r && r.display.length ? <DisplayBlocks blocks={r.display} /> : null}
       {r && !isShell && !hasDiff && r.output && (
         <details class="tool-output">
           <summary>Output</summary>
-          <pre>{r.output}</pre>
+          <pre>{stripAnsi(r.output)}</pre>
         </details>
       )}
       {r && r.isError && r.message ? <p class="tool-error" role="status">{r.message}</p> : null}

@@ -302,7 +302,14 @@ function resultView(rv: unknown): ToolResultView {
 
 /** Fold one content/tool event into a list of blocks (the turn's or a subagent's). */
 function applyToBlocks(blocks: Block[], type: string, payload: Json): void {
-  if (type === "ContentPart") {
+  if (type === "StepBegin" || type === "TurnBegin") {
+    // The text of a new step (or of a subagent's next turn) is a new paragraph, not the
+    // continuation of the last word of the previous one.
+    const last = blocks.at(-1);
+    if (last && (last.kind === "text" || last.kind === "think") && !last.text.endsWith("\n\n")) {
+      last.text += last.text.endsWith("\n") ? "\n" : "\n\n";
+    }
+  } else if (type === "ContentPart") {
     const last = blocks.at(-1);
     if (payload.type === "text") {
       const text = str(payload.text);

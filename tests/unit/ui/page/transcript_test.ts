@@ -250,3 +250,34 @@ Deno.test("transcript: goal updates and swarm progress", () => {
   assertEquals(t.goal, null);
   assertEquals(t.turns[0].blocks.at(-1), { kind: "notice", text: "Goal completed", tone: "info" });
 });
+
+Deno.test("transcript: the texts of two steps (or of a subagent's two turns) stay two paragraphs", () => {
+  const t = feed(emptyTranscript(), [
+    event("TurnBegin", { user_input: "go" }),
+    event("StepBegin", { n: 1 }),
+    event("ContentPart", { type: "text", text: "First step." }),
+    event("StepBegin", { n: 2 }),
+    event("ContentPart", { type: "text", text: "Second step." }),
+    toolCall("tc-a", "Agent", '{"description": "look"}'),
+    ...[
+      event("TurnBegin", { user_input: "look" }),
+      event("StepBegin", { n: 1 }),
+      event("ContentPart", { type: "text", text: "Found 30 files." }),
+      event("TurnBegin", { user_input: "summarize more" }),
+      event("StepBegin", { n: 1 }),
+      event("ContentPart", { type: "text", text: "All done." }),
+    ].map((e) =>
+      event("SubagentEvent", {
+        parent_tool_call_id: "tc-a",
+        agent_id: "a1",
+        subagent_type: "coder",
+        event: e.params,
+      })
+    ),
+  ]);
+  const [text, tool] = t.turns[0].blocks;
+  assertEquals(text, { kind: "text", text: "First step.\n\nSecond step." });
+  assertEquals(tool.kind === "tool" ? tool.subagent?.blocks : null, [
+    { kind: "text", text: "Found 30 files.\n\nAll done." },
+  ]);
+});

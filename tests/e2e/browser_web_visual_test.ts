@@ -1,0 +1,193 @@
+/**
+ * What `kimi web`'s page looks like, checked by geometry and computed styles in headless
+ * chromium (mock model on 127.0.0.1): a wide markdown table keeps its words whole and scrolls
+ * sideways instead of breaking "Column" into "Colum / n"; a blockquote is marked; headings in a
+ * message are not poster-sized; a Shell card shows the command's coloured output without its
+ * ANSI escape codes; on a 360 px phone the panel buttons stay on one row of the top bar, and the
+ * empty page does not point to a list "on the left" that is hidden; a pressed panel button keeps
+ * its width (the bar does not jump); the Files panel wraps a deep folder's path instead of
+ * running out of the panel.
+ *
+ * @module
+ */
+import { assertEquals } from "../helpers/assert.ts";
+import { startMockOpenAI } from "../helpers/mock_openai.ts";
+import { browserTest, clickText, startKimiServer, waitForText } from "../helpers/browser.ts";
+import type { Page } from "puppeteer-core";
+
+const HEADERS = ["Identifier", "Description", "Ownership", "Visibility", "Replication"];
+const TABLE = [
+  `| ${HEADERS.join(" | ")} |`,
+  `| ${HEADERS.map(() => "---").join(" | ")} |`,
+  `| id-1 | ${"a rather long description of the row ".repeat(3)}| team | public | ${
+    "x".repeat(60)
+  } |`,
+].join("\n");
+const MARKDOWN = [
+  "# A heading in a message",
+  "",
+  TABLE,
+  "",
+  "> quoted advice from the docs",
+  "",
+  "End of answer.",
+].join("\n");
+
+const DEEP = [
+  "first_level_directory_with_a_long_name",
+  "second_level_directory_with_a_long_name",
+  "third_level_directory_with_a_long_name",
+];
+
+async function viewport(page: Page, width: number, height: number): Promise<void> {
+  await page.setViewport({ width, height });
+  await page.waitForFunction((w: number) => document.documentElement.clientWidth === w, {}, width);
+}
+
+/** Per header cell: how many line boxes its word takes (1 = the word is whole). */
+async function headerLines(page: Page): Promise<number[]> {
+  return await page.$$eval(".md th", (ths: Element[]) =>
+    ths.map((th) => {
+      const range = document.createRange();
+      range.selectNodeContents(th);
+      return range.getClientRects().length;
+    }));
+}
+
+browserTest(
+  "browser: tables, quotes, headings, ANSI output, phone top bar, panel paths",
+  async (ctx) => {
+    const { sb, page } = ctx;
+    const mock = await startMockOpenAI();
+    mock.enqueue(
+      { text: MARKDOWN },
+      {
+        toolCalls: [{
+          id: "tc-ansi",
+          name: "Shell",
+          arguments: JSON.stringify({
+            command: "printf '\\033[31mred-word\\033[0m plain \\033[1;32mgreen\\033[0m\\n'",
+          }),
+        }],
+      },
+      { text: "Printed." },
+    );
+    const config = await sb.openaiConfig(mock.url);
+    await Deno.mkdir(`${sb.workDir}/${DEEP.join("/")}`, { recursive: true });
+    await Deno.writeTextFile(`${sb.workDir}/${DEEP.join("/")}/leaf.txt`, "leaf\n");
+    const server = await startKimiServer(sb, [
+      "--config-file",
+      config,
+      "web",
+      "--no-open",
+      "--port",
+      "0",
+    ]);
+    try {
+      // --- the empty page names where the sessions are, on a desktop and on a phone
+      await page.goto(`${server.base}/#token=${server.token}`);
+      await page.waitForSelector(".sidebar-head");
+      const emptyText = () => page.$eval(".empty p", (e: Element) => (e as HTMLElement).innerText);
+      assertEquals(
+        await emptyText(),
+        "Sessions of every project on this machine are in the list on the left.",
+      );
+      await viewport(page, 360, 740);
+      assertEquals(
+        await emptyText(),
+        "Sessions of every project on this machine are in the list behind the ☰ button.",
+      );
+      await viewport(page, 1280, 860);
+
+      const res = await fetch(`${server.base}/api/sessions/`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${server.token}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ work_dir: sb.workDir }),
+      });
+      const { session_id: id } = await res.json();
+      await page.goto(`${server.base}/?session=${id}`);
+      await waitForText(page, ".link-state", "ready");
+
+      // --- markdown: table, quote, heading
+      await page.type(".composer textarea", "show the table");
+      await page.keyboard.press("Enter");
+      await waitForText(page, ".md", "End of answer.");
+      await waitForText(page, ".link-state", "ready");
+      assertEquals(
+        await page.$$eval(".md th", (ths: Element[]) => ths.map((t) => t.textContent)),
+        HEADERS,
+      );
+      assertEquals(await headerLines(page), HEADERS.map(() => 1));
+      assertEquals(
+        await page.$eval(".md blockquote", (q: Element) => {
+          const s = getComputedStyle(q);
+          return [s.borderLeftStyle, s.borderLeftWidth];
+        }),
+        ["solid", "3px"],
+      );
+      assertEquals(
+        await page.$eval(".md h1", (h: Element) =>
+          parseFloat(getComputedStyle(h).fontSize) /
+          parseFloat(getComputedStyle(h.closest(".md")!).fontSize)),
+        1.5,
+      );
+      // On a phone the words stay whole too: the table scrolls inside the message, the page
+      // does not.
+      await viewport(page, 360, 740);
+      assertEquals(await headerLines(page), HEADERS.map(() => 1));
+      assertEquals(
+        await page.$eval(".md table", (t: Element) => t.scrollWidth > t.clientWidth),
+        true,
+      );
+      assertEquals(await page.evaluate(() => document.documentElement.scrollWidth), 360);
+
+      // --- the phone's top bar: every panel button on one row, inside the screen
+      const tops = await page.$$eval(".topbar .tools button", (bs: Element[]) =>
+        bs.map((b) => {
+          const r = b.getBoundingClientRect();
+          return [Math.round(r.top), r.right <= document.documentElement.clientWidth];
+        }));
+      assertEquals(tops.length, 5);
+      assertEquals(new Set(tops.map(([top]) => top)).size, 1, JSON.stringify(tops));
+      assertEquals(tops.map(([, inside]) => inside), [true, true, true, true, true]);
+      await viewport(page, 1280, 860);
+
+      // --- Shell output without escape codes
+      await page.type(".composer textarea", "print in colour");
+      await page.keyboard.press("Enter");
+      await waitForText(page, '[role="alertdialog"]', "red-word");
+      await page.keyboard.press("1");
+      await waitForText(page, ".md", "Printed.");
+      assertEquals(
+        await page.$eval(".tool-card.tool-Shell .shell-output", (e: Element) => e.textContent),
+        "red-word plain green\n",
+      );
+
+      // --- a pressed panel button keeps its width; the Files panel wraps a deep path
+      const filesWidth = () =>
+        page.$$eval(
+          ".topbar .tools button",
+          (bs: Element[]) =>
+            bs.find((b) => b.textContent === "Files")!.getBoundingClientRect().width,
+        );
+      const before = await filesWidth();
+      await clickText(page, ".topbar .tools button", "Files");
+      await page.waitForSelector('.topbar .tools button[aria-pressed="true"]');
+      assertEquals(await filesWidth(), before);
+      for (const name of DEEP) {
+        await clickText(page, ".side-panel .files button.link", `${name}/`);
+        await waitForText(page, ".side-panel .crumbs", name);
+      }
+      await waitForText(page, ".side-panel .files", "leaf.txt");
+      const fit = await page.$eval(".side-panel", (panel: Element) => {
+        const crumbs = panel.querySelector(".crumbs")!.getBoundingClientRect();
+        const box = panel.getBoundingClientRect();
+        return [panel.scrollWidth <= panel.clientWidth, crumbs.right <= box.right];
+      });
+      assertEquals(fit, [true, true]);
+      assertEquals(ctx.pageErrors, []);
+    } finally {
+      ctx.afterScreenshots(() => server.stop(), () => mock.close());
+    }
+  },
+);
