@@ -71,6 +71,28 @@ browserTest(
         }],
       },
       { text: "Printed." },
+      { status: 401, error: "Invalid API key" },
+      {
+        toolCalls: [{
+          id: "tc-q",
+          name: "AskUserQuestion",
+          arguments: JSON.stringify({
+            questions: [{
+              question: "Which database should the service use?",
+              header: "Database",
+              options: [
+                {
+                  label: "PostgreSQL",
+                  description: "Relational and battle tested, with a long note",
+                },
+                { label: "SQLite", description: "Embedded" },
+              ],
+              multi_select: false,
+            }],
+          }),
+        }],
+      },
+      { text: "Answered." },
     );
     const config = await sb.openaiConfig(mock.url);
     await Deno.mkdir(`${sb.workDir}/${DEEP.join("/")}`, { recursive: true });
@@ -162,6 +184,48 @@ browserTest(
         await page.$eval(".tool-card.tool-Shell .shell-output", (e: Element) => e.textContent),
         "red-word plain green\n",
       );
+
+      // --- a model error stays with the turn it interrupted and says what to do
+      await page.type(".composer textarea", "fail please");
+      await page.keyboard.press("Enter");
+      const failure = await waitForText(page, ".turn .notice.error", "Model error");
+      assertEquals(
+        failure,
+        "Model error: 401 Invalid API key. The provider refused the API key: check it under " +
+          "Settings → Providers and models, then send the message again.",
+      );
+      assertEquals(await page.$$eval(".turn", (ts: Element[]) => ts.length), 3);
+      assertEquals(
+        await page.$$eval(
+          ".turn:last-of-type .notice",
+          (ns: Element[]) => ns.map((n) => n.textContent),
+        ),
+        ["Step interrupted", failure],
+      );
+      assertEquals(await page.$(".error.inline"), null);
+
+      // --- a question's option labels keep their words whole on a phone
+      await page.type(".composer textarea", "ask me");
+      await page.keyboard.press("Enter");
+      await page.waitForSelector(".card.question");
+      await viewport(page, 360, 740);
+      assertEquals(
+        await page.$$eval(
+          ".card.question .option > span:not(.sr-only)",
+          (spans: Element[]) =>
+            spans.map((s) => {
+              const range = document.createRange();
+              range.selectNodeContents(s);
+              return [s.textContent, range.getClientRects().length];
+            }),
+        ),
+        [["PostgreSQL", 1], ["SQLite", 1]],
+      );
+      await viewport(page, 1280, 860);
+      await page.click(".card.question input");
+      await page.click('.card.question button[type="submit"]');
+      await waitForText(page, ".md", "Answered.");
+      await waitForText(page, ".link-state", "ready");
 
       // --- a pressed panel button keeps its width; the Files panel wraps a deep path
       const filesWidth = () =>

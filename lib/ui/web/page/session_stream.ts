@@ -351,7 +351,16 @@ export class SessionStream {
         return;
       }
       // (A steer moved to the queue when its turn ended needs nothing more.)
-      if (steered === undefined) this.#set({ error: err.message ?? "Request failed" });
+      if (steered === undefined) {
+        const failure = turnFailureText(err);
+        const turn = this.#snap.transcript.turns.at(-1);
+        const last = turn?.blocks.at(-1);
+        if (failure && turn && last?.kind === "notice" && last.text === "Step interrupted") {
+          // The cause goes with the turn it interrupted, not in a line by the composer.
+          turn.blocks.push({ kind: "notice", text: failure, tone: "error" });
+          this.#set({ transcript: this.#snap.transcript });
+        } else this.#set({ error: err.message ?? "Request failed" });
+      }
       return;
     }
     if (this.#promptIds.delete(id)) {
@@ -374,6 +383,25 @@ export class SessionStream {
     this.#set({ queue: rest, busy: true });
     this.#sendPrompt(next);
   }
+}
+
+/** JSON-RPC error codes of a turn that failed in a step (the wire server's `ErrorCodes`). */
+const CHAT_PROVIDER_ERROR = -32003;
+const AUTH_EXPIRED = -32004;
+
+/**
+ * What to show in the turn a prompt error interrupted: the model's error with what to do about
+ * it; null for an error that is not a failed step (busy, not running…).
+ */
+export function turnFailureText(err: { code?: number; message?: string }): string | null {
+  const message = (err.message ?? "").trim();
+  if (err.code === AUTH_EXPIRED) return message || "The login expired: sign in again.";
+  if (err.code !== CHAT_PROVIDER_ERROR) return null;
+  const text = `Model error: ${message.replace(/\.$/, "") || "the provider failed"}.`;
+  return /^401\b/.test(message)
+    ? `${text} The provider refused the API key: check it under Settings → Providers and ` +
+      "models, then send the message again."
+    : text;
 }
 
 /** The text of a live `SteerInput` event, or null for any other frame. */
