@@ -97,7 +97,7 @@ browserTest(
     const config = await sb.openaiConfig(mock.url);
     await Deno.mkdir(`${sb.workDir}/${DEEP.join("/")}`, { recursive: true });
     await Deno.writeTextFile(`${sb.workDir}/${DEEP.join("/")}/leaf.txt`, "leaf\n");
-    const server = await startKimiServer(sb, [
+    let server = await startKimiServer(sb, [
       "--config-file",
       config,
       "web",
@@ -249,6 +249,49 @@ browserTest(
         return [panel.scrollWidth <= panel.clientWidth, crumbs.right <= box.right];
       });
       assertEquals(fit, [true, true]);
+      await page.click('[aria-label="Close panel"]');
+
+      // --- the server stops: the list's background refresh fails quietly (the link state says
+      // it); once the server is back, no error is left on screen
+      const listFailed = new Promise<void>((resolve) =>
+        page.on("requestfailed", (r) => {
+          if (r.url().includes("/api/sessions/?")) resolve();
+        })
+      );
+      const port = new URL(server.base).port;
+      const restart = async () => {
+        server = await startKimiServer(sb, [
+          "--config-file",
+          config,
+          "web",
+          "--no-open",
+          "--port",
+          port,
+          "--auth-token",
+          server.token,
+        ]);
+      };
+      await server.stop();
+      await waitForText(page, ".link-state", "reconnecting");
+      await listFailed;
+      const listedAgain = page.waitForResponse((r) =>
+        r.url().includes("/api/sessions/?") && r.ok()
+      );
+      await restart();
+      await waitForText(page, ".link-state", "ready");
+      await listedAgain;
+      assertEquals(await page.$$eval(".toast", (ts: Element[]) => ts.length), 0);
+      // An action while the server is away says so in words (not "Failed to fetch").
+      await server.stop();
+      await waitForText(page, ".link-state", "reconnecting");
+      await clickText(page, ".msg-actions button", "Fork from here");
+      assertEquals(
+        await waitForText(page, ".toast", "Cannot reach"),
+        "Cannot reach the kimi server: it stopped or the network is down. Start it again; " +
+          "this page reconnects by itself.Dismiss",
+      );
+      await restart();
+      await waitForText(page, ".link-state", "ready");
       assertEquals(ctx.pageErrors, []);
     } finally {
       ctx.afterScreenshots(() => server.stop(), () => mock.close());

@@ -103,9 +103,34 @@ async function failure(res: Response): Promise<Error> {
   return new ApiError(res.status, detail);
 }
 
-/** Send a JSON request; resolves to the parsed body. Throws {@link AuthError} on 401. */
+/** The server could not be reached at all (it stopped, or the network is down). */
+export class NetworkError extends Error {
+  /** Create one. */
+  constructor() {
+    super(
+      "Cannot reach the kimi server: it stopped or the network is down. Start it again; this page reconnects by itself.",
+    );
+    this.name = "NetworkError";
+  }
+}
+
+/** `fetch`, with a failure to reach the server as a {@link NetworkError}. */
+async function send(path: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(path, init);
+  } catch (err) {
+    // fetch rejects with a TypeError ("Failed to fetch") when no answer came at all.
+    if (err instanceof TypeError) throw new NetworkError();
+    throw err;
+  }
+}
+
+/**
+ * Send a JSON request; resolves to the parsed body. Throws {@link AuthError} on 401 and
+ * {@link NetworkError} when the server cannot be reached.
+ */
 export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(path, {
+  const res = await send(path, {
     method,
     headers: headers(body === undefined ? {} : { "Content-Type": "application/json" }),
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -122,7 +147,7 @@ export async function uploadFile(
 ): Promise<{ path: string; filename: string; size: number }> {
   const form = new FormData();
   form.append("file", file, file.name || "pasted.png");
-  const res = await fetch(`/api/sessions/${sessionId}/files`, {
+  const res = await send(`/api/sessions/${sessionId}/files`, {
     method: "POST",
     headers: headers(),
     body: form,

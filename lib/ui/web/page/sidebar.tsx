@@ -14,7 +14,7 @@
 import type { JSX } from "preact";
 import { memo } from "preact/compat";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, ApiError } from "./api.ts";
+import { api, ApiError, NetworkError } from "./api.ts";
 import { loadSeen, markSeen, saveSeen, trackActivity } from "./unread.ts";
 
 /** How often the list is refreshed while the page is visible (ms), for dots of other sessions. */
@@ -234,7 +234,9 @@ export const Sidebar = memo(function Sidebar(props: SidebarProps): JSX.Element {
     if (archived) params.set("archived", "true");
     api<SessionInfo[]>("GET", `/api/sessions/?${params}`).then(
       (list) => live && setSessions(list ?? []),
-      (err: Error) => live && !quiet && props.onError(err.message),
+      // A server out of reach is already told by the link state, and the next poll retries.
+      (err: Error) =>
+        live && !quiet && !(err instanceof NetworkError) && props.onError(err.message),
     );
     return () => {
       live = false;
