@@ -60,6 +60,10 @@ browserTest(
       await page.goto("about:blank");
       await page.goto(`${server.base}/#token=wrong-token`);
       await waitForText(page, "h1", "This token was not accepted");
+      assertEquals(
+        await page.$$eval(".token-screen p code", (cs: Element[]) => cs.map((c) => c.textContent)),
+        ["kimi web rotate-token", "kimi web", "#token=", "kimi web"],
+      );
       assertStringIncludes(
         await page.$eval("main", (e: Element) => e.textContent ?? ""),
         "kimi web",

@@ -290,6 +290,16 @@ browserTest(
         "Cannot reach the kimi server: it stopped or the network is down. Start it again; " +
           "this page reconnects by itself.Dismiss",
       );
+      // An upload that failed can be taken off the composer (it never reached the server).
+      await Deno.writeTextFile(`${sb.root}/notes.txt`, "notes\n");
+      await (await page.$('.composer input[type="file"]'))!.uploadFile(`${sb.root}/notes.txt`);
+      assertEquals(
+        await waitForText(page, ".attachments .chip.failed", "notes.txt"),
+        "notes.txt (failed: Cannot reach the kimi server: it stopped or the network is down. " +
+          "Start it again; this page reconnects by itself.)×",
+      );
+      await page.click('.attachments .chip.failed button[aria-label="Remove notes.txt"]');
+      await page.waitForFunction(() => !document.querySelector(".composer .attachments"));
       await restart();
       await waitForText(page, ".link-state", "ready");
       assertEquals(ctx.pageErrors, []);

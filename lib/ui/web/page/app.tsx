@@ -55,7 +55,12 @@ export function TokenScreen(
       </h1>
       <p>
         {state === "refused"
-          ? "The server refused the token this page had: it is wrong, or it was replaced by `kimi web rotate-token`."
+          ? (
+            <>
+              The server refused the token this page had: it is wrong, or it was replaced by{" "}
+              <code>kimi web rotate-token</code>.
+            </>
+          )
           : "This kimi web server only answers requests that carry its access token."}
       </p>
       <p>

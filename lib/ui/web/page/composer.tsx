@@ -243,6 +243,16 @@ export function Composer(
                 : f.state === "failed"
                 ? ` (failed: ${f.error})`
                 : ""}
+              {f.state === "failed" && (
+                <button
+                  type="button"
+                  class="link chip-remove"
+                  aria-label={`Remove ${f.name}`}
+                  onClick={() => setFiles((all) => all.filter((x) => x !== f))}
+                >
+                  ×
+                </button>
+              )}
             </li>
           ))}
         </ul>
