@@ -230,16 +230,63 @@ browserTest(
         return a && b && b.top >= a.bottom && a.left === b.left;
       });
 
-      // The tabs follow the arrow keys.
+      // The tabs follow the arrow keys (and keep their widths: the selected one is not bolder).
+      const tabWidths = () =>
+        page.$$eval(
+          '[role="tab"]',
+          (ts: Element[]) => ts.map((t) => Math.round(t.getBoundingClientRect().width * 100)),
+        );
+      const widthsBefore = await tabWidths();
       await page.focus("#vis-tab-dual");
       await page.keyboard.press("ArrowRight");
       await page.waitForSelector('#vis-tab-state[aria-selected="true"]');
+      assertEquals(await tabWidths(), widthsBefore);
       assertEquals(await page.evaluate(() => document.activeElement?.id), "vis-tab-state");
       await page.keyboard.press("Home");
       await page.waitForSelector('#vis-tab-timeline[aria-selected="true"]');
       await page.keyboard.press("ArrowLeft");
       await page.waitForSelector('#vis-tab-subagents[aria-selected="true"]');
       assertEquals(await page.evaluate(() => document.activeElement?.id), "vis-tab-subagents");
+
+      // The timeline's filter box is wide enough for its hint.
+      await page.setViewport({ width: 1280, height: 860 });
+      await page.click("#vis-tab-timeline");
+      await page.waitForSelector(".timeline input[type=search]");
+      assertEquals(
+        await page.$eval(".timeline input[type=search]", (input: Element) => {
+          const el = input as HTMLInputElement;
+          const s = getComputedStyle(el);
+          const ctx2d = document.createElement("canvas").getContext("2d")!;
+          ctx2d.font = `${s.fontSize} ${s.fontFamily}`;
+          const room = el.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
+          return ctx2d.measureText(el.placeholder).width <= room;
+        }),
+        true,
+      );
+      // On a phone the eight tabs are one row that scrolls sideways (not five rows of buttons
+      // above the view), and the explorer's search box is not squeezed to a word.
+      await page.setViewport({ width: 360, height: 740 });
+      await page.waitForFunction(() => document.documentElement.clientWidth === 360);
+      assertEquals(
+        await page.$eval('[role="tablist"]', (list: Element) => {
+          const tops = new Set(
+            [...list.querySelectorAll('[role="tab"]')].map((t) =>
+              Math.round(t.getBoundingClientRect().top)
+            ),
+          );
+          return [tops.size, list.scrollWidth > list.clientWidth];
+        }),
+        [1, true],
+      );
+      assertEquals(await page.evaluate(() => document.documentElement.scrollWidth), 360);
+      await page.goto(server.url);
+      await waitForText(page, ".vis-table button", "list files please");
+      assert(
+        await page.$eval(
+          ".vis-explorer input[type=search]",
+          (e: Element) => e.getBoundingClientRect().width >= 200,
+        ),
+      );
       assertEquals(ctx.pageErrors, []);
     } finally {
       ctx.afterScreenshots(() => server.stop());
