@@ -1,12 +1,15 @@
 /**
- * What `kimi web`'s page looks like, checked by geometry and computed styles in headless
- * chromium (mock model on 127.0.0.1): a wide markdown table keeps its words whole and scrolls
- * sideways instead of breaking "Column" into "Colum / n"; a blockquote is marked; headings in a
- * message are not poster-sized; a Shell card shows the command's coloured output without its
- * ANSI escape codes; on a 360 px phone the panel buttons stay on one row of the top bar, and the
- * empty page does not point to a list "on the left" that is hidden; a pressed panel button keeps
- * its width (the bar does not jump); the Files panel wraps a deep folder's path instead of
- * running out of the panel.
+ * What `kimi web`'s page looks like, checked by geometry, computed styles and exact texts in
+ * headless chromium (mock model on 127.0.0.1): a wide markdown table keeps its words whole and
+ * scrolls sideways instead of breaking "Column" into "Colum / n"; a blockquote is marked;
+ * headings in a message are not poster-sized; a Shell card shows the command's coloured output
+ * without its ANSI escape codes; a tool's error shows its `names` as code; on a 360 px phone the
+ * panel buttons stay on one row of the top bar, question options keep their labels whole, and
+ * the empty page does not point to a list "on the left" that is hidden; a model error (401)
+ * stays in the turn it interrupted and says what to do; a pressed panel button keeps its width;
+ * the Files panel wraps a deep folder's path instead of running out of the panel; when the
+ * server stops, the list's background refresh leaves no error behind, an action says in words
+ * that the server is out of reach, and a failed upload can be removed from the composer.
  *
  * @module
  */
@@ -68,6 +71,13 @@ browserTest(
           arguments: JSON.stringify({
             command: "printf '\\033[31mred-word\\033[0m plain \\033[1;32mgreen\\033[0m\\n'",
           }),
+        }],
+      },
+      {
+        toolCalls: [{
+          id: "tc-missing",
+          name: "ReadFile",
+          arguments: JSON.stringify({ path: "missing<1>.txt" }),
         }],
       },
       { text: "Printed." },
@@ -183,6 +193,14 @@ browserTest(
       assertEquals(
         await page.$eval(".tool-card.tool-Shell .shell-output", (e: Element) => e.textContent),
         "red-word plain green\n",
+      );
+      // A tool's error names the file as code, and keeps text that looks like markup.
+      assertEquals(
+        await page.$eval(".tool-card.tool-ReadFile .tool-error", (e: Element) => [
+          e.textContent,
+          [...e.querySelectorAll("code")].map((c) => c.textContent),
+        ]),
+        ["missing<1>.txt does not exist.", ["missing<1>.txt"]],
       );
 
       // --- a model error stays with the turn it interrupted and says what to do

@@ -164,6 +164,14 @@ export function DisplayBlocks({ blocks }: { blocks: DisplayBlock[] }): JSX.Eleme
   );
 }
 
+/**
+ * A tool's plain-text message with its `backticked` names shown as code (the messages are
+ * written for the terminal and the model; everything else stays text, `<` and all).
+ */
+export function withCodeSpans(text: string): ComponentChildren[] {
+  return text.split(/`([^`\n]+)`/).map((part, i) => i % 2 ? <code key={i}>{part}</code> : part);
+}
+
 function parseArgs(args: string): Record<string, unknown> {
   try {
     const v = JSON.parse(args);
@@ -210,7 +218,9 @@ export function ToolCard(
           <pre>{stripAnsi(r.output)}</pre>
         </details>
       )}
-      {r && r.isError && r.message ? <p class="tool-error" role="status">{r.message}</p> : null}
+      {r && r.isError && r.message
+        ? <p class="tool-error" role="status">{withCodeSpans(r.message)}</p>
+        : null}
       {tool.swarm && (
         <div class="swarm" aria-label="Swarm progress">
           <progress
