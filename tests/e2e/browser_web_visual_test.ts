@@ -9,7 +9,8 @@
  * stays in the turn it interrupted and says what to do; a pressed panel button keeps its width;
  * the Files panel wraps a deep folder's path instead of running out of the panel; when the
  * server stops, the list's background refresh leaves no error behind, an action says in words
- * that the server is out of reach, and a failed upload can be removed from the composer.
+ * that the server is out of reach, and a failed upload can be removed from the composer; a
+ * session deleted elsewhere is reported once ("Session not found"), with what to do.
  *
  * @module
  */
@@ -320,6 +321,18 @@ browserTest(
       await page.waitForFunction(() => !document.querySelector(".composer .attachments"));
       await restart();
       await waitForText(page, ".link-state", "ready");
+      // --- the session is deleted elsewhere: the page says so once, and what to do
+      const deleted = await fetch(`${server.base}/api/sessions/${id}`, {
+        method: "DELETE",
+        headers: { Authorization: `Bearer ${server.token}` },
+      });
+      assertEquals(deleted.status, 200, await deleted.text());
+      await waitForText(page, '.empty[role="alert"] h2', "Session not found");
+      assertEquals(
+        await page.$eval('.empty[role="alert"] p', (p: Element) => p.textContent),
+        "It may have been deleted (in another tab or window): pick another session in the " +
+          "list, or start a new one.",
+      );
       assertEquals(ctx.pageErrors, []);
     } finally {
       ctx.afterScreenshots(() => server.stop(), () => mock.close());

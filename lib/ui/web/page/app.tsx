@@ -400,9 +400,9 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
           <section class="empty" role="alert">
             <h2>{snap.fatal.kind === "gone" ? "Session not found" : "Access denied"}</h2>
             <p>
-              {snap.fatal.message}. {snap.fatal.kind === "gone"
-                ? "It may have been deleted; pick another session."
-                : "This server does not accept connections from here."}
+              {snap.fatal.kind === "gone"
+                ? "It may have been deleted (in another tab or window): pick another session in the list, or start a new one."
+                : `${snap.fatal.message}. This server does not accept connections from here.`}
             </p>
           </section>
         )}
