@@ -151,6 +151,14 @@ browserTest(
         HEADERS,
       );
       assertEquals(await headerLines(page), HEADERS.map(() => 1));
+      // The list cuts long titles: hovering a session shows the whole title, then its folder.
+      assertEquals(
+        await page.$eval('.session-open[aria-current="page"]', (b: Element) => [
+          b.getAttribute("title"),
+          b.querySelector(".session-title")!.textContent,
+        ]).then(([title, text]) => title === `${text}\n${sb.workDir}` && text !== ""),
+        true,
+      );
       assertEquals(
         await page.$eval(".md blockquote", (q: Element) => {
           const s = getComputedStyle(q);

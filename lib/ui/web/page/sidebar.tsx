@@ -378,7 +378,8 @@ export const Sidebar = memo(function Sidebar(props: SidebarProps): JSX.Element {
                         class="session-open"
                         aria-current={s.session_id === props.current ? "page" : undefined}
                         onClick={() => props.onSelect(s.session_id)}
-                        title={s.work_dir}
+                        // the whole title (the list cuts long ones), then the folder
+                        title={`${displayTitle(s.title)}\n${s.work_dir}`}
                       >
                         <span class="session-title">{displayTitle(s.title)}</span>
                         {s.status?.state === "busy" && <span class="dot busy" aria-label="busy" />}
