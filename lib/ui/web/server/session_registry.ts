@@ -15,6 +15,7 @@ import { loadState, updateState } from "../../../session/state.ts";
 import { SessionHost } from "./session_host.ts";
 import type { SessionInfo } from "./schemas.ts";
 import { forkAtTurn } from "./fork_turn.ts";
+import { fallbackTitle } from "./session_title.ts";
 
 /** Sessions untouched this long are archived automatically (unless exempt). */
 export const AUTO_ARCHIVE_AGE_MS = 15 * 24 * 3600 * 1000;
@@ -129,7 +130,7 @@ export class SessionRegistry {
     const updated = await session.updatedAt();
     return {
       session_id: session.id,
-      title: state.custom_title || await session.title(),
+      title: state.custom_title || await fallbackTitle(session),
       last_updated: new Date(updated || Date.now()).toISOString(),
       is_running: host?.isRunning ?? false,
       status: host?.status ?? null,

@@ -13,6 +13,7 @@ import { log } from "../../../log.ts";
 import type { Session } from "../../../session/session.ts";
 import { loadState, updateState } from "../../../session/state.ts";
 import { shortenTitle } from "../../../session/title.ts";
+import { FILES_ONLY_MESSAGE } from "./uploads.ts";
 
 /** Failed model attempts after which the fallback title is final. */
 export const MAX_TITLE_ATTEMPTS = 3;
@@ -24,6 +25,33 @@ const SYSTEM_PROMPT = "You write titles for coding-assistant conversations. Answ
 
 function squash(text: string): string {
   return text.replace(/\s+/g, " ").trim();
+}
+
+/**
+ * What the user wrote in a prompt the page sent with uploads: the `<uploaded_files>` list, the
+ * image, video and document wrappers and the files-only marker taken out; the files' names when
+ * nothing else is left (a prompt of files only).
+ */
+export function promptForTitle(text: string): string {
+  const listed = /<uploaded_files>\n?([\s\S]*?)\n?<\/uploaded_files>/.exec(text)?.[1] ?? "";
+  const words = squash(
+    text.replace(/<uploaded_files>[\s\S]*?<\/uploaded_files>/g, " ")
+      .replace(/<document\b[^>]*>[\s\S]*?<\/document>/g, " ")
+      .replace(/<\/?(image|video|audio)\b[^>]*>/g, " ")
+      .replaceAll(FILES_ONLY_MESSAGE, " "),
+  );
+  if (words) return words;
+  return listed.split("\n").map((l) => l.replace(/^\d+\.\s*/, "").trim().split("/").pop() ?? "")
+    .filter(Boolean).join(", ");
+}
+
+/**
+ * A session's title before one is set or generated: its first prompt as the user wrote it
+ * (uploads left out, see {@link promptForTitle}), shortened; `Untitled` without one.
+ */
+export async function fallbackTitle(session: Session): Promise<string> {
+  const first = await session.firstPrompt();
+  return shortenTitle(promptForTitle(first ?? ""), TITLE_WIDTH) || "Untitled";
 }
 
 /** The model's answer as a title: first line, quotes stripped, shortened. */
@@ -49,7 +77,7 @@ export async function generateTitle(opts: GenerateTitleOptions): Promise<string>
   const { session } = opts;
   const before = await loadState(session.dir);
   if (before.title_generated && before.custom_title) return before.custom_title;
-  const user = squash(opts.userMessage ?? await session.firstPrompt() ?? "");
+  const user = promptForTitle(opts.userMessage ?? await session.firstPrompt() ?? "");
   const fallback = shortenTitle(user, TITLE_WIDTH) || "Untitled";
   let title: string | null = null;
   if (before.title_generate_attempts < MAX_TITLE_ATTEMPTS && opts.llm && user) {

@@ -61,3 +61,51 @@ Deno.test("registry: sessions of every work dir, newest first; search; old ones 
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("registry: a first prompt sent with uploads is titled by what the user wrote", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const share = `${root}/share`;
+    await Deno.mkdir(`${root}/w`);
+    const withFiles = async (parts: unknown[]) => {
+      const s = await Session.create({ shareDir: share, workDir: `${root}/w` });
+      await Deno.writeTextFile(
+        s.contextFile,
+        JSON.stringify({ role: "user", content: "x" }) + "\n",
+      );
+      await Deno.writeTextFile(
+        s.wireFile,
+        JSON.stringify({ type: "metadata", protocol_version: "1.10" }) + "\n" +
+          JSON.stringify({
+            timestamp: 1,
+            message: { type: "TurnBegin", payload: { user_input: parts } },
+          }) + "\n",
+      );
+      return s;
+    };
+    const up = `${root}/share/sessions/x/uploads`;
+    const image = await withFiles([
+      { type: "text", text: `<uploaded_files>\n1. ${up}/wide_f42d43.png\n</uploaded_files>` },
+      { type: "text", text: `<image path="${up}/wide_f42d43.png" content_type="image/png">` },
+      { type: "image_url", image_url: { url: "data:image/png;base64,AAAA", id: null } },
+      { type: "text", text: "</image>" },
+      { type: "text", text: "what is in this picture of the build failure?" },
+    ]);
+    const onlyFiles = await withFiles([
+      {
+        type: "text",
+        text: `<uploaded_files>\n1. ${up}/notes.md\n2. ${up}/plan.txt\n</uploaded_files>`,
+      },
+      {
+        type: "text",
+        text: `<document path="${up}/notes.md" content_type="text/markdown">` +
+          "# Notes\nlots of text</document>",
+      },
+    ]);
+    const r = registry(share);
+    assertEquals((await r.info(image)).title, "what is in this picture of the build failure?");
+    assertEquals((await r.info(onlyFiles)).title, "notes.md, plan.txt");
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
