@@ -1,6 +1,7 @@
 /**
  * What `kimi web`'s page looks like, checked by geometry, computed styles and exact texts in
- * headless chromium (mock model on 127.0.0.1): a wide markdown table keeps its words whole and
+ * headless chromium (mock model on 127.0.0.1): the composer grows with a long message (up to 40%
+ * of the window, then scrolls) and shrinks back; a wide markdown table keeps its words whole and
  * scrolls sideways instead of breaking "Column" into "Colum / n"; a blockquote is marked;
  * headings in a message are not poster-sized; a Shell card shows the command's coloured output
  * without its ANSI escape codes; a tool's error shows its `names` as code; on a 360 px phone the
@@ -140,6 +141,34 @@ browserTest(
       const { session_id: id } = await res.json();
       await page.goto(`${server.base}/?session=${id}`);
       await waitForText(page, ".link-state", "ready");
+
+      // --- the composer grows with a long message up to 40% of the window, then scrolls, and
+      // shrinks back when emptied
+      const setDraft = (value: string) =>
+        page.$eval(".composer textarea", (t: Element, v: string) => {
+          (t as HTMLTextAreaElement).value = v;
+          t.dispatchEvent(new Event("input", { bubbles: true }));
+        }, value);
+      const box = () =>
+        page.$eval(".composer textarea", (t: Element) => {
+          const el = t as HTMLTextAreaElement;
+          return {
+            height: Math.round(el.getBoundingClientRect().height),
+            scrolls: el.scrollHeight > el.clientHeight,
+            max: Math.round(document.documentElement.clientHeight * 0.4),
+          };
+        });
+      const empty = await box();
+      assertEquals(empty.scrolls, false);
+      const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i}`).join("\n");
+      await setDraft(lines(8));
+      const eight = await box();
+      assertEquals([eight.height > empty.height, eight.scrolls], [true, false]);
+      await setDraft(lines(60));
+      const sixty = await box();
+      assertEquals([sixty.height, sixty.scrolls], [sixty.max, true]);
+      await setDraft("");
+      assertEquals(await box(), empty);
 
       // --- markdown: table, quote, heading
       await page.type(".composer textarea", "show the table");

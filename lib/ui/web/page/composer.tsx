@@ -12,7 +12,7 @@
  * @module
  */
 import type { JSX } from "preact";
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, uploadFile } from "./api.ts";
 import type { SessionStream, StreamSnapshot } from "./session_stream.ts";
 
@@ -43,6 +43,16 @@ export function Composer(
   const [dragging, setDragging] = useState(false);
   const input = useRef<HTMLTextAreaElement>(null);
   const picker = useRef<HTMLInputElement>(null);
+  // The box grows with what is typed up to its CSS max-height (then it scrolls), and shrinks
+  // back once the message is sent.
+  useLayoutEffect(() => {
+    const el = input.current;
+    if (!el) return;
+    el.style.height = "auto";
+    const s = getComputedStyle(el);
+    const borders = parseFloat(s.borderTopWidth) + parseFloat(s.borderBottomWidth);
+    el.style.height = `${el.scrollHeight + borders}px`;
+  }, [text]);
   const [config, setConfig] = useState<ModelConfig | null>(null);
   const [configNote, setConfigNote] = useState<string | null>(null);
 
