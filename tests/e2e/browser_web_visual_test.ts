@@ -170,6 +170,23 @@ browserTest(
       await setDraft("");
       assertEquals(await box(), empty);
 
+      // The `/` menu shows the names in a command's description as code, not between backticks.
+      await page.type(".composer textarea", "/ini");
+      const init = '[role="listbox"][aria-label="Slash commands"] li';
+      await waitForText(page, init, "/init");
+      assertEquals(
+        await page.$$eval(
+          init,
+          (lis: Element[]) =>
+            lis.filter((li) => li.textContent!.startsWith("/init ")).map((li) => [
+              li.textContent!.includes("`"),
+              [...li.querySelectorAll("code")].map((c) => c.textContent),
+            ]),
+        ),
+        [[false, ["AGENTS.md"]]],
+      );
+      await setDraft("");
+
       // --- markdown: table, quote, heading
       await page.type(".composer textarea", "show the table");
       await page.keyboard.press("Enter");

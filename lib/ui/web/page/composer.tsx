@@ -14,6 +14,7 @@
 import type { JSX } from "preact";
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, uploadFile } from "./api.ts";
+import { withCodeSpans } from "./code_spans.tsx";
 import type { SessionStream, StreamSnapshot } from "./session_stream.ts";
 
 /** The marker the server reads as "files only, no message" (reference §A6). */
@@ -221,7 +222,7 @@ export function Composer(
                 complete(`/${c.name} `);
               }}
             >
-              <b>/{c.name}</b> <span>{c.description}</span>
+              <b>/{c.name}</b> <span>{withCodeSpans(c.description)}</span>
             </li>
           ))}
         </ul>

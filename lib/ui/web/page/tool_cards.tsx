@@ -13,6 +13,7 @@ import type { ComponentChildren, JSX } from "preact";
 import { useMemo, useState } from "preact/hooks";
 import { diffLines } from "diff";
 import stripAnsi from "strip-ansi";
+import { withCodeSpans } from "./code_spans.tsx";
 import type { Block, DisplayBlock, ToolBlock } from "./transcript.ts";
 
 /** One line of a rendered diff. */
@@ -162,14 +163,6 @@ export function DisplayBlocks({ blocks }: { blocks: DisplayBlock[] }): JSX.Eleme
       })}
     </>
   );
-}
-
-/**
- * A tool's plain-text message with its `backticked` names shown as code (the messages are
- * written for the terminal and the model; everything else stays text, `<` and all).
- */
-export function withCodeSpans(text: string): ComponentChildren[] {
-  return text.split(/`([^`\n]+)`/).map((part, i) => i % 2 ? <code key={i}>{part}</code> : part);
 }
 
 function parseArgs(args: string): Record<string, unknown> {
