@@ -243,6 +243,14 @@ browserTest(
       await page.type(".composer textarea", "print in colour");
       await page.keyboard.press("Enter");
       await waitForText(page, '[role="alertdialog"]', "red-word");
+      // The command in the card's description is shown as code.
+      assertEquals(
+        await page.$$eval(
+          '[role="alertdialog"] p code',
+          (cs: Element[]) => cs.map((c) => c.textContent),
+        ),
+        ["printf '\\033[31mred-word\\033[0m plain \\033[1;32mgreen\\033[0m\\n'", "Shell"],
+      );
       await page.keyboard.press("1");
       await waitForText(page, ".md", "Printed.");
       assertEquals(

@@ -13,6 +13,7 @@ import { memo } from "preact/compat";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { renderMarkdown } from "./markdown.ts";
 import { DisplayBlocks, ToolCard } from "./tool_cards.tsx";
+import { withCodeSpans } from "./code_spans.tsx";
 import type { Block, PendingApproval, PendingQuestion, Turn } from "./transcript.ts";
 
 /** Markdown rendered once per text change. */
@@ -166,7 +167,7 @@ export function ApprovalCard(
         {approval.subagentType ? `${approval.subagentType} · ` : ""}
         {approval.sender} wants to {approval.action || "run"}
       </h2>
-      <p>{approval.description}</p>
+      <p>{withCodeSpans(approval.description)}</p>
       <DisplayBlocks blocks={approval.display} />
       {feedback === null
         ? (
