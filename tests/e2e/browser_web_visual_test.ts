@@ -8,7 +8,9 @@
  * panel buttons stay on one row of the top bar, question options keep their labels whole, and
  * the empty page does not point to a list "on the left" that is hidden; a model error (401)
  * stays in the turn it interrupted and says what to do; a pressed panel button keeps its width;
- * the Files panel wraps a deep folder's path instead of running out of the panel; when the
+ * the Files panel wraps a deep folder's path instead of running out of the panel, and Escape
+ * closes it with the focus back on its button; an answered approval gives the focus back to the
+ * composer; when the
  * server stops, the list's background refresh leaves no error behind, an action says in words
  * that the server is out of reach, and a failed upload can be removed from the composer; a
  * session deleted elsewhere is reported once ("Session not found"), with what to do.
@@ -253,6 +255,13 @@ browserTest(
       );
       await page.keyboard.press("1");
       await waitForText(page, ".md", "Printed.");
+      // The card answered by key gave the focus back to the composer.
+      assertEquals(
+        await page.evaluate(() =>
+          document.activeElement === document.querySelector(".composer textarea")
+        ),
+        true,
+      );
       assertEquals(
         await page.$eval(".tool-card.tool-Shell .shell-output", (e: Element) => e.textContent),
         "red-word plain green\n",
@@ -330,7 +339,14 @@ browserTest(
         return [panel.scrollWidth <= panel.clientWidth, crumbs.right <= box.right];
       });
       assertEquals(fit, [true, true]);
-      await page.click('[aria-label="Close panel"]');
+      // Escape in the panel closes it, and the focus goes back to the button that opened it.
+      await page.focus(".side-panel .crumbs button");
+      await page.keyboard.press("Escape");
+      await page.waitForFunction(() => !document.querySelector(".side-panel"));
+      assertEquals(
+        await page.evaluate(() => (document.activeElement as HTMLElement).dataset.panel),
+        "files",
+      );
 
       // --- the server stops: the list's background refresh fails quietly (the link state says
       // it); once the server is back, no error is left on screen

@@ -212,6 +212,13 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
     document.documentElement.dataset.theme = theme;
   }, [theme]);
 
+  // Closing a panel puts the focus back on the button that opened it (not on the page's body).
+  const closePanel = () => {
+    const opener = document.querySelector<HTMLElement>(`.topbar [data-panel="${panel}"]`);
+    setPanel(null);
+    opener?.focus();
+  };
+
   const onError = useCallback((message: string) => {
     setToast(message);
   }, []);
@@ -339,6 +346,7 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
                 <button
                   type="button"
                   aria-pressed={panel === "files"}
+                  data-panel="files"
                   onClick={() => setPanel(panel === "files" ? null : "files")}
                 >
                   Files
@@ -346,6 +354,7 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
                 <button
                   type="button"
                   aria-pressed={panel === "git"}
+                  data-panel="git"
                   onClick={() => setPanel(panel === "git" ? null : "git")}
                 >
                   Changes
@@ -355,6 +364,7 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
             <button
               type="button"
               aria-pressed={panel === "settings"}
+              data-panel="settings"
               onClick={() => setPanel(panel === "settings" ? null : "settings")}
             >
               Settings
@@ -465,14 +475,23 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
         )}
       </main>
       {panel && (
-        <aside class="side-panel" aria-label="Panel">
+        <aside
+          class="side-panel"
+          aria-label="Panel"
+          onKeyDown={(e) => {
+            if (e.key === "Escape" && !e.defaultPrevented) {
+              e.preventDefault();
+              closePanel();
+            }
+          }}
+        >
           <header>
             <h2>{panel === "files" ? "Files" : panel === "git" ? "Changes" : "Settings"}</h2>
             <button
               type="button"
               class="icon"
               aria-label="Close panel"
-              onClick={() => setPanel(null)}
+              onClick={closePanel}
             >
               ✕
             </button>

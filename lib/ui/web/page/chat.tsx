@@ -125,6 +125,28 @@ export const TurnView = memo(function TurnView(
   );
 }, (a, b) => a.turn === b.turn && a.version === b.version);
 
+/**
+ * When a card goes away (answered here, by key or button, or in another tab) while the focus
+ * was on it, the focus goes to the composer rather than being lost on the page's body.
+ */
+function useFocusComposerOnClose(ref: { current: HTMLElement | null }): void {
+  useEffect(() => {
+    const card = ref.current;
+    return () => {
+      const active = document.activeElement;
+      if (!active || active === document.body || (card && card.contains(active))) {
+        // after the card has left the DOM (the cleanup runs first)
+        queueMicrotask(() => {
+          const now = document.activeElement;
+          if (!now || now === document.body) {
+            document.querySelector<HTMLTextAreaElement>(".composer textarea")?.focus();
+          }
+        });
+      }
+    };
+  }, []);
+}
+
 /** Approval card with the reference's keys: 1 approve, 2 for session, 3 decline, 4 feedback. */
 export function ApprovalCard(
   { approval, onAnswer }: {
@@ -134,6 +156,7 @@ export function ApprovalCard(
 ): JSX.Element {
   const ref = useRef<HTMLDivElement>(null);
   const [feedback, setFeedback] = useState<string | null>(null);
+  useFocusComposerOnClose(ref);
   useEffect(() => {
     const active = document.activeElement as HTMLElement | null;
     const typing = active && (active.tagName === "TEXTAREA" || active.tagName === "INPUT") &&
@@ -224,8 +247,10 @@ export function QuestionCard(
     onAnswer: (answers: Record<string, string>) => void;
   },
 ): JSX.Element {
+  const ref = useRef<HTMLDivElement>(null);
   const [chosen, setChosen] = useState<Record<string, string[]>>({});
   const [other, setOther] = useState<Record<string, string>>({});
+  useFocusComposerOnClose(ref);
   const toggle = (q: string, label: string, multi: boolean) => {
     const cur = chosen[q] ?? [];
     const next = multi
@@ -244,7 +269,7 @@ export function QuestionCard(
     onAnswer(answers);
   };
   return (
-    <div class="card question" role="dialog" aria-label="Question from the agent">
+    <div ref={ref} class="card question" role="dialog" aria-label="Question from the agent">
       <form onSubmit={submit}>
         {question.questions.map((q, qi) => (
           <fieldset key={qi}>
