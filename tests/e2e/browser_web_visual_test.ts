@@ -143,6 +143,13 @@ browserTest(
       const { session_id: id } = await res.json();
       await page.goto(`${server.base}/?session=${id}`);
       await waitForText(page, ".link-state", "ready");
+      // Opened with the focus nowhere (no touch screen): the message box has it.
+      assertEquals(
+        await page.evaluate(() =>
+          document.activeElement === document.querySelector(".composer textarea")
+        ),
+        true,
+      );
 
       // --- the composer grows with a long message up to 40% of the window, then scrolls, and
       // shrinks back when emptied

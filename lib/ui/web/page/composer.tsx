@@ -44,6 +44,15 @@ export function Composer(
   const [dragging, setDragging] = useState(false);
   const input = useRef<HTMLTextAreaElement>(null);
   const picker = useRef<HTMLInputElement>(null);
+  // A session just opened (created, or picked from a link) with the focus nowhere: it goes to
+  // the message box, so one can type at once. Not on touch screens (the keyboard would cover
+  // the conversation), nor away from where the user put it.
+  useEffect(() => {
+    const active = document.activeElement;
+    if ((!active || active === document.body) && !matchMedia("(pointer: coarse)").matches) {
+      input.current?.focus();
+    }
+  }, [sessionId]);
   // The box grows with what is typed up to its CSS max-height (then it scrolls), and shrinks
   // back once the message is sent.
   useLayoutEffect(() => {
