@@ -2,7 +2,8 @@
  * What `kimi web`'s page looks like, checked by geometry, computed styles and exact texts in
  * headless chromium (mock model on 127.0.0.1): the composer grows with a long message (up to 40%
  * of the window, then scrolls) and shrinks back; a wide markdown table keeps its words whole and
- * scrolls sideways instead of breaking "Column" into "Colum / n"; a blockquote is marked;
+ * scrolls sideways instead of breaking "Column" into "Colum / n", and a keyboard can reach it (no
+ * serious axe violation); a blockquote is marked;
  * headings in a message are not poster-sized; a Shell card shows the command's coloured output
  * without its ANSI escape codes; a tool's error shows its `names` as code; on a 360 px phone the
  * panel buttons stay on one row of the top bar, question options keep their labels whole, and
@@ -20,6 +21,7 @@
 import { assertEquals } from "../helpers/assert.ts";
 import { startMockOpenAI } from "../helpers/mock_openai.ts";
 import { browserTest, clickText, startKimiServer, waitForText } from "../helpers/browser.ts";
+import { seriousViolations } from "../helpers/axe.ts";
 import type { Page } from "puppeteer-core";
 
 const HEADERS = ["Identifier", "Description", "Ownership", "Visibility", "Replication"];
@@ -65,6 +67,8 @@ browserTest(
   "browser: tables, quotes, headings, ANSI output, phone top bar, panel paths",
   async (ctx) => {
     const { sb, page } = ctx;
+    // The axe script is injected inline; the page's CSP would (rightly) refuse it.
+    await page.setBypassCSP(true);
     const mock = await startMockOpenAI();
     mock.enqueue(
       { text: MARKDOWN },
@@ -236,6 +240,8 @@ browserTest(
         true,
       );
       assertEquals(await page.evaluate(() => document.documentElement.scrollWidth), 360);
+      // A keyboard reaches what scrolls sideways (axe: scrollable-region-focusable).
+      assertEquals(await seriousViolations(page), []);
 
       // --- the phone's top bar: every panel button on one row, inside the screen
       const tops = await page.$$eval(".topbar .tools button", (bs: Element[]) =>

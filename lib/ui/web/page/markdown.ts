@@ -63,7 +63,10 @@ const marked = new Marked({
     code({ text, lang }) {
       const language = (lang ?? "").trim().split(/\s+/)[0] ?? "";
       const cls = language ? ` class="hljs language-${escapeHtml(language)}"` : ` class="hljs"`;
-      return `<pre class="code"><code${cls}>${highlight(text, language)}</code></pre>\n`;
+      // focusable: a keyboard scrolls a long line sideways
+      return `<pre class="code" tabindex="0"><code${cls}>${
+        highlight(text, language)
+      }</code></pre>\n`;
     },
   },
 });
@@ -75,6 +78,8 @@ const purifier: typeof DOMPurify = (() => {
       node.setAttribute("target", "_blank");
       node.setAttribute("rel", "noopener noreferrer");
     }
+    // a wide table scrolls sideways (see styles.css): a keyboard must reach it
+    if (node.tagName === "TABLE") node.setAttribute("tabindex", "0");
   });
   return DOMPurify;
 })();

@@ -68,7 +68,7 @@ export function DiffView({ block }: { block: DiffBlock }): JSX.Element {
         </button>
       </figcaption>
       {split ? <SplitDiff lines={lines} /> : (
-        <table class="diff-table unified">
+        <table class="diff-table unified" tabIndex={0}>
           <tbody>
             {lines.map((l, i) => (
               <tr key={i} class={l.sign === "+" ? "add" : l.sign === "-" ? "del" : ""}>
@@ -103,7 +103,7 @@ function SplitDiff({ lines }: { lines: DiffLine[] }): JSX.Element {
     }
   }
   return (
-    <table class="diff-table split">
+    <table class="diff-table split" tabIndex={0}>
       <tbody>
         {rows.map(([l, r], k) => (
           <tr key={k}>
@@ -202,13 +202,19 @@ export function ToolCard(
         <span class={`badge ${state}`}>{state === "running" ? "running…" : state}</span>
       </header>
       {r && isShell && r.output
-        ? <pre class="shell-output" aria-label="Command output">{stripAnsi(r.output)}</pre>
+        ? (
+          <pre
+            class="shell-output"
+            aria-label="Command output"
+            tabIndex={0}
+          >{stripAnsi(r.output)}</pre>
+        )
         : null}
       {r && r.display.length ? <DisplayBlocks blocks={r.display} /> : null}
       {r && !isShell && !hasDiff && r.output && (
         <details class="tool-output">
           <summary>Output</summary>
-          <pre>{stripAnsi(r.output)}</pre>
+          <pre tabIndex={0}>{stripAnsi(r.output)}</pre>
         </details>
       )}
       {r && r.isError && r.message
