@@ -14,7 +14,8 @@
  * composer; when the
  * server stops, the list's background refresh leaves no error behind, an action says in words
  * that the server is out of reach, and a failed upload can be removed from the composer; a
- * session deleted elsewhere is reported once ("Session not found"), with what to do.
+ * session deleted elsewhere is reported once ("Session not found"), with what to do; the theme
+ * button switches the look on the first click, also from "auto" on a dark system.
  *
  * @module
  */
@@ -424,6 +425,26 @@ browserTest(
         "It may have been deleted (in another tab or window): pick another session in the " +
           "list, or start a new one.",
       );
+      // --- the theme button switches to the other look, also from "auto" on a dark system
+      await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "dark" }]);
+      const look = () =>
+        page.evaluate(() => [
+          document.documentElement.dataset.theme,
+          getComputedStyle(document.body).backgroundColor,
+        ]);
+      assertEquals(await look(), ["auto", "rgb(22, 24, 28)"]);
+      const switchTheme = async (from: string) => {
+        await page.click('button[aria-label^="Theme:"]');
+        await page.waitForFunction(
+          (t: string) => document.documentElement.dataset.theme !== t,
+          {},
+          from,
+        );
+      };
+      await switchTheme("auto");
+      assertEquals(await look(), ["light", "rgb(255, 255, 255)"]);
+      await switchTheme("light");
+      assertEquals(await look(), ["dark", "rgb(22, 24, 28)"]);
       assertEquals(ctx.pageErrors, []);
     } finally {
       ctx.afterScreenshots(() => server.stop(), () => mock.close());

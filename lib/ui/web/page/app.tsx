@@ -384,7 +384,13 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
               type="button"
               class="icon"
               aria-label={`Theme: ${theme}. Switch theme`}
-              onClick={() => setTheme(theme === "dark" ? "light" : "dark")}
+              onClick={() => {
+                // the opposite of what is shown: "auto" on a dark system shows dark
+                const shown = theme === "auto"
+                  ? (matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light")
+                  : theme;
+                setTheme(shown === "dark" ? "light" : "dark");
+              }}
             >
               ◐
             </button>
