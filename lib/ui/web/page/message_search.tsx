@@ -1,0 +1,175 @@
+/** @jsxRuntime automatic */
+/** @jsxImportSource preact */
+/// <reference no-default-lib="true" />
+/// <reference lib="dom" />
+/// <reference lib="esnext" />
+/**
+ * Cross-session search in the sidebar: what is typed in the sidebar's search box is also looked
+ * for in the user messages of every session (`GET /api/search`, archived sessions included),
+ * shown under "Found in messages" with a snippet per matching message, a page at a time.
+ *
+ * @module
+ */
+import type { JSX } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import { api, AuthError } from "./api.ts";
+
+/** One matching message. */
+export interface MessageMatch {
+  /** Index of its turn. */
+  turn_index: number;
+  /** The text around the match. */
+  snippet: string;
+}
+
+/** One session found. */
+export interface MessageSearchHit {
+  /** Session id. */
+  session_id: string;
+  /** Title. */
+  title: string;
+  /** Work dir. */
+  work_dir: string;
+  /** Whether archived. */
+  archived: boolean;
+  /** Last update (ISO). */
+  last_updated: string;
+  /** Whether the title matched. */
+  title_match: boolean;
+  /** Matching user messages (the first few). */
+  matches: MessageMatch[];
+}
+
+/** A page of the search. */
+export interface MessageSearchPage {
+  /** Sessions found. */
+  items: MessageSearchHit[];
+  /** Whether a next page exists. */
+  has_more: boolean;
+  /** Whether a size bound stopped the reading. */
+  truncated: boolean;
+}
+
+/** Results per page. */
+export const SEARCH_PAGE_SIZE = 20;
+/** Quiet time after typing before searching. */
+const DEBOUNCE_MS = 250;
+
+/** The search URL of a page. */
+export function searchPath(q: string, offset: number): string {
+  const params = new URLSearchParams({
+    q: q.trim(),
+    limit: String(SEARCH_PAGE_SIZE),
+    offset: String(offset),
+  });
+  return `/api/search?${params}`;
+}
+
+/** `text` split around the case-insensitive occurrences of `q`, for highlighting. */
+export function highlightParts(text: string, q: string): { text: string; hit: boolean }[] {
+  const needle = q.trim().toLowerCase();
+  if (!needle) return [{ text, hit: false }];
+  const out: { text: string; hit: boolean }[] = [];
+  const lower = text.toLowerCase();
+  let at = 0;
+  for (;;) {
+    const i = lower.indexOf(needle, at);
+    if (i < 0) break;
+    if (i > at) out.push({ text: text.slice(at, i), hit: false });
+    out.push({ text: text.slice(i, i + needle.length), hit: true });
+    at = i + needle.length;
+  }
+  if (at < text.length) out.push({ text: text.slice(at), hit: false });
+  return out;
+}
+
+function Highlighted({ text, q }: { text: string; q: string }): JSX.Element {
+  return (
+    <>{highlightParts(text, q).map((p, i) => p.hit ? <mark key={i}>{p.text}</mark> : p.text)}</>
+  );
+}
+
+/** The "Found in messages" section for the sidebar's search text `q`. */
+export function MessageSearch(
+  { q, current, onSelect, onError }: {
+    q: string;
+    current: string | null;
+    onSelect: (id: string) => void;
+    onError: (message: string) => void;
+  },
+): JSX.Element | null {
+  const [page, setPage] = useState<MessageSearchPage | null>(null);
+  const [loading, setLoading] = useState(false);
+  const query = q.trim();
+
+  useEffect(() => {
+    setPage(null);
+    if (!query) return;
+    let live = true;
+    const timer = setTimeout(() => {
+      setLoading(true);
+      api<MessageSearchPage>("GET", searchPath(query, 0)).then(
+        (p) => live && setPage(p),
+        (e: Error) => live && !(e instanceof AuthError) && onError(`Search failed: ${e.message}`),
+      ).finally(() => live && setLoading(false));
+    }, DEBOUNCE_MS);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [query]);
+
+  const more = () => {
+    if (!page) return;
+    setLoading(true);
+    api<MessageSearchPage>("GET", searchPath(query, page.items.length)).then(
+      (next) =>
+        setPage((cur) =>
+          cur && { ...next, items: [...cur.items, ...next.items], truncated: next.truncated }
+        ),
+      (e: Error) => onError(`Search failed: ${e.message}`),
+    ).finally(() => setLoading(false));
+  };
+
+  if (!query) return null;
+  const hits = page?.items.filter((h) => h.matches.length > 0) ?? [];
+  return (
+    <section class="message-search" aria-label="Found in messages" aria-busy={loading}>
+      <h3>Found in messages</h3>
+      {page && hits.length === 0 && !page.has_more && (
+        <p class="muted small">No user message contains “{query}”.</p>
+      )}
+      <ul>
+        {hits.map((h) => (
+          <li key={h.session_id}>
+            <button
+              type="button"
+              class={`hit ${h.session_id === current ? "current" : ""}`}
+              onClick={() => onSelect(h.session_id)}
+            >
+              <span class="hit-title">
+                {h.title}
+                {h.archived && <span class="muted">· archived</span>}
+              </span>
+              {h.matches.map((m) => (
+                <span key={m.turn_index} class="hit-snippet">
+                  <Highlighted text={m.snippet} q={query} />
+                </span>
+              ))}
+            </button>
+          </li>
+        ))}
+      </ul>
+      {page?.truncated && (
+        <p class="muted small">
+          Some long sessions were searched only in part (a size bound); narrow the words.
+        </p>
+      )}
+      {page?.has_more && (
+        <button type="button" class="link" disabled={loading} onClick={more}>
+          More results
+        </button>
+      )}
+    </section>
+  );
+}
