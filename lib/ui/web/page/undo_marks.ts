@@ -1,8 +1,9 @@
 /**
  * Which turns of the chat an `/undo` took back, and which turn the Undo action would take back
  * next. The wire log keeps every turn (it is append-only); a `/undo [n]` turn whose answer says
- * it undid turns marks the `n` latest turns before it that were still in the conversation —
- * turns that were slash commands themselves never were.
+ * it undid turns marks the `n` latest turns before it that were still in the conversation.
+ * A slash command is a turn of the conversation only when the agent loop ran in it (a skill,
+ * a flow); one that only answered (`/undo`, `/export`) is not.
  *
  * @module
  */
@@ -17,6 +18,8 @@ export interface UndoTurnView {
   ended: boolean;
   /** Text the assistant side said (joined). */
   answer: string;
+  /** Steps of the agent loop in the turn. */
+  steps?: number;
 }
 
 /** The result of {@link undoMarks}. */
@@ -29,9 +32,9 @@ export interface UndoMarks {
 
 const UNDO_COMMAND = /^\/undo(?:\s+(\d+))?\s*$/;
 
-/** Whether a user message is a slash command (never a turn of the conversation). */
+/** Whether a user message is a slash command (the soul's rule: `/name[:sub] [args]`). */
 export function isSlashCommand(text: string): boolean {
-  return /^\/[A-Za-z][\w-]*(\s|$)/.test(text.trim());
+  return /^\/[A-Za-z0-9_-]+(?::[A-Za-z0-9_-]+)*(?:\s[\s\S]*)?$/.test(text.trim());
 }
 
 /** The undone turns and the next Undo target of `turns` (oldest first). */
@@ -46,7 +49,7 @@ export function undoMarks(turns: readonly UndoTurnView[]): UndoMarks {
       for (let k = 0; k < n && live.length > 0; k++) undone.add(live.pop()!);
       continue;
     }
-    if (isSlashCommand(t.userText)) continue;
+    if (isSlashCommand(t.userText) && !(t.steps ?? 0)) continue;
     live.push(t.index);
   }
   const target = live.length > 0 ? live[live.length - 1] : null;

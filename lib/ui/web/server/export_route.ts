@@ -47,23 +47,38 @@ function mib(n: number): string {
   return `${(n / (1024 * 1024)).toFixed(1)} MiB`;
 }
 
-function tooLarge(session: Session, what: string): HttpError {
+function tooLarge(
+  session: Pick<Session, "id" | "workDir">,
+  caps: ExportCaps,
+  what: string,
+): HttpError {
   return new HttpError(
     413,
-    `${what}, over the ${mib(MAX_EXPORT_BYTES)} limit of a download from the page. ` +
+    `${what}, over the ${mib(caps.maxBytes)} limit of a download from the page. ` +
       `Export it in a terminal instead: kimi export ${session.id} -w '${session.workDir}'`,
   );
 }
 
-/** The ZIP of a session, or a 413 past the cap. */
-export async function exportZip(session: Session): Promise<Uint8Array> {
+/** The caps of an export (defaults: {@link MAX_EXPORT_BYTES}, {@link MAX_EXPORT_INPUT_BYTES}). */
+export interface ExportCaps {
+  /** Largest ZIP. */
+  maxBytes: number;
+  /** Largest total of the files zipped. */
+  maxInputBytes: number;
+}
+
+/** The ZIP of a session, or a 413 past the caps. */
+export async function exportZip(
+  session: Pick<Session, "id" | "dir" | "workDir">,
+  caps: ExportCaps = { maxBytes: MAX_EXPORT_BYTES, maxInputBytes: MAX_EXPORT_INPUT_BYTES },
+): Promise<Uint8Array> {
   const input = await exportInputBytes(session.dir);
-  if (input > MAX_EXPORT_INPUT_BYTES) {
-    throw tooLarge(session, `The session's files take ${mib(input)}`);
+  if (input > caps.maxInputBytes) {
+    throw tooLarge(session, caps, `The session's files take ${mib(input)}`);
   }
   const zip = await zipSession(session.dir);
-  if (zip.byteLength > MAX_EXPORT_BYTES) {
-    throw tooLarge(session, `The session's archive would take ${mib(zip.byteLength)}`);
+  if (zip.byteLength > caps.maxBytes) {
+    throw tooLarge(session, caps, `The session's archive would take ${mib(zip.byteLength)}`);
   }
   return zip;
 }
