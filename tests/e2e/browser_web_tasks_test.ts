@@ -10,12 +10,15 @@
  */
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { startMockOpenAI } from "../helpers/mock_openai.ts";
+import { seriousViolations } from "../helpers/axe.ts";
 import { browserTest, count, startKimiServer, waitForText } from "../helpers/browser.ts";
 
 browserTest(
   "browser: tasks panel with Stop, Export ZIP, Undo of the last turn, search in messages",
   async (ctx) => {
     const { sb, page, pageErrors } = ctx;
+    // The axe script is injected inline; the page's CSP would (rightly) refuse it.
+    await page.setBypassCSP(true);
     const mock = await startMockOpenAI();
     mock.enqueue(
       {
@@ -75,6 +78,7 @@ browserTest(
       command: li.querySelector(".task-command")?.textContent,
       elapsed: li.querySelector(".task-elapsed")?.textContent ?? "",
     }));
+    assertEquals(await seriousViolations(page), []);
     assertEquals(task.status, "running");
     assertEquals(task.desc, "browser sleeper");
     assertEquals(task.command, "echo browser-bg-marker; sleep 120");
@@ -144,6 +148,7 @@ browserTest(
       await page.$eval(".message-search .hit .hit-snippet mark", (m: Element) => m.textContent),
       "the sleeper",
     );
+    assertEquals(await seriousViolations(page), []);
     assertEquals(pageErrors, []);
   },
 );

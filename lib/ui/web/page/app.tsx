@@ -372,19 +372,6 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
                 >
                   Changes
                 </button>
-                <TasksButton
-                  state={tasks}
-                  pressed={panel === "tasks"}
-                  onToggle={() => setPanel(panel === "tasks" ? null : "tasks")}
-                />
-                <button
-                  type="button"
-                  disabled={exporting}
-                  title="Download this session as a ZIP (kimi vis imports it)"
-                  onClick={exportZip}
-                >
-                  {exporting ? "Exporting…" : "Export"}
-                </button>
               </>
             )}
             <button
@@ -404,6 +391,23 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
               >
                 Search
               </button>
+            )}
+            {current && (
+              <>
+                <TasksButton
+                  state={tasks}
+                  pressed={panel === "tasks"}
+                  onToggle={() => setPanel(panel === "tasks" ? null : "tasks")}
+                />
+                <button
+                  type="button"
+                  disabled={exporting}
+                  title="Download this session as a ZIP (kimi vis imports it)"
+                  onClick={exportZip}
+                >
+                  {exporting ? "Exporting…" : "Export"}
+                </button>
+              </>
             )}
             <button
               type="button"
