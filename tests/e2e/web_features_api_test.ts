@@ -5,6 +5,7 @@
 import { unzipSync } from "fflate";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { kimiSandbox, toolCallLine } from "../helpers/kimi_process.ts";
+import { type MockReply, startMockOpenAI } from "../helpers/mock_openai.ts";
 import { startWeb, type WebServer, type WsClient } from "../helpers/web_server.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -36,6 +37,7 @@ async function until<T>(probe: () => Promise<T | null>, what: string): Promise<T
 }
 
 interface TaskView {
+  subagent_type: string | null;
   task_id: string;
   kind: string;
   status: string;
@@ -238,6 +240,71 @@ Deno.test({
       assertEquals(after.body.items, []);
     } finally {
       await web.stop();
+      await sb.cleanup();
+    }
+  },
+});
+
+// deno-lint-ignore no-explicit-any
+type Msg = Record<string, any>;
+
+/** The root agent starts a background coder; the coder streams slowly until stopped. */
+function agentReply(body: Msg): MockReply {
+  const tools: string[] = (body.tools ?? []).map((t: Msg) => t.function?.name);
+  if (!tools.includes("Agent")) {
+    return { text: Array.from({ length: 600 }, () => "."), chunkDelayMs: 100 };
+  }
+  const last = (body.messages as Msg[]).at(-1)!;
+  if (last.role === "user") {
+    return {
+      toolCalls: [{
+        id: "tc-agent",
+        name: "Agent",
+        arguments: JSON.stringify({
+          description: "slow review",
+          prompt: "Take your time.",
+          subagent_type: "coder",
+          run_in_background: true,
+        }),
+      }],
+    };
+  }
+  return { text: "started the agent" };
+}
+
+Deno.test({
+  name: "kimi web: a background agent is listed as a task and stopped by REST",
+  ...opts,
+  fn: async () => {
+    const sb = await kimiSandbox();
+    const mock = await startMockOpenAI({ auto: (body) => agentReply(body) });
+    const config = await sb.openaiConfig(mock.url);
+    const web = await startWeb(sb, { config, rootArgs: ["--yolo"] });
+    try {
+      const id = await createSession(web, sb.workDir);
+      const ws = await web.socket(id);
+      await ws.waitFor((f) => f.method === "session_status");
+      await ws.initialize();
+      assertEquals((await prompt(ws, "review in the background")).result, { status: "finished" });
+      const list = await (await web.api(`/api/sessions/${id}/tasks`)).json();
+      assertEquals(list.running, 1);
+      const t = list.items[0] as TaskView;
+      assertEquals(t.kind, "agent");
+      assertEquals(t.subagent_type, "coder");
+      assertEquals(t.description, "slow review");
+      assertEquals(t.command, null);
+      assertEquals(t.running, true);
+      const stop = await web.api(`/api/sessions/${id}/tasks/${t.task_id}/stop`, {
+        method: "POST",
+      });
+      assertEquals(stop.status, 200);
+      const stopped = await stop.json() as TaskView;
+      assertEquals([stopped.status, stopped.running], ["killed", false]);
+      assertEquals((await (await web.api(`/api/sessions/${id}/tasks`)).json()).running, 0);
+      ws.close();
+    } finally {
+      await web.stop();
+      await mock.close();
       await sb.cleanup();
     }
   },

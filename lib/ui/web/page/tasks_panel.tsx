@@ -9,7 +9,7 @@
  * or description, elapsed time and output tail, with Stop for a running one. The list comes
  * from `GET /api/sessions/{id}/tasks`; it is read again when the session's stream moves (a
  * tool result that started a task, the notification of one that ended) and every two seconds
- * while one runs (its output grows without wire events).
+ * while one runs and the tab is visible (its output grows without wire events).
  *
  * @module
  */
@@ -83,12 +83,22 @@ export function useBackgroundTasks(
     if (pending.current) clearTimeout(pending.current);
   }, []);
 
-  // A running task's output grows without wire events.
+  // A running task's output grows without wire events: read again while the tab is visible,
+  // and at once when it becomes visible.
   const running = list?.running ?? 0;
   useEffect(() => {
     if (!sessionId || running === 0) return;
-    const timer = setInterval(reload, RUNNING_REFRESH_MS);
-    return () => clearInterval(timer);
+    const timer = setInterval(() => {
+      if (!document.hidden) reload();
+    }, RUNNING_REFRESH_MS);
+    const onVisible = () => {
+      if (!document.hidden) reload();
+    };
+    document.addEventListener("visibilitychange", onVisible);
+    return () => {
+      clearInterval(timer);
+      document.removeEventListener("visibilitychange", onVisible);
+    };
   }, [sessionId, running]);
 
   return { list, error, reload };
