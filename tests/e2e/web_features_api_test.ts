@@ -162,6 +162,14 @@ Deno.test({
       assert(!names.some((n) => n.includes("lock")), `no lock file: ${names.join(", ")}`);
       assert(new TextDecoder().decode(files["wire.jsonl"]).includes("change the notes"));
       assertEquals((await web.api(`/api/sessions/nope-1/export`)).status, 404);
+      // the new routes need the token like every other API route
+      for (
+        const path of [`/api/sessions/${id}/export`, `/api/sessions/${id}/tasks`, "/api/search?q=a"]
+      ) {
+        const res = await web.api(path, { auth: false });
+        assertEquals(res.status, 401, path);
+        await res.body?.cancel();
+      }
       assertEquals((await web.api(`/api/sessions/..%2F..%2Fetc/export`)).status, 422);
 
       // /undo is a slash command of the soul: a wire client sends it as a prompt
