@@ -149,6 +149,23 @@ browserTest(
       "the sleeper",
     );
     assertEquals(await seriousViolations(page), []);
+
+    // ---- on a 360 px phone: the pill and the panel fit, nothing scrolls sideways -------------
+    await page.setViewport({ width: 360, height: 740 });
+    await page.click(".tasks-pill");
+    await waitForText(page, ".side-panel h2", "Background tasks");
+    await waitForText(page, ".task-list .task .task-status", "killed");
+    const fit = await page.evaluate(() => {
+      const panel = document.querySelector(".side-panel").getBoundingClientRect();
+      return {
+        scroll: document.documentElement.scrollWidth,
+        width: document.documentElement.clientWidth,
+        panelLeft: panel.left,
+        panelRight: panel.right,
+      };
+    });
+    assert(fit.scroll <= fit.width, `page ${fit.scroll} px wide in a ${fit.width} px window`);
+    assert(fit.panelLeft >= 0 && fit.panelRight <= fit.width, JSON.stringify(fit));
     assertEquals(pageErrors, []);
   },
 );
