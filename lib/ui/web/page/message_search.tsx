@@ -15,6 +15,8 @@ import { useEffect, useState } from "preact/hooks";
 import { api, AuthError } from "./api.ts";
 import { highlightParts, type MessageSearchPage, searchPath } from "./search_hits.ts";
 
+/** Shortest text searched in messages. */
+const MIN_QUERY_CHARS = 2;
 /** Quiet time after typing before searching. */
 const DEBOUNCE_MS = 250;
 
@@ -35,7 +37,8 @@ export function MessageSearch(
 ): JSX.Element | null {
   const [page, setPage] = useState<MessageSearchPage | null>(null);
   const [loading, setLoading] = useState(false);
-  const query = q.trim();
+  // one letter would read every session's messages for little use
+  const query = q.trim().length >= MIN_QUERY_CHARS ? q.trim() : "";
 
   useEffect(() => {
     setPage(null);
