@@ -4,7 +4,7 @@
  * 127.0.0.1: a Shell command run in the background shows in the panel with its command, output
  * tail and elapsed time and is stopped by its button; Export downloads the ZIP; Undo on the
  * last turn (confirmed) puts back the file it wrote and marks the turn; the sidebar's search
- * finds the prompt of the session in its messages.
+ * finds the prompt of the session in its messages and its hit shows that turn.
  *
  * @module
  */
@@ -148,6 +148,26 @@ browserTest(
       await page.$eval(".message-search .hit .hit-snippet mark", (m: Element) => m.textContent),
       "the sleeper",
     );
+    // a hit opens its session at the matching turn
+    const turnOffset = () =>
+      page.evaluate(() => {
+        const chat = document.querySelector(".chat");
+        return document.querySelector('.chat [data-turn="0"]').getBoundingClientRect().top -
+          chat.getBoundingClientRect().top;
+      });
+    await page.evaluate(() => {
+      const chat = document.querySelector(".chat");
+      chat.scrollTop = chat.scrollHeight;
+    });
+    const before = await turnOffset();
+    assert(before < -50, `turn 0 starts ${before} px from the chat's top before the jump`);
+    await page.click(".message-search .hit");
+    await page.waitForFunction(() => {
+      const chat = document.querySelector(".chat");
+      const top = document.querySelector('.chat [data-turn="0"]').getBoundingClientRect().top -
+        chat.getBoundingClientRect().top;
+      return Math.abs(top) < 30;
+    });
     assertEquals(await seriousViolations(page), []);
 
     // ---- on a 360 px phone: the pill and the panel fit, nothing scrolls sideways -------------

@@ -17,6 +17,7 @@ import { ApprovalCard, assistantText, QuestionCard, TurnView } from "./chat.tsx"
 import { TasksButton, TasksPanel, useBackgroundTasks } from "./tasks_panel.tsx";
 import { downloadSessionZip } from "./session_export.ts";
 import { undoMarks } from "./undo_marks.ts";
+import { scrollToTurn } from "./turn_jump.ts";
 import { ChatSearchBar } from "./chat_search_bar.tsx";
 import { Composer } from "./composer.tsx";
 import { FilesPanel, GitPanel, SettingsPanel } from "./panels.tsx";
@@ -266,6 +267,21 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
     return () => removeEventListener("popstate", onPop);
   }, []);
 
+  // A hit of the search in messages: open its session, then show the turn once it is loaded.
+  const [jump, setJump] = useState<{ id: string; turn: number } | null>(null);
+  const openSession = useCallback((id: string, turn?: number) => {
+    select(id);
+    setJump(turn === undefined ? null : { id, turn });
+  }, []);
+  const loadedTurns = snap?.transcript.turns.length ?? 0;
+  useEffect(() => {
+    if (!jump || jump.id !== current || snap?.link !== "live") return;
+    setJump(null);
+    if (jump.turn >= loadedTurns) return;
+    setReveal(jump.turn);
+    scrollToTurn(jump.turn);
+  }, [jump, current, snap?.link, loadedTurns]);
+
   const onSessionsChanged = useCallback((deleted?: string) => {
     if (deleted && deleted === currentRef.current) select(null);
     setRefreshKey((k) => k + 1);
@@ -315,7 +331,7 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
       <aside id="sidebar" class="sidebar">
         <Sidebar
           current={current}
-          onSelect={select}
+          onSelect={openSession}
           refreshKey={refreshKey}
           onChanged={onSessionsChanged}
           onError={onError}

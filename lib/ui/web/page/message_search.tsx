@@ -31,7 +31,8 @@ export function MessageSearch(
   { q, current, onSelect, onError }: {
     q: string;
     current: string | null;
-    onSelect: (id: string) => void;
+    /** Open a session at one of its turns. */
+    onSelect: (id: string, turn?: number) => void;
     onError: (message: string) => void;
   },
 ): JSX.Element | null {
@@ -83,7 +84,7 @@ export function MessageSearch(
             <button
               type="button"
               class={`hit ${h.session_id === current ? "current" : ""}`}
-              onClick={() => onSelect(h.session_id)}
+              onClick={() => onSelect(h.session_id, h.matches[0]?.turn_index)}
             >
               <span class="hit-title">
                 {h.title}

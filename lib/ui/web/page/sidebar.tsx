@@ -101,8 +101,8 @@ function takeUrlAction(): { action: string; workDir: string | null } | null {
 export interface SidebarProps {
   /** Selected session id. */
   current: string | null;
-  /** Select a session. */
-  onSelect: (id: string) => void;
+  /** Select a session (`turn`: then show that turn, from the search in messages). */
+  onSelect: (id: string, turn?: number) => void;
   /** Bumped by the app when sessions changed elsewhere. */
   refreshKey: number;
   /** Called after a mutation (the app may refresh the open session). */
