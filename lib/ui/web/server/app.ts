@@ -60,6 +60,9 @@ import { listingShows, resolveRoutePath, type RoutePathOptions } from "./work_fi
 import { attachStream } from "./stream_route.ts";
 import { openIn } from "./open_in.ts";
 import { mountVisRoutes } from "../../vis/vis_routes.ts";
+import { mountTaskRoutes } from "./task_routes.ts";
+import { mountExportRoute } from "./export_route.ts";
+import { mountSearchRoute } from "./session_search.ts";
 import * as zod from "zod";
 
 /** Largest JSON body accepted. */
@@ -471,6 +474,11 @@ export function createWebApp(
   });
 
   app.get("/api/sessions/:id/stream", (c) => attachStream(ctx, c, peerAddress(c)));
+
+  // ---- background tasks, ZIP export, cross-session search ---------------------------------
+  mountTaskRoutes(app, { ctx, doc, findSession });
+  mountExportRoute(app, { doc, findSession });
+  mountSearchRoute(app, { ctx, doc });
 
   // ---- work dirs ---------------------------------------------------------------------------
   doc({

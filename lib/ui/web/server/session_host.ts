@@ -135,6 +135,17 @@ export class SessionHost {
     return this.#running?.app ?? null;
   }
 
+  /**
+   * The session's background tasks: the running agent's, else the ones kept from an earlier
+   * run, else a manager made by `make` (kept, so the agent built later gets the same one).
+   */
+  backgroundTasks(make: () => BackgroundTaskManager): BackgroundTaskManager {
+    const running = this.#running?.app.tasks;
+    if (running) return running;
+    this.#tasks ??= make();
+    return this.#tasks;
+  }
+
   /** Number of attached sockets. */
   get socketCount(): number {
     return this.#peers.size;
