@@ -34,12 +34,15 @@ Deno.test("SessionHost.hold: frames wait for every hold, a hold waits for frames
     // and the first build can be kept pending to stand for a frame in flight.
     let builds = 0;
     let failFirstBuild!: () => void;
+    let firstBuildStarted!: () => void;
+    const building = new Promise<void>((r) => (firstBuildStarted = r));
     const host = new SessionHost(session, {
       buildApp: () => {
         builds++;
         if (builds === 1) {
           return new Promise<KimiApp>((_, reject) => {
             failFirstBuild = () => reject(new Error("no agent in this test"));
+            firstBuildStarted();
           });
         }
         return Promise.reject(new Error("no agent in this test"));
@@ -56,7 +59,7 @@ Deno.test("SessionHost.hold: frames wait for every hold, a hold waits for frames
 
     // A frame in flight (its agent still building): a hold waits for it.
     const first = host.handleFrame(peer, '{"jsonrpc":"2.0","id":"a","method":"cancel"}');
-    await settle();
+    await building;
     let held = false;
     const holding = host.hold().then((release) => {
       held = true;
