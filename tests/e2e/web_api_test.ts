@@ -316,6 +316,28 @@ Deno.test({
       ws.send({ jsonrpc: "2.0", id: req.id, result: { request_id: reqId, response: "approve" } });
       const after = await ws.waitFor((f) => f.id === "pa" && "result" in f, mark);
       assertEquals(after.result, { status: "finished" });
+      // A prompt sent while a config change restarts the session waits for the new agent: it
+      // is neither refused nor lost with the old one.
+      const mark2 = ws.frames.length;
+      const patching = web.api("/api/config/", {
+        method: "PATCH",
+        ...json({ default_thinking: false }),
+      });
+      await ws.waitFor(
+        (f) =>
+          f.method === "session_status" && (f.params as { state: string }).state === "restarting",
+        mark2,
+      );
+      ws.send({ jsonrpc: "2.0", id: "pb", method: "prompt", params: { user_input: "again" } });
+      const patched = await (await patching).json();
+      assertEquals(patched.restarted_session_ids, [id]);
+      assertEquals(patched.skipped_busy_session_ids, []);
+      // the new agent runs it (its scripted model starts its script again: the Shell call)
+      const req2 = await ws.waitFor((f) => f.method === "request", mark2);
+      const req2Id = (req2.params as { payload: { id: string } }).payload.id;
+      ws.send({ jsonrpc: "2.0", id: req2.id, result: { request_id: req2Id, response: "approve" } });
+      const second = await ws.waitFor((f) => f.id === "pb", mark2);
+      assertEquals(second.result, { status: "finished" });
       const unknown = await web.api("/api/config/", {
         method: "PATCH",
         ...json({ default_model: "nope" }),

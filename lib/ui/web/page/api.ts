@@ -140,6 +140,13 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   return (text ? JSON.parse(text) : null) as T;
 }
 
+/** GET a binary body (a download); throws {@link AuthError} on 401, else the server's detail. */
+export async function apiBlob(path: string): Promise<Blob> {
+  const res = await fetch(path, { headers: headers() });
+  if (!res.ok) throw await failure(res);
+  return await res.blob();
+}
+
 /** Upload one file to a session (`POST /api/sessions/{id}/files`, multipart `file`). */
 export async function uploadFile(
   sessionId: string,

@@ -13,7 +13,11 @@
 import { type JSX, render } from "preact";
 import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { adoptTokenFromLocation, api, AuthError, clearToken, saveToken } from "./api.ts";
-import { ApprovalCard, QuestionCard, TurnView } from "./chat.tsx";
+import { ApprovalCard, assistantText, QuestionCard, TurnView } from "./chat.tsx";
+import { TasksButton, TasksPanel, useBackgroundTasks } from "./tasks_panel.tsx";
+import { downloadSessionZip } from "./session_export.ts";
+import { undoMarks } from "./undo_marks.ts";
+import { scrollToTurn } from "./turn_jump.ts";
 import { ChatSearchBar } from "./chat_search_bar.tsx";
 import { Composer } from "./composer.tsx";
 import { FilesPanel, GitPanel, SettingsPanel } from "./panels.tsx";
@@ -149,7 +153,7 @@ function selectedFromUrl(): string | null {
   return new URLSearchParams(location.search).get("session");
 }
 
-type Panel = "files" | "git" | "settings" | null;
+type Panel = "files" | "git" | "tasks" | "settings" | null;
 
 /** The chat app of `kimi web`. */
 export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Element {
@@ -165,6 +169,8 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
   const [notifyPref, setNotifyPref] = usePref("kimi.notify", "on");
   const notify = notifyPref === "on";
   const [stream, snap, version] = useStream(current, notify);
+  const tasks = useBackgroundTasks(current, version, onAuthFailed);
+  const [exporting, setExporting] = useState(false);
   const [searchOpen, setSearchOpen] = useState(false);
   const [searchTick, setSearchTick] = useState(0);
   const [reveal, setReveal] = useState<number | null>(null);
@@ -273,6 +279,21 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
     return () => removeEventListener("popstate", onPop);
   }, []);
 
+  // A hit of the search in messages: open its session, then show the turn once it is loaded.
+  const [jump, setJump] = useState<{ id: string; turn: number } | null>(null);
+  const openSession = useCallback((id: string, turn?: number) => {
+    select(id);
+    setJump(turn === undefined ? null : { id, turn });
+  }, []);
+  const loadedTurns = snap?.transcript.turns.length ?? 0;
+  useEffect(() => {
+    if (!jump || jump.id !== current || snap?.link !== "live") return;
+    setJump(null);
+    if (jump.turn >= loadedTurns) return;
+    setReveal(jump.turn);
+    scrollToTurn(jump.turn);
+  }, [jump, current, snap?.link, loadedTurns]);
+
   const onSessionsChanged = useCallback((deleted?: string) => {
     if (deleted && deleted === currentRef.current) select(null);
     setRefreshKey((k) => k + 1);
@@ -291,6 +312,28 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
     }
   };
 
+  const exportZip = async () => {
+    if (!current) return;
+    setExporting(true);
+    try {
+      await downloadSessionZip(current);
+    } catch (e) {
+      if (e instanceof AuthError) onAuthFailed();
+      else setToast(`Export failed: ${(e as Error).message}`);
+    } finally {
+      setExporting(false);
+    }
+  };
+
+  const undo = useCallback(() => {
+    if (!stream || stream.snapshot.busy) return;
+    const sure = confirm(
+      "Undo the last turn? The files it changed are put back and the approvals it granted " +
+        "for this session are revoked; the conversation goes on from before it.",
+    );
+    if (sure) stream.prompt("/undo");
+  }, [stream]);
+
   const usage = snap?.transcript.usage;
   const turns = snap?.transcript.turns ?? [];
   const todos = snap?.transcript.todos ?? [];
@@ -300,7 +343,7 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
       <aside id="sidebar" class="sidebar">
         <Sidebar
           current={current}
-          onSelect={select}
+          onSelect={openSession}
           refreshKey={refreshKey}
           onChanged={onSessionsChanged}
           onError={onError}
@@ -380,6 +423,23 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
                 Search
               </button>
             )}
+            {current && (
+              <>
+                <TasksButton
+                  state={tasks}
+                  pressed={panel === "tasks"}
+                  onToggle={() => setPanel(panel === "tasks" ? null : "tasks")}
+                />
+                <button
+                  type="button"
+                  disabled={exporting}
+                  title="Download this session as a ZIP (kimi vis imports it)"
+                  onClick={exportZip}
+                >
+                  {exporting ? "Exporting…" : "Export"}
+                </button>
+              </>
+            )}
             <button
               type="button"
               class="icon"
@@ -457,6 +517,7 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
               turns={turns}
               version={version}
               onFork={fork}
+              onUndo={snap.busy ? undefined : undo}
               link={snap.link}
               reveal={reveal}
             />
@@ -492,7 +553,15 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
           }}
         >
           <header>
-            <h2>{panel === "files" ? "Files" : panel === "git" ? "Changes" : "Settings"}</h2>
+            <h2>
+              {panel === "files"
+                ? "Files"
+                : panel === "git"
+                ? "Changes"
+                : panel === "tasks"
+                ? "Background tasks"
+                : "Settings"}
+            </h2>
             <button
               type="button"
               class="icon"
@@ -504,6 +573,7 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
           </header>
           {panel === "files" && current && <FilesPanel sessionId={current} />}
           {panel === "git" && current && <GitPanel sessionId={current} refreshKey={version} />}
+          {panel === "tasks" && current && <TasksPanel sessionId={current} state={tasks} />}
           {panel === "settings" && (
             <SettingsPanel
               theme={theme}
@@ -522,10 +592,12 @@ export function WebApp({ onAuthFailed }: { onAuthFailed: () => void }): JSX.Elem
 const TURN_WINDOW = 100;
 
 function ChatLog(
-  { turns, version, onFork, link, reveal }: {
+  { turns, version, onFork, onUndo, link, reveal }: {
     turns: StreamSnapshot["transcript"]["turns"];
     version: number;
     onFork: (i: number) => void;
+    /** Undo the latest turn (absent while a turn runs). */
+    onUndo?: () => void;
     link: string;
     /** A turn that must be rendered (the in-chat search's current match). */
     reveal: number | null;
@@ -546,6 +618,10 @@ function ChatLog(
   }, [needed]);
   const last = turns.length - 1;
   const first = Math.max(0, turns.length - Math.max(shown, needed));
+  const marks = useMemo(
+    () => undoMarks(turns.map((t) => ({ ...t, answer: assistantText(t) }))),
+    [turns, version],
+  );
   const body = useMemo(
     () =>
       turns.slice(first).map((t) => (
@@ -553,10 +629,12 @@ function ChatLog(
           key={t.index}
           turn={t}
           onFork={onFork}
+          onUndo={t.index === marks.target ? onUndo : undefined}
+          undone={marks.undone.has(t.index)}
           version={t.index === last ? version : 0}
         />
       )),
-    [turns, version, first],
+    [turns, version, first, marks, onUndo],
   );
   return (
     <section

@@ -75,21 +75,31 @@ export function Blocks({ blocks }: { blocks: Block[] }): JSX.Element {
   );
 }
 
-function assistantText(turn: Turn): string {
+/** The text the assistant said in a turn (its text blocks, joined). */
+export function assistantText(turn: Turn): string {
   return turn.blocks.filter((b) => b.kind === "text").map((b) => (b as { text: string }).text)
     .join("\n\n");
 }
 
 /** One turn: the user message then what the agent did. */
 export const TurnView = memo(function TurnView(
-  { turn, onFork, version: _version }: {
+  { turn, onFork, onUndo, undone, version: _version }: {
     turn: Turn;
     onFork?: (index: number) => void;
+    /** Undo this turn (given for the latest turn still in the conversation, when idle). */
+    onUndo?: () => void;
+    /** Whether an `/undo` took this turn back. */
+    undone?: boolean;
     version: number;
   },
 ): JSX.Element {
   return (
-    <section class="turn" data-turn={turn.index} aria-label={`Turn ${turn.index + 1}`}>
+    <section
+      class={`turn${undone ? " undone" : ""}`}
+      data-turn={turn.index}
+      aria-label={`Turn ${turn.index + 1}${undone ? " (undone)" : ""}`}
+    >
+      {undone && <p class="undone-mark">Undone: its file changes were put back</p>}
       {(turn.userText || turn.userImages.length > 0 || turn.userFiles.length > 0) && (
         <div class="msg user" aria-label="You">
           <div class="who" aria-hidden="true">You</div>
@@ -117,13 +127,20 @@ export const TurnView = memo(function TurnView(
                   Fork from here
                 </button>
               )}
+              {onUndo && (
+                <button type="button" class="link" onClick={onUndo}>
+                  Undo
+                </button>
+              )}
             </div>
           )}
         </div>
       )}
     </section>
   );
-}, (a, b) => a.turn === b.turn && a.version === b.version);
+}, (a, b) =>
+  a.turn === b.turn && a.version === b.version && a.undone === b.undone &&
+  a.onUndo === b.onUndo);
 
 /**
  * When a card goes away (answered here, by key or button, or in another tab) while the focus

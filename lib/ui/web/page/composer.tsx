@@ -70,7 +70,17 @@ export function Composer(
     api<ModelConfig>("GET", "/api/config/").then(setConfig, () => setConfig(null));
   }, []);
 
-  const patchConfig = async (body: Partial<Omit<ModelConfig, "models">>) => {
+  // A model or thinking change in flight: a prompt sent meanwhile waits for it, so it runs with
+  // the settings just picked (the server restarts idle sessions before answering).
+  const configChange = useRef<Promise<void> | null>(null);
+  const patchConfig = (body: Partial<Omit<ModelConfig, "models">>) => {
+    const change = applyConfig(body).finally(() => {
+      if (configChange.current === change) configChange.current = null;
+    });
+    configChange.current = change;
+    return change;
+  };
+  const applyConfig = async (body: Partial<Omit<ModelConfig, "models">>) => {
     try {
       const r = await api<{ config: ModelConfig; skipped_busy_session_ids: string[] | null }>(
         "PATCH",
@@ -142,13 +152,14 @@ export function Composer(
   const uploading = files.some((f) => f.state === "uploading");
   const ready = files.filter((f) => f.state === "ready");
 
-  const send = () => {
+  const send = async () => {
     const value = text.trim();
     if (uploading) return;
     if (!value && ready.length === 0) return;
-    stream.prompt(value || FILES_ONLY);
     setText("");
     setFiles([]);
+    if (configChange.current) await configChange.current;
+    stream.prompt(value || FILES_ONLY);
   };
 
   const complete = (value: string) => {

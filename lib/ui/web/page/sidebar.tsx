@@ -16,6 +16,7 @@ import { memo } from "preact/compat";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError, NetworkError } from "./api.ts";
 import { loadSeen, markSeen, saveSeen, trackActivity } from "./unread.ts";
+import { MessageSearch } from "./message_search.tsx";
 
 /** How often the list is refreshed while the page is visible (ms), for dots of other sessions. */
 export const LIST_POLL_MS = 3000;
@@ -100,8 +101,8 @@ function takeUrlAction(): { action: string; workDir: string | null } | null {
 export interface SidebarProps {
   /** Selected session id. */
   current: string | null;
-  /** Select a session. */
-  onSelect: (id: string) => void;
+  /** Select a session (`turn`: then show that turn, from the search in messages). */
+  onSelect: (id: string, turn?: number) => void;
   /** Bumped by the app when sessions changed elsewhere. */
   refreshKey: number;
   /** Called after a mutation (the app may refresh the open session). */
@@ -330,6 +331,12 @@ export const Sidebar = memo(function Sidebar(props: SidebarProps): JSX.Element {
           </div>
         )}
       </div>
+      <MessageSearch
+        q={q}
+        current={props.current}
+        onSelect={props.onSelect}
+        onError={props.onError}
+      />
       <div class="session-list">
         {sessions.length === 0 && (
           <p class="muted">

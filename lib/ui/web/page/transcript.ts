@@ -115,6 +115,8 @@ export interface Turn {
   blocks: Block[];
   /** Whether `TurnEnd` arrived. */
   ended: boolean;
+  /** Steps of the agent loop in the turn (none for a slash command that only answers). */
+  steps?: number;
 }
 
 /** An approval the agent waits for. */
@@ -403,6 +405,11 @@ export function applyWireMessage(t: Transcript, msg: unknown): void {
           break;
         }
       }
+      return;
+    }
+    case "StepBegin": {
+      const turn = currentTurn(t);
+      turn.steps = (turn.steps ?? 0) + 1;
       return;
     }
     case "StepInterrupted":

@@ -60,6 +60,9 @@ import { listingShows, resolveRoutePath, type RoutePathOptions } from "./work_fi
 import { attachStream } from "./stream_route.ts";
 import { openIn } from "./open_in.ts";
 import { mountVisRoutes } from "../../vis/vis_routes.ts";
+import { mountTaskRoutes } from "./task_routes.ts";
+import { mountExportRoute } from "./export_route.ts";
+import { mountSearchRoute } from "./session_search.ts";
 import * as zod from "zod";
 
 /** Largest JSON body accepted. */
@@ -472,6 +475,11 @@ export function createWebApp(
 
   app.get("/api/sessions/:id/stream", (c) => attachStream(ctx, c, peerAddress(c)));
 
+  // ---- background tasks, ZIP export, cross-session search ---------------------------------
+  mountTaskRoutes(app, { ctx, doc, findSession });
+  mountExportRoute(app, { doc, findSession });
+  mountSearchRoute(app, { ctx, doc });
+
   // ---- work dirs ---------------------------------------------------------------------------
   doc({
     method: "get",
@@ -529,32 +537,42 @@ export function createWebApp(
   app.patch("/api/config/", async (c) => {
     sensitive(c);
     const body = await jsonBody(c, UpdateConfigBodySchema);
+    // The running sessions take no prompt between the change and their restart: a prompt sent
+    // meanwhile would start a turn on the old settings, and make the session busy, so skipped.
+    const hosts = body.restart_running_sessions
+      ? ctx.registry.hosts().filter((h) => h.isRunning)
+      : [];
+    const releases = await Promise.all(hosts.map((h) => h.hold()));
     let config;
-    try {
-      config = await patchConfig(ctx.shareDir, ctx.config.path, body);
-    } catch (err) {
-      if (err instanceof ConfigChangeError) throw new HttpError(400, err.message);
-      throw err;
-    }
-    ctx.config.set(config);
     let restarted: string[] | null = null;
     let skipped: string[] | null = null;
-    if (body.restart_running_sessions) {
-      restarted = [];
-      skipped = [];
-      for (const h of ctx.registry.hosts()) {
-        if (!h.isRunning) continue;
-        if (h.busy && !body.force_restart_busy_sessions) {
-          skipped.push(h.session.id);
-          continue;
-        }
-        try {
-          await h.restart("config_update");
-          restarted.push(h.session.id);
-        } catch (err) {
-          log("WARNING", "web", `restart of ${h.session.id} failed: ${(err as Error).message}`);
+    try {
+      try {
+        config = await patchConfig(ctx.shareDir, ctx.config.path, body);
+      } catch (err) {
+        if (err instanceof ConfigChangeError) throw new HttpError(400, err.message);
+        throw err;
+      }
+      ctx.config.set(config);
+      if (body.restart_running_sessions) {
+        restarted = [];
+        skipped = [];
+        for (const h of hosts) {
+          if (!h.isRunning) continue;
+          if (h.busy && !body.force_restart_busy_sessions) {
+            skipped.push(h.session.id);
+            continue;
+          }
+          try {
+            await h.restart("config_update");
+            restarted.push(h.session.id);
+          } catch (err) {
+            log("WARNING", "web", `restart of ${h.session.id} failed: ${(err as Error).message}`);
+          }
         }
       }
+    } finally {
+      for (const release of releases) release();
     }
     return c.json({
       config: globalConfig(config),

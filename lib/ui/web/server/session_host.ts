@@ -91,6 +91,14 @@ export class SessionHost {
    * socket gets what `wire.jsonl` holds).
    */
   #turnLog: { startedAt: number; lines: string[]; bytes: number } | null = null;
+  /** Holds on the socket frames (a restart, or a config change about to restart): see {@link hold}. */
+  #holds = 0;
+  /** Frames waiting for the holds to end. */
+  #heldFrames: (() => void)[] = [];
+  /** Frames being handled (past the holds, not yet given to the server). */
+  #framesInFlight = 0;
+  /** Holds waiting for the frames in flight. */
+  #drainWaiters: (() => void)[] = [];
 
   /** A host for `session` (nothing runs until {@link ensureStarted}). */
   constructor(session: Session, deps: SessionHostDeps) {
@@ -125,6 +133,17 @@ export class SessionHost {
   /** The running agent, if any. */
   get app(): KimiApp | null {
     return this.#running?.app ?? null;
+  }
+
+  /**
+   * The session's background tasks: the running agent's, else the ones kept from an earlier
+   * run, else a manager made by `make` (kept, so the agent built later gets the same one).
+   */
+  backgroundTasks(make: () => BackgroundTaskManager): BackgroundTaskManager {
+    const running = this.#running?.app.tasks;
+    if (running) return running;
+    this.#tasks ??= make();
+    return this.#tasks;
   }
 
   /** Number of attached sockets. */
@@ -303,6 +322,41 @@ export class SessionHost {
    * session's wire server.
    */
   async handleFrame(peer: SocketPeer, text: string): Promise<void> {
+    while (this.#holds > 0) await new Promise<void>((r) => this.#heldFrames.push(r));
+    this.#framesInFlight++;
+    try {
+      await this.#handleFrame(peer, text);
+    } finally {
+      if (--this.#framesInFlight === 0) { for (const wake of this.#drainWaiters.splice(0)) wake(); }
+    }
+  }
+
+  /**
+   * Hold the sockets' frames: frames arriving from now on wait until every hold is released, and
+   * the returned promise resolves once the frames already being handled have reached the server
+   * (so {@link busy} then tells whether a turn runs, and no prompt slips in before a restart
+   * that it would not survive). Release by calling the function it resolves to (once).
+   */
+  async hold(): Promise<() => void> {
+    this.#holds++;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      if (--this.#holds === 0) { for (const wake of this.#heldFrames.splice(0)) wake(); }
+    };
+    while (this.#framesInFlight > 0) {
+      await new Promise<void>((r) => this.#drainWaiters.push(r));
+    }
+    return release;
+  }
+
+  /** Frames waiting for the holds to end (a restart or a config change in progress). */
+  get heldFrameCount(): number {
+    return this.#heldFrames.length;
+  }
+
+  async #handleFrame(peer: SocketPeer, text: string): Promise<void> {
     const running = this.#running ?? await this.ensureStarted().catch(() => null);
     if (!running) {
       peer.direct(serialize({
@@ -402,6 +456,16 @@ export class SessionHost {
   /** Restart the agent (config change); tells every socket how long it took. */
   async restart(reason: string): Promise<void> {
     const t0 = performance.now();
+    // frames sent meanwhile go to the new agent, not to the one being stopped
+    const release = await this.hold();
+    try {
+      await this.#restart(reason, t0);
+    } finally {
+      release();
+    }
+  }
+
+  async #restart(reason: string, t0: number): Promise<void> {
     this.#setStatus("restarting", reason);
     try {
       await this.stop(reason);
