@@ -410,6 +410,7 @@ export function applyWireMessage(t: Transcript, msg: unknown): void {
     case "StepBegin": {
       const turn = currentTurn(t);
       turn.steps = (turn.steps ?? 0) + 1;
+      applyToBlocks(turn.blocks, type, payload);
       return;
     }
     case "StepInterrupted":
