@@ -118,6 +118,7 @@ export function TasksButton(
       type="button"
       class={`tasks-pill ${running > 0 ? "active" : ""}`}
       aria-pressed={pressed}
+      data-panel="tasks"
       title="Background tasks of this session"
       onClick={onToggle}
     >
