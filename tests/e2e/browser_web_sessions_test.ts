@@ -167,7 +167,7 @@ browserTest(
       await page.evaluate(() =>
         (globalThis as unknown as { releaseStartup: () => void }).releaseStartup()
       );
-      // The placeholder shows the startup dir once the late answer is in; the field stays empty.
+      // The hint text shows the startup dir once the late answer is in; the field stays empty.
       await page.waitForFunction(() =>
         (document.querySelector("dialog input[name=work_dir]") as HTMLInputElement)
           ?.placeholder !== "/path/to/project"
